@@ -1,0 +1,58 @@
+/**
+ * Hand-tuned encoders for the frames sent most: basic.deliver, basic.ack and basic.nack.
+ * Byte-for-byte equal to encodeMethodFrame's output (fuzzed against it in test/frame/fast.test.ts).
+ */
+import { shortstrLength, writeShortstr, writeU64 } from './wire.js';
+
+/** basic.deliver (60.60) method frame. */
+export function encodeBasicDeliver(
+  channel: number,
+  consumerTag: string,
+  deliveryTag: number,
+  redelivered: boolean,
+  exchange: string,
+  routingKey: string,
+): Buffer {
+  const lc = shortstrLength(consumerTag);
+  const le = shortstrLength(exchange);
+  const lr = shortstrLength(routingKey);
+  const size = 16 + lc + le + lr; // ids 4 + 3 length octets + delivery-tag 8 + bits 1
+  const b = Buffer.allocUnsafe(size + 8);
+  b[0] = 1;
+  b.writeUInt16BE(channel, 1);
+  b.writeUInt32BE(size, 3);
+  b.writeUInt32BE(0x003c003c, 7);
+  let o = writeShortstr(b, 11, consumerTag, lc);
+  writeU64(b, o, deliveryTag);
+  b[o + 8] = redelivered ? 1 : 0;
+  o = writeShortstr(b, o + 9, exchange, le);
+  o = writeShortstr(b, o, routingKey, lr);
+  b[o] = 0xce;
+  return b;
+}
+
+/** basic.ack (60.80) method frame: 21 octets. */
+export function encodeBasicAck(channel: number, deliveryTag: number, multiple: boolean): Buffer {
+  const b = Buffer.allocUnsafe(21);
+  b[0] = 1;
+  b.writeUInt16BE(channel, 1);
+  b.writeUInt32BE(13, 3);
+  b.writeUInt32BE(0x003c0050, 7);
+  writeU64(b, 11, deliveryTag);
+  b[19] = multiple ? 1 : 0;
+  b[20] = 0xce;
+  return b;
+}
+
+/** basic.nack (60.120) method frame: 21 octets. */
+export function encodeBasicNack(channel: number, deliveryTag: number, multiple: boolean, requeue: boolean): Buffer {
+  const b = Buffer.allocUnsafe(21);
+  b[0] = 1;
+  b.writeUInt16BE(channel, 1);
+  b.writeUInt32BE(13, 3);
+  b.writeUInt32BE(0x003c0078, 7);
+  writeU64(b, 11, deliveryTag);
+  b[19] = (multiple ? 1 : 0) | (requeue ? 2 : 0);
+  b[20] = 0xce;
+  return b;
+}

@@ -1,0 +1,175 @@
+/**
+ * Splits a byte stream into AMQP frames (spec 2.3.5 / 4.2.3): type (octet), channel (short),
+ * size (long), payload, frame-end 0xCE.
+ *
+ * Behaviour follows rabbit_reader:handle_input/3 and rabbit_command_assembler:analyze_frame/3 of
+ * RabbitMQ 3.10.8:
+ * - as soon as the 7-octet header is in, a size above frameMax (RabbitMQ allows frame_max + 0
+ *   octets of payload, i.e. 8 octets of slack) is a FatalFrameError
+ *   `FRAME_ERROR - type 1, all octets = <<>>: {frame_too_large,N,frameMax-8}`;
+ * - a frame-end octet other than 0xCE is a FatalFrameError
+ *   `FRAME_ERROR - type 1, all octets = <<...>>: {invalid_frame_end_marker,N}`;
+ * - then (when `validate` is on, the default) frames RabbitMQ cannot analyze — an unknown type, a
+ *   method payload under 4 octets, a header payload under 12, a heartbeat with a payload — are a
+ *   501 `... : unknown_frame` ConnectionError. RabbitMQ goes on reading after that one (it is in
+ *   its closing state), and so can this reader: feed it again and it continues with the next frame.
+ *   (RabbitMQ answers frames on channels other than 0 before connection.open with 505 whatever
+ *   their shape; a connection that wants that exactness turns `validate` off and calls
+ *   `analyzeFrame` itself.)
+ *
+ * After a FatalFrameError the reader ignores all further input (`failed` is set): RabbitMQ stops
+ * reading and closes the socket 3 seconds later.
+ *
+ * Payloads are zero-copy subarrays of the chunk when the whole frame lies in one chunk; a frame
+ * split across chunks is assembled with a single concatenation when its last byte arrives.
+ */
+import { badFrameEndError, frameTooLargeError, unknownFrameError } from './frame-errors.js';
+
+export const FRAME_METHOD = 1;
+export const FRAME_HEADER = 2;
+export const FRAME_BODY = 3;
+export const FRAME_HEARTBEAT = 8;
+export const FRAME_END = 0xce;
+
+export type FrameHandler = (type: number, channel: number, payload: Buffer) => void;
+
+/** Throws RabbitMQ's 501 unknown_frame error for frames analyze_frame rejects. */
+export function analyzeFrame(type: number, payload: Buffer): void {
+  switch (type) {
+    case FRAME_METHOD:
+      if (payload.length < 4) throw unknownFrameError(type, payload);
+      return;
+    case FRAME_HEADER:
+      if (payload.length < 12) throw unknownFrameError(type, payload);
+      return;
+    case FRAME_BODY:
+      return;
+    case FRAME_HEARTBEAT:
+      if (payload.length !== 0) throw unknownFrameError(type, payload);
+      return;
+    default:
+      throw unknownFrameError(type, payload);
+  }
+}
+
+export class FrameReader {
+  /** Largest frame accepted, including the 8 octets of header and frame-end; 0 = no limit. */
+  frameMax: number;
+  /** Check frame types and minimum payload sizes (see analyzeFrame). */
+  validate = true;
+  /** Set after a FatalFrameError: the stream is out of sync and further input is ignored. */
+  failed = false;
+
+  /**
+   * Bytes of an incomplete frame: fewer than 7 octets of its header, or (need > 0) less than all
+   * of it. They are references to the fed chunks (not copies): do not modify a chunk after
+   * feeding it.
+   */
+  private parts: Buffer[] = [];
+  private partBytes = 0;
+  /** Total size (payload + 8) of the frame being assembled, once its header is known. */
+  private need = 0;
+  /** After a throw mid-chunk, `parts` holds the unread rest, which may hold several frames. */
+  private backlog = false;
+
+  constructor(frameMax: number) {
+    this.frameMax = frameMax;
+  }
+
+  /** Bytes held back waiting for the rest of a frame. */
+  get bufferedBytes(): number {
+    return this.partBytes;
+  }
+
+  /**
+   * Feeds bytes and calls onFrame for each complete frame, synchronously. When onFrame or the
+   * frame checks throw, the bytes after that frame are kept: feed again (even an empty Buffer)
+   * to go on from there.
+   */
+  feed(chunk: Buffer, onFrame: FrameHandler): void {
+    if (this.failed) return;
+    let buf = chunk;
+    let off = 0;
+    if (this.backlog) {
+      buf = this.parts.length === 0 ? chunk : Buffer.concat([...this.parts, chunk]);
+      this.reset();
+    } else if (this.partBytes > 0) {
+      // Finish the frame in progress first.
+      if (this.need === 0) {
+        const take = Math.min(7 - this.partBytes, buf.length);
+        this.parts.push(buf.subarray(0, take));
+        this.partBytes += take;
+        off = take;
+        if (this.partBytes < 7) return;
+        const head = Buffer.concat(this.parts, 7);
+        this.parts = [head];
+        this.checkSize(head, 0);
+        this.need = head.readUInt32BE(3) + 8;
+      }
+      const take = Math.min(this.need - this.partBytes, buf.length - off);
+      if (take > 0) {
+        this.parts.push(buf.subarray(off, off + take));
+        this.partBytes += take;
+        off += take;
+      }
+      if (this.partBytes < this.need) return;
+      const frame = Buffer.concat(this.parts, this.need);
+      this.reset();
+      this.deliver(frame, 0, frame.length, buf, off, onFrame);
+    }
+    const len = buf.length;
+    while (off + 7 <= len) {
+      this.checkSize(buf, off);
+      const end = off + 8 + buf.readUInt32BE(off + 3);
+      if (end > len) break;
+      const start = off;
+      off = end;
+      this.deliver(buf, start, end, buf, off, onFrame);
+    }
+    if (off < len) {
+      this.parts = [buf.subarray(off)];
+      this.partBytes = len - off;
+      this.need = this.partBytes >= 7 ? buf.readUInt32BE(off + 3) + 8 : 0;
+    }
+  }
+
+  private reset(): void {
+    this.parts = [];
+    this.partBytes = 0;
+    this.need = 0;
+    this.backlog = false;
+  }
+
+  private checkSize(buf: Buffer, off: number): void {
+    const size = buf.readUInt32BE(off + 3);
+    if (this.frameMax !== 0 && size > this.frameMax) {
+      this.failed = true;
+      this.reset();
+      throw frameTooLargeError(buf[off]!, size, this.frameMax);
+    }
+  }
+
+  /** Checks the frame in buf[start, end) and hands it over; if that throws, keeps rest[restOff..]. */
+  private deliver(buf: Buffer, start: number, end: number, rest: Buffer, restOff: number, onFrame: FrameHandler): void {
+    const type = buf[start]!;
+    const payload = buf.subarray(start + 7, end - 1);
+    const marker = buf[end - 1]!;
+    if (marker !== FRAME_END) {
+      this.failed = true;
+      this.reset();
+      throw badFrameEndError(type, payload, marker);
+    }
+    try {
+      if (this.validate) analyzeFrame(type, payload);
+      onFrame(type, buf.readUInt16BE(start + 1), payload);
+    } catch (e) {
+      if (!this.failed && restOff < rest.length) {
+        this.parts = [rest.subarray(restOff)];
+        this.partBytes = rest.length - restOff;
+        this.need = 0;
+        this.backlog = true;
+      }
+      throw e;
+    }
+  }
+}

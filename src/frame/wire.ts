@@ -1,0 +1,99 @@
+/**
+ * Small primitives shared by the generated codec (generated/*.ts) and the hand-written fast paths.
+ */
+import { encodeError, truncateReplyText } from './frame-errors.js';
+
+export const TWO_32 = 0x100000000;
+
+/** An unsigned 64-bit big-endian integer as a number (exact below 2^53). */
+export function readU64(b: Buffer, o: number): number {
+  return b.readUInt32BE(o) * TWO_32 + b.readUInt32BE(o + 4);
+}
+
+export function writeU64(b: Buffer, o: number, v: number): void {
+  if (!(v >= 0 && v <= Number.MAX_SAFE_INTEGER) || v !== Math.floor(v)) {
+    throw encodeError(`longlong out of range: ${v}`);
+  }
+  b.writeUInt32BE(Math.floor(v / TWO_32), o);
+  b.writeUInt32BE(v >>> 0, o + 4);
+}
+
+/**
+ * UTF-8 validity exactly as RabbitMQ 3.10 checks shortstrs (rabbit_binary_parser:assert_utf8 →
+ * xmerl_ucs:from_utf8): overlong forms, stray continuation bytes, truncated sequences and 5/6-byte
+ * forms are rejected; surrogates and code points up to 0x1FFFFF (4-byte lead bytes F0..F7) pass.
+ */
+export function isRabbitUtf8(b: Buffer, start: number, end: number): boolean {
+  let i = start;
+  while (i < end) {
+    const c1 = b[i]!;
+    if (c1 < 0x80) {
+      i++;
+      continue;
+    }
+    if ((c1 & 0xe0) === 0xc0 && i + 1 < end && (b[i + 1]! & 0xc0) === 0x80) {
+      if ((((c1 & 0x1f) << 6) | (b[i + 1]! & 0x3f)) < 0x80) return false;
+      i += 2;
+      continue;
+    }
+    if ((c1 & 0xf0) === 0xe0 && i + 2 < end && (b[i + 1]! & 0xc0) === 0x80 && (b[i + 2]! & 0xc0) === 0x80) {
+      if ((((c1 & 0x0f) << 12) | ((b[i + 1]! & 0x3f) << 6) | (b[i + 2]! & 0x3f)) < 0x800) return false;
+      i += 3;
+      continue;
+    }
+    if (
+      (c1 & 0xf8) === 0xf0 &&
+      i + 3 < end &&
+      (b[i + 1]! & 0xc0) === 0x80 &&
+      (b[i + 2]! & 0xc0) === 0x80 &&
+      (b[i + 3]! & 0xc0) === 0x80
+    ) {
+      const cp = ((c1 & 0x0f) << 18) | ((b[i + 1]! & 0x3f) << 12) | ((b[i + 2]! & 0x3f) << 6) | (b[i + 3]! & 0x3f);
+      if (cp < 0x10000) return false;
+      i += 4;
+      continue;
+    }
+    return false;
+  }
+  return true;
+}
+
+/** Byte length of a shortstr value; more than 255 is a broker bug. */
+export function shortstrLength(s: string): number {
+  // ASCII fast path: one byte per UTF-16 unit.
+  let ascii = true;
+  for (let i = 0; i < s.length; i++) {
+    if (s.charCodeAt(i) > 0x7f) {
+      ascii = false;
+      break;
+    }
+  }
+  const n = ascii ? s.length : Buffer.byteLength(s, 'utf8');
+  if (n > 255) throw encodeError(`shortstr longer than 255 bytes: '${s.slice(0, 40)}...'`);
+  return n;
+}
+
+/** Writes a shortstr whose byte length `n` is already known; returns the offset after it. */
+export function writeShortstr(b: Buffer, o: number, s: string, n: number): number {
+  b[o] = n;
+  if (n === s.length) {
+    for (let i = 0; i < n; i++) b[o + 1 + i] = s.charCodeAt(i);
+  } else {
+    b.write(s, o + 1, n, 'utf8');
+  }
+  return o + 1 + n;
+}
+
+/** A reply-text as RabbitMQ sends it: cut to 252 octets plus "..." when over 255. */
+export function replyTextBytes(s: string): Buffer {
+  return truncateReplyText(Buffer.from(s, 'utf8'));
+}
+
+export function longstrBytes(v: Buffer | string): Buffer {
+  return typeof v === 'string' ? Buffer.from(v, 'utf8') : v;
+}
+
+export function writeBytes(b: Buffer, o: number, v: Buffer): number {
+  v.copy(b, o);
+  return o + v.length;
+}
