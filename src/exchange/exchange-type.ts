@@ -1,0 +1,89 @@
+/**
+ * The exchange-type seam (DESIGN.md, convention 6): every exchange type registers here by name,
+ * and the vhost layer asks the registry for it. Routing is pure — no I/O, no broker state.
+ *
+ * A Router holds the bindings of ONE exchange. Binding identity is RabbitMQ's: the triple
+ * (destination, binding key, arguments), arguments compared structurally (see fieldTablesEqual).
+ * D is whatever the vhost layer binds to — a queue object or an exchange object.
+ */
+import type { FieldTable } from '../frame/field-table.js';
+import { ConsistentHashExchange } from './consistent-hash-exchange.js';
+import { DirectExchange } from './direct-exchange.js';
+import { FanoutExchange } from './fanout-exchange.js';
+import { HeadersExchange } from './headers-exchange.js';
+import { TopicExchange } from './topic-exchange.js';
+
+export interface RoutingInput {
+  /** The routing key of basic.publish. */
+  routingKey: string;
+  /**
+   * CC then BCC routing keys (RabbitMQ's "sender-selected distribution"), if any. RabbitMQ hands
+   * the exchange type ALL routing keys at once (#basic_message.routing_keys = [Key | CC ++ BCC]):
+   * direct and topic route every key, fanout/headers ignore keys, and x-consistent-hash hashes
+   * only the first. Pass them here rather than calling route() once per key.
+   */
+  ccRoutingKeys?: readonly string[];
+  headers: FieldTable | undefined;
+  /**
+   * Basic properties, for x-consistent-hash's `hash-property`: reads `correlationId`,
+   * `messageId` (string or Buffer) and `timestamp` (number or bigint, seconds).
+   */
+  properties?: Record<string, unknown>;
+}
+
+export interface Router<D> {
+  /** Adds a binding; idempotent for the same (destination, bindingKey, args). Returns false if it already existed. */
+  bind(destination: D, bindingKey: string, args: FieldTable): boolean;
+  /** Removes a binding; returns false when there was none. */
+  unbind(destination: D, bindingKey: string, args: FieldTable): boolean;
+  /** Removes every binding to destination. */
+  removeDestination(destination: D): void;
+  /** Adds every matching destination to out (a Set, so a destination is added once). */
+  route(msg: RoutingInput, out: Set<D>): void;
+  /** Number of bindings (distinct (destination, key, args) triples). */
+  readonly bindingCount: number;
+}
+
+export interface ExchangeType {
+  /** The type name used in exchange.declare: 'direct', 'topic', ... */
+  readonly name: string;
+  /** Validates exchange.declare arguments; throws ChannelError 406 etc. as RabbitMQ would. */
+  validateDeclareArgs(args: FieldTable): void;
+  /**
+   * Validates queue.bind / exchange.bind args and key for this type (e.g. consistent-hash weight
+   * must be a number; headers x-match value). Throws like RabbitMQ. Not called on unbind
+   * (RabbitMQ validates only in rabbit_binding:add).
+   */
+  validateBinding(bindingKey: string, args: FieldTable): void;
+  /** A router for one exchange declared with these (already validated) arguments. */
+  createRouter<D>(exchangeArgs: FieldTable): Router<D>;
+}
+
+/** Exchange types by name. No singleton: each broker/vhost owns one (DESIGN.md, convention 3). */
+export class ExchangeTypeRegistry {
+  private readonly types = new Map<string, ExchangeType>();
+
+  /** Registers (or replaces) the type under its name. */
+  register(t: ExchangeType): void {
+    this.types.set(t.name, t);
+  }
+
+  get(name: string): ExchangeType | undefined {
+    return this.types.get(name);
+  }
+
+  names(): string[] {
+    return [...this.types.keys()];
+  }
+}
+
+/** A new registry holding direct, fanout, topic, headers and x-consistent-hash. */
+export function defaultExchangeTypes(): ExchangeTypeRegistry {
+  const registry = new ExchangeTypeRegistry();
+  registry.register(new DirectExchange());
+  registry.register(new FanoutExchange());
+  registry.register(new TopicExchange());
+  registry.register(new HeadersExchange());
+  registry.register(new ConsistentHashExchange());
+  return registry;
+}
