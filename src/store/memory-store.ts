@@ -1,0 +1,229 @@
+/**
+ * The in-memory store: same contract and semantics as the LMDB store, nothing durable. Used by
+ * brokers that run without a data directory, and by tests. Messages are kept by reference (the
+ * broker decides when a body must stop being a view of a socket chunk).
+ */
+
+import type { EntryCounts, MessageStore, PersistedMessage, QueueEntry, StoreStats } from './message-store.js';
+import type {
+  BindingRecord,
+  DelayedMessage,
+  DelayedRecord,
+  ExchangeRecord,
+  MetadataLoad,
+  MetadataStore,
+  QueueRecord,
+} from './metadata-store.js';
+import { bindingKey, delayedKey, nameKey } from './metadata-codec.js';
+import { checkEntry, checkMessage, publicEntry, sameMessage, sharedRewriteError, type StoredEntry } from './record-codec.js';
+import type { Store } from './store.js';
+
+interface MemQueue {
+  entries: Map<number, StoredEntry>;
+  /** Seqs in order, rebuilt lazily when an insertion breaks the append order. */
+  sorted: number[] | null;
+  maxSeq: number;
+  bytes: number;
+}
+
+interface MemMessage {
+  msg: PersistedMessage;
+  refs: number;
+}
+
+const RESOLVED = Promise.resolve();
+
+class MemoryMessageStore implements MessageStore {
+  private nextId = 1;
+  private readonly queueMap = new Map<string, MemQueue>();
+  private readonly messageMap = new Map<number, MemMessage>();
+
+  nextMessageId(): number {
+    return this.nextId++;
+  }
+
+  enqueue(queue: string, entry: QueueEntry, msg: PersistedMessage): void {
+    checkEntry(entry);
+    checkMessage(msg);
+    if (entry.msgId !== msg.id) throw new Error(`enqueue: entry.msgId ${entry.msgId} is not msg.id ${msg.id}`);
+    this.add(queue, entry, msg);
+  }
+
+  remove(queue: string, seq: number): void {
+    const q = this.queueMap.get(queue);
+    const e = q?.entries.get(seq);
+    if (!q || !e) return;
+    this.drop(q, e);
+  }
+
+  update(queue: string, entry: QueueEntry): void {
+    checkEntry(entry);
+    const e = this.queueMap.get(queue)?.entries.get(entry.seq);
+    if (!e) return;
+    e.redelivered = entry.redelivered;
+    e.deliveryCount = entry.deliveryCount;
+    e.expiresAt = entry.expiresAt;
+  }
+
+  move(fromQueue: string, seq: number, toQueue: string, entry: QueueEntry, msg: PersistedMessage): void {
+    checkEntry(entry);
+    checkMessage(msg);
+    if (entry.msgId !== msg.id) throw new Error(`move: entry.msgId ${entry.msgId} is not msg.id ${msg.id}`);
+    const from = this.queueMap.get(fromQueue);
+    const old = from?.entries.get(seq);
+    const stored = this.messageMap.get(msg.id);
+    if (old && old.msgId === msg.id && stored) {
+      if (stored.refs === 1) stored.msg = msg;
+      else if (!sameMessage(stored.msg, msg)) throw sharedRewriteError(msg.id, stored.refs);
+    }
+    this.add(toQueue, entry, msg); // first, so a shared message never drops to zero refs
+    if (from && old && from.entries.get(seq) === old) this.drop(from, old);
+  }
+
+  deleteQueue(queue: string): void {
+    const q = this.queueMap.get(queue);
+    if (!q) return;
+    for (const e of [...q.entries.values()]) this.drop(q, e);
+    this.queueMap.delete(queue);
+  }
+
+  sync(): Promise<void> {
+    return RESOLVED;
+  }
+
+  readEntries(queue: string, fromSeq: number, limit: number): QueueEntry[] {
+    const q = this.queueMap.get(queue);
+    if (!q || limit <= 0) return [];
+    const seqs = this.sortedSeqs(q);
+    let lo = 0;
+    let hi = seqs.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (seqs[mid]! < fromSeq) lo = mid + 1;
+      else hi = mid;
+    }
+    const out: QueueEntry[] = [];
+    for (let i = lo; i < seqs.length && out.length < limit; i++) out.push(publicEntry(q.entries.get(seqs[i]!)!));
+    return out;
+  }
+
+  readMessage(msgId: number): PersistedMessage | undefined {
+    return this.messageMap.get(msgId)?.msg;
+  }
+
+  countEntries(queue: string): EntryCounts {
+    const q = this.queueMap.get(queue);
+    return { messages: q?.entries.size ?? 0, bytes: q?.bytes ?? 0 };
+  }
+
+  lastSeq(queue: string): number {
+    const q = this.queueMap.get(queue);
+    if (!q || q.entries.size === 0) return -1;
+    const seqs = this.sortedSeqs(q);
+    return seqs[seqs.length - 1]!;
+  }
+
+  queues(): string[] {
+    return [...this.queueMap].filter(([, q]) => q.entries.size > 0).map(([name]) => name);
+  }
+
+  stats(): StoreStats {
+    let entries = 0;
+    for (const q of this.queueMap.values()) entries += q.entries.size;
+    return { messages: this.messageMap.size, entries };
+  }
+
+  close(): Promise<void> {
+    return RESOLVED;
+  }
+
+  private add(queue: string, entry: QueueEntry, msg: PersistedMessage): void {
+    let q = this.queueMap.get(queue);
+    if (!q) {
+      q = { entries: new Map(), sorted: [], maxSeq: -1, bytes: 0 };
+      this.queueMap.set(queue, q);
+    }
+    const stored = this.messageMap.get(msg.id);
+    if (stored) stored.refs++;
+    else this.messageMap.set(msg.id, { msg, refs: 1 });
+    const existing = q.entries.get(entry.seq);
+    if (existing) this.drop(q, existing);
+    const e: StoredEntry = { ...publicEntry(entry), size: msg.body.length };
+    q.entries.set(e.seq, e);
+    q.bytes += e.size;
+    if (e.seq > q.maxSeq) {
+      q.maxSeq = e.seq;
+      q.sorted?.push(e.seq);
+    } else q.sorted = null;
+  }
+
+  private drop(q: MemQueue, e: StoredEntry): void {
+    q.entries.delete(e.seq);
+    q.bytes -= e.size;
+    if (q.sorted) {
+      if (q.sorted[0] === e.seq) q.sorted.shift();
+      else q.sorted = null;
+    }
+    const m = this.messageMap.get(e.msgId);
+    if (m && --m.refs === 0) this.messageMap.delete(e.msgId);
+  }
+
+  private sortedSeqs(q: MemQueue): number[] {
+    if (!q.sorted) q.sorted = [...q.entries.keys()].sort((a, b) => a - b);
+    return q.sorted;
+  }
+}
+
+class MemoryMetadataStore implements MetadataStore {
+  private readonly exchanges = new Map<string, ExchangeRecord>();
+  private readonly queueRecords = new Map<string, QueueRecord>();
+  private readonly bindings = new Map<string, BindingRecord>();
+  private readonly delayed = new Map<string, DelayedMessage>();
+
+  putExchange(r: ExchangeRecord): void {
+    this.exchanges.set(nameKey(r.vhost, r.name).toString('latin1'), { ...r });
+  }
+  deleteExchange(vhost: string, name: string): void {
+    this.exchanges.delete(nameKey(vhost, name).toString('latin1'));
+  }
+  putQueue(r: QueueRecord): void {
+    this.queueRecords.set(nameKey(r.vhost, r.name).toString('latin1'), { ...r });
+  }
+  deleteQueue(vhost: string, name: string): void {
+    this.queueRecords.delete(nameKey(vhost, name).toString('latin1'));
+  }
+  putBinding(r: BindingRecord): void {
+    this.bindings.set(bindingKey(r).toString('latin1'), { ...r });
+  }
+  deleteBinding(r: BindingRecord): void {
+    this.bindings.delete(bindingKey(r).toString('latin1'));
+  }
+  putDelayed(r: DelayedRecord, msg: PersistedMessage): void {
+    checkMessage(msg);
+    this.delayed.set(delayedKey(r).toString('latin1'), { record: { ...r }, message: msg });
+  }
+  deleteDelayed(r: DelayedRecord): void {
+    this.delayed.delete(delayedKey(r).toString('latin1'));
+  }
+  loadDelayed(): DelayedMessage[] {
+    return [...this.delayed]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([, d]) => ({ record: { ...d.record }, message: d.message }));
+  }
+  load(): MetadataLoad {
+    return {
+      exchanges: [...this.exchanges.values()].map((r) => ({ ...r })),
+      queues: [...this.queueRecords.values()].map((r) => ({ ...r })),
+      bindings: [...this.bindings.values()].map((r) => ({ ...r })),
+    };
+  }
+  sync(): Promise<void> {
+    return RESOLVED;
+  }
+}
+
+export function openMemoryStore(): Store {
+  const messages = new MemoryMessageStore();
+  const metadata = new MemoryMetadataStore();
+  return { messages, metadata, close: () => messages.close() };
+}

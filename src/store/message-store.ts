@@ -1,0 +1,96 @@
+/**
+ * The message half of the store contract (src/store/README.md explains the LMDB layout).
+ *
+ * Every mutation is synchronous and takes effect at once for the reads of this store
+ * (read-your-writes); it becomes durable with the next group commit. `sync()` is how a caller
+ * learns that: the broker sends publisher confirms only once the `sync()` it called right
+ * after its writes has resolved (DESIGN.md, convention 8).
+ */
+
+/** A message as persisted: its body is stored once however many queues hold it. */
+export interface PersistedMessage {
+  /** Broker-assigned, unique and increasing across restarts (see MessageStore.nextMessageId). */
+  id: number;
+  /** At most 255 UTF-8 bytes (an AMQP shortstr). */
+  exchange: string;
+  /** At most 255 UTF-8 bytes (an AMQP shortstr). */
+  routingKey: string;
+  /** Raw AMQP content-header frame payload (properties), kept as received. */
+  header: Buffer;
+  body: Buffer;
+}
+
+export interface QueueEntry {
+  /** Position in its queue: an integer in [0, 2^53); requeue keeps the seq. */
+  seq: number;
+  msgId: number;
+  /** Delivered at least once. */
+  redelivered: boolean;
+  /** For quorum x-delivery-count; an integer in [0, 2^32). */
+  deliveryCount: number;
+  /** Absolute ms epoch, 0 = never (per-message/queue TTL must hold across restarts). */
+  expiresAt: number;
+}
+
+/** What a queue holds, for queue.declare-ok after recovery. `bytes` counts body bytes. */
+export interface EntryCounts {
+  messages: number;
+  bytes: number;
+}
+
+/** Whole-store counts, for tests and diagnostics (`messages` counts stored bodies). */
+export interface StoreStats {
+  messages: number;
+  entries: number;
+}
+
+export interface MessageStore {
+  /** Next message id (persisted high-water mark, so ids of stored messages never repeat after a restart). */
+  nextMessageId(): number;
+  /**
+   * Records entry in queue; writes msg (header+body) once if this id is not stored yet;
+   * refcounts it. `entry.msgId` must equal `msg.id`. An entry already at that seq is replaced.
+   */
+  enqueue(queue: string, entry: QueueEntry, msg: PersistedMessage): void;
+  /**
+   * Removes an entry (ack, reject/nack without requeue, purge, expiry); frees the message when
+   * no entry refers to it. Removing a missing entry does nothing.
+   */
+  remove(queue: string, seq: number): void;
+  /**
+   * Updates redelivered, deliveryCount and expiresAt of an entry (called when delivered; cheap,
+   * batched, need not be awaited). The stored msgId is kept; a missing entry is ignored.
+   */
+  update(queue: string, entry: QueueEntry): void;
+  /**
+   * Moves an entry between queues atomically in one transaction (dead-lettering, which may also
+   * rewrite the header). If `msg.id` is the entry's current message and no other entry shares
+   * it, the stored message is rewritten with `msg`; if it is shared, `msg` must be unchanged
+   * (give a rewritten message a new id from nextMessageId(), or this throws). A missing source
+   * entry makes this a plain enqueue into toQueue.
+   */
+  move(fromQueue: string, seq: number, toQueue: string, entry: QueueEntry, msg: PersistedMessage): void;
+  /** Drops every entry of a queue (queue.delete of a durable queue; also the fast way to purge). */
+  deleteQueue(queue: string): void;
+  /**
+   * Resolves when every write issued before the call is durable on disk (group commit: writes
+   * from all connections in one turn share one commit). Rejects if a commit failed; after a
+   * failed commit the store accepts no more writes and every later sync() rejects too.
+   */
+  sync(): Promise<void>;
+  /** Reads a queue's entries in seq order starting at seq >= fromSeq, at most limit of them, without bodies. */
+  readEntries(queue: string, fromSeq: number, limit: number): QueueEntry[];
+  /** Loads a message (header + body) by id, for lazy paging of bodies. */
+  readMessage(msgId: number): PersistedMessage | undefined;
+  /** Counts (for declare-ok after recovery). */
+  countEntries(queue: string): EntryCounts;
+  /** Highest seq present in the queue, or -1 if it is empty (the broker numbers on from it after recovery). */
+  lastSeq(queue: string): number;
+  /** Names of queues that have entries (for recovery cleanup of queues no longer in metadata). */
+  queues(): string[];
+  /** Stored bodies and entries (LMDB: as committed, so call after `await sync()`). */
+  stats(): StoreStats;
+  close(): Promise<void>;
+}
+
+export type { Store } from './store.js';

@@ -1,0 +1,107 @@
+/**
+ * Keys and values of topology records. Both stores use these keys, so "the same record" means
+ * the same thing in memory and on disk: exchanges and queues by (vhost, name), bindings by all
+ * of their fields (a SHA-256 of them, since arguments can be long), delayed messages by
+ * (dueAt, seq, vhost, exchange) so that they load in due order.
+ */
+
+import { createHash } from 'node:crypto';
+import type { BindingRecord, DelayedRecord, ExchangeRecord, QueueRecord } from './metadata-store.js';
+import type { PersistedMessage } from './message-store.js';
+import { checkU53, decodeMessage, encodeMessage, RecordReader, RecordWriter } from './record-codec.js';
+
+const FORMAT = 1;
+
+export function nameKey(vhost: string, name: string): Buffer {
+  return new RecordWriter().str(vhost).str(name).done();
+}
+
+export function encodeExchange(r: ExchangeRecord): Buffer {
+  return new RecordWriter()
+    .u8(FORMAT)
+    .str(r.vhost)
+    .str(r.name)
+    .str(r.type)
+    .u8((r.autoDelete ? 1 : 0) | (r.internal ? 2 : 0))
+    .buf(r.arguments)
+    .done();
+}
+
+export function decodeExchange(b: Buffer): ExchangeRecord {
+  const r = reader(b, 'exchange');
+  const vhost = r.str();
+  const name = r.str();
+  const type = r.str();
+  const flags = r.u8();
+  return { vhost, name, type, durable: true, autoDelete: (flags & 1) !== 0, internal: (flags & 2) !== 0, arguments: r.buf() };
+}
+
+export function encodeQueue(r: QueueRecord): Buffer {
+  return new RecordWriter().u8(FORMAT).str(r.vhost).str(r.name).u8(r.autoDelete ? 1 : 0).buf(r.arguments).done();
+}
+
+export function decodeQueue(b: Buffer): QueueRecord {
+  const r = reader(b, 'queue');
+  const vhost = r.str();
+  const name = r.str();
+  const autoDelete = (r.u8() & 1) !== 0;
+  return { vhost, name, durable: true, autoDelete, arguments: r.buf() };
+}
+
+export function encodeBinding(r: BindingRecord): Buffer {
+  return new RecordWriter()
+    .u8(FORMAT)
+    .str(r.vhost)
+    .str(r.source)
+    .str(r.destination)
+    .u8(r.destinationKind === 'queue' ? 0 : 1)
+    .str(r.routingKey)
+    .buf(r.arguments)
+    .done();
+}
+
+export function bindingKey(r: BindingRecord): Buffer {
+  return createHash('sha256').update(encodeBinding(r)).digest();
+}
+
+export function decodeBinding(b: Buffer): BindingRecord {
+  const r = reader(b, 'binding');
+  const vhost = r.str();
+  const source = r.str();
+  const destination = r.str();
+  const destinationKind = r.u8() === 0 ? 'queue' : 'exchange';
+  const routingKey = r.str();
+  return { vhost, source, destination, destinationKind, routingKey, arguments: r.buf() };
+}
+
+export function delayedKey(r: DelayedRecord): Buffer {
+  if (!(r.dueAt >= 0)) throw new RangeError(`dueAt must be a number >= 0, got ${r.dueAt}`);
+  checkU53('delayed seq', r.seq);
+  return new RecordWriter().f64(r.dueAt).u64(r.seq).str(r.vhost).str(r.exchange).done();
+}
+
+export function decodeDelayedKey(b: Buffer): DelayedRecord {
+  const r = new RecordReader(b);
+  const dueAt = r.f64();
+  const seq = r.u64();
+  const vhost = r.str();
+  return { vhost, exchange: r.str(), dueAt, seq };
+}
+
+/** Delayed value: message id (u64) then the message value layout of record-codec. */
+export function encodeDelayedMessage(msg: PersistedMessage): Buffer {
+  return Buffer.concat([new RecordWriter().u64(msg.id).done(), encodeMessage(msg)]);
+}
+
+export function decodeDelayedMessage(b: Buffer): PersistedMessage {
+  const r = new RecordReader(b);
+  const id = r.u64();
+  return decodeMessage(id, Buffer.from(r.rest()));
+}
+
+function reader(b: Buffer, what: string): RecordReader {
+  const r = new RecordReader(b);
+  const format = r.u8();
+  if (format !== FORMAT) throw new Error(`stored ${what} record has unknown format ${format}`);
+  return r;
+}

@@ -1,0 +1,290 @@
+/**
+ * Hand-written binary layouts of everything the LMDB store keeps (src/store/README.md draws
+ * them). No JSON and no msgpack on the hot path: an entry value is 25 bytes, a message value is
+ * its two shortstrs, the header and the body in one buffer.
+ */
+
+import type { PersistedMessage, QueueEntry } from './message-store.js';
+
+const TWO_32 = 0x1_0000_0000;
+const MESSAGE_FORMAT = 1;
+
+/** Writes a non-negative integer below 2^53 as 8 big-endian bytes (so keys sort numerically). */
+export function writeU64(buf: Buffer, offset: number, n: number): void {
+  const hi = Math.floor(n / TWO_32);
+  buf.writeUInt32BE(hi, offset);
+  buf.writeUInt32BE(n - hi * TWO_32, offset + 4);
+}
+
+export function readU64(buf: Uint8Array, offset: number): number {
+  const b = buf;
+  const hi = ((b[offset]! << 24) | (b[offset + 1]! << 16) | (b[offset + 2]! << 8) | b[offset + 3]!) >>> 0;
+  const lo = ((b[offset + 4]! << 24) | (b[offset + 5]! << 16) | (b[offset + 6]! << 8) | b[offset + 7]!) >>> 0;
+  return hi * TWO_32 + lo;
+}
+
+function readU32(b: Uint8Array, offset: number): number {
+  return ((b[offset]! << 24) | (b[offset + 1]! << 16) | (b[offset + 2]! << 8) | b[offset + 3]!) >>> 0;
+}
+
+export function checkU53(what: string, n: number): void {
+  if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`${what} must be an integer in [0, 2^53), got ${n}`);
+}
+
+// ---- entries: key = queue id (u32) | seq (u64); value = 25 bytes -------------------------------
+
+export const ENTRY_KEY_SIZE = 12;
+export const ENTRY_VALUE_SIZE = 25;
+
+/** An entry as stored: the QueueEntry plus the body size, so counts need no message reads. */
+export interface StoredEntry extends QueueEntry {
+  size: number;
+}
+
+export function entryKey(queueId: number, seq: number): Buffer {
+  const key = Buffer.allocUnsafe(ENTRY_KEY_SIZE);
+  key.writeUInt32BE(queueId, 0);
+  writeU64(key, 4, seq);
+  return key;
+}
+
+export function entryKeyInto(key: Buffer, queueId: number, seq: number): Buffer {
+  key.writeUInt32BE(queueId, 0);
+  writeU64(key, 4, seq);
+  return key;
+}
+
+export function seqOfEntryKey(key: Uint8Array): number {
+  return readU64(key, 4);
+}
+
+export function queueIdOfEntryKey(key: Uint8Array): number {
+  return readU32(key, 0);
+}
+
+/**
+ * Entry value: msgId u64 | flags u8 (bit 0 = redelivered) | deliveryCount u32 |
+ * expiresAt f64 | body size u32.
+ */
+export function writeEntryValue(buf: Buffer, offset: number, e: StoredEntry): void {
+  writeU64(buf, offset, e.msgId);
+  buf[offset + 8] = e.redelivered ? 1 : 0;
+  buf.writeUInt32BE(e.deliveryCount >>> 0, offset + 9);
+  buf.writeDoubleBE(e.expiresAt, offset + 13);
+  buf.writeUInt32BE(e.size, offset + 21);
+}
+
+export function readEntryValue(seq: number, buf: Buffer): StoredEntry {
+  return {
+    seq,
+    msgId: readU64(buf, 0),
+    redelivered: (buf[8]! & 1) === 1,
+    deliveryCount: readU32(buf, 9),
+    expiresAt: buf.readDoubleBE(13),
+    size: readU32(buf, 21),
+  };
+}
+
+/** Reads only the message id of an entry value (recovery scans). */
+export function msgIdOfEntryValue(buf: Uint8Array): number {
+  return readU64(buf, 0);
+}
+
+export function sizeOfEntryValue(buf: Uint8Array): number {
+  return readU32(buf, 21);
+}
+
+export function checkEntry(entry: QueueEntry): void {
+  checkU53('seq', entry.seq);
+  checkU53('msgId', entry.msgId);
+  if (!Number.isInteger(entry.deliveryCount) || entry.deliveryCount < 0 || entry.deliveryCount >= TWO_32) {
+    throw new RangeError(`deliveryCount must be an integer in [0, 2^32), got ${entry.deliveryCount}`);
+  }
+  if (typeof entry.expiresAt !== 'number' || !(entry.expiresAt >= 0)) {
+    throw new RangeError(`expiresAt must be a number >= 0, got ${entry.expiresAt}`);
+  }
+}
+
+// ---- messages: key = msgId (u64); value = format | shortstr exchange | shortstr rk | u32 header | header | body
+
+export function messageKey(id: number): Buffer {
+  const key = Buffer.allocUnsafe(8);
+  writeU64(key, 0, id);
+  return key;
+}
+
+export function messageKeyInto(key: Buffer, id: number): Buffer {
+  writeU64(key, 0, id);
+  return key;
+}
+
+/** Throws on what cannot be encoded, before anything is changed. Returns the byte lengths. */
+export function checkMessage(msg: PersistedMessage): void {
+  checkU53('message id', msg.id);
+  if (Buffer.byteLength(msg.exchange) > 255) throw new RangeError('exchange name longer than 255 bytes');
+  if (Buffer.byteLength(msg.routingKey) > 255) throw new RangeError('routing key longer than 255 bytes');
+}
+
+export function encodeMessage(msg: PersistedMessage): Buffer {
+  const exLen = Buffer.byteLength(msg.exchange);
+  const rkLen = Buffer.byteLength(msg.routingKey);
+  const size = 1 + 1 + exLen + 1 + rkLen + 4 + msg.header.length + msg.body.length;
+  const buf = Buffer.allocUnsafeSlow(size);
+  let p = 0;
+  buf[p++] = MESSAGE_FORMAT;
+  buf[p++] = exLen;
+  p += buf.write(msg.exchange, p, 'utf8');
+  buf[p++] = rkLen;
+  p += buf.write(msg.routingKey, p, 'utf8');
+  buf.writeUInt32BE(msg.header.length, p);
+  p += 4;
+  p += msg.header.copy(buf, p);
+  msg.body.copy(buf, p);
+  return buf;
+}
+
+/** Decodes a message value; header and body are views of `buf` (which must be the caller's own copy). */
+export function decodeMessage(id: number, buf: Buffer): PersistedMessage {
+  if (buf[0] !== MESSAGE_FORMAT) throw new Error(`message ${id}: unknown stored format ${buf[0]}`);
+  let p = 1;
+  const exLen = buf[p++]!;
+  const exchange = buf.toString('utf8', p, p + exLen);
+  p += exLen;
+  const rkLen = buf[p++]!;
+  const routingKey = buf.toString('utf8', p, p + rkLen);
+  p += rkLen;
+  const headerLen = readU32(buf, p);
+  p += 4;
+  const header = buf.subarray(p, p + headerLen);
+  p += headerLen;
+  return { id, exchange, routingKey, header, body: buf.subarray(p) };
+}
+
+export function sameMessage(a: PersistedMessage, b: PersistedMessage): boolean {
+  return (
+    a.id === b.id &&
+    a.exchange === b.exchange &&
+    a.routingKey === b.routingKey &&
+    a.header.equals(b.header) &&
+    a.body.length === b.body.length &&
+    (a.body === b.body || a.body.equals(b.body))
+  );
+}
+
+// ---- shared by both stores ---------------------------------------------------------------------
+
+/** A QueueEntry with exactly the public fields (no size, no aliasing of the stored object). */
+export function publicEntry(e: QueueEntry): QueueEntry {
+  return { seq: e.seq, msgId: e.msgId, redelivered: e.redelivered, deliveryCount: e.deliveryCount, expiresAt: e.expiresAt };
+}
+
+export function sharedRewriteError(msgId: number, refs: number): Error {
+  return new Error(
+    `move: message ${msgId} is shared by ${refs} entries and cannot be rewritten in place; ` +
+      'give the rewritten message a new id from nextMessageId()',
+  );
+}
+
+// ---- small records (metadata, queue index) ------------------------------------------------------
+
+/** Builds a record from length-prefixed fields: strings (u16 + UTF-8), buffers (u32 + bytes), bytes. */
+export class RecordWriter {
+  private parts: Buffer[] = [];
+  private size = 0;
+
+  str(s: string): this {
+    const b = Buffer.from(s, 'utf8');
+    if (b.length > 0xffff) throw new RangeError('string field longer than 65535 bytes');
+    const len = Buffer.allocUnsafe(2);
+    len.writeUInt16BE(b.length, 0);
+    return this.push(len).push(b);
+  }
+
+  buf(b: Buffer): this {
+    const len = Buffer.allocUnsafe(4);
+    len.writeUInt32BE(b.length, 0);
+    return this.push(len).push(b);
+  }
+
+  u8(n: number): this {
+    return this.push(Buffer.from([n & 0xff]));
+  }
+
+  u32(n: number): this {
+    const b = Buffer.allocUnsafe(4);
+    b.writeUInt32BE(n >>> 0, 0);
+    return this.push(b);
+  }
+
+  f64(n: number): this {
+    const b = Buffer.allocUnsafe(8);
+    b.writeDoubleBE(n, 0);
+    return this.push(b);
+  }
+
+  u64(n: number): this {
+    const b = Buffer.allocUnsafe(8);
+    writeU64(b, 0, n);
+    return this.push(b);
+  }
+
+  done(): Buffer {
+    return Buffer.concat(this.parts, this.size);
+  }
+
+  private push(b: Buffer): this {
+    this.parts.push(b);
+    this.size += b.length;
+    return this;
+  }
+}
+
+export class RecordReader {
+  private p = 0;
+  constructor(private readonly b: Buffer) {}
+
+  str(): string {
+    const len = this.b.readUInt16BE(this.p);
+    this.p += 2;
+    const s = this.b.toString('utf8', this.p, this.p + len);
+    this.p += len;
+    return s;
+  }
+
+  /** A copy, so the result outlives LMDB's buffers. */
+  buf(): Buffer {
+    const len = this.b.readUInt32BE(this.p);
+    this.p += 4;
+    const out = Buffer.from(this.b.subarray(this.p, this.p + len));
+    this.p += len;
+    return out;
+  }
+
+  u8(): number {
+    return this.b[this.p++]!;
+  }
+
+  u32(): number {
+    const n = this.b.readUInt32BE(this.p);
+    this.p += 4;
+    return n;
+  }
+
+  f64(): number {
+    const n = this.b.readDoubleBE(this.p);
+    this.p += 8;
+    return n;
+  }
+
+  u64(): number {
+    const n = readU64(this.b, this.p);
+    this.p += 8;
+    return n;
+  }
+
+  rest(): Buffer {
+    const out = this.b.subarray(this.p);
+    this.p = this.b.length;
+    return out;
+  }
+}

@@ -1,0 +1,299 @@
+/**
+ * LMDB-only behaviour (issue "Durability on LMDB: nothing confirmed is ever lost"; DESIGN.md,
+ * convention 8): group commit, recovery after reopen and after SIGKILL, repair of a torn or
+ * tampered file, and a failing commit (file-size limit standing in for a full disk).
+ */
+
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import { open } from 'lmdb';
+import { openLmdbStore, type LmdbStore } from '../../src/store/lmdb-store.js';
+import { makeEntry, makeMessage } from './store-contract.js';
+import { makeTmpDir, removeDir } from './tmp-dir.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const writerScript = path.join(repoRoot, 'test/store/fixtures/store-writer.ts');
+
+interface ChildRun {
+  lines: string[];
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stderr: string;
+}
+
+/** Runs the writer fixture; `killWhen` is checked after each stdout line and SIGKILLs the child when true. */
+function runWriter(args: string[], opts: { killWhen?: (lines: string[]) => boolean; fileSizeLimitKiB?: number }): Promise<ChildRun> {
+  const nodeArgs = ['--import', 'tsx', writerScript, ...args];
+  const child = opts.fileSizeLimitKiB
+    ? spawn('bash', ['-c', `ulimit -f ${opts.fileSizeLimitKiB} && exec "$0" "$@"`, process.execPath, ...nodeArgs], { cwd: repoRoot })
+    : spawn(process.execPath, nodeArgs, { cwd: repoRoot });
+  const lines: string[] = [];
+  let partial = '';
+  let stderr = '';
+  let killed = false;
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdout.on('data', (d: Buffer) => {
+    const parts = (partial + d.toString()).split('\n');
+    partial = parts.pop()!;
+    lines.push(...parts);
+    if (!killed && opts.killWhen?.(lines)) {
+      killed = true;
+      child.kill('SIGKILL');
+    }
+  });
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ lines, code, signal, stderr }));
+  });
+}
+
+/** Every seq of the "ok a-b" lines, in print order. */
+function confirmedSeqs(lines: string[]): number[] {
+  const out: number[] = [];
+  for (const line of lines) {
+    const m = /^ok (\d+)-(\d+)$/.exec(line);
+    if (m) for (let s = Number(m[1]); s <= Number(m[2]); s++) out.push(s);
+  }
+  return out;
+}
+
+describe('LMDB store', () => {
+  let dir: string;
+  let dataDir: string;
+  let store: LmdbStore | undefined;
+
+  beforeEach(() => {
+    dir = makeTmpDir();
+    dataDir = path.join(dir, 'store');
+  });
+
+  afterEach(async () => {
+    await store?.close().catch(() => undefined);
+    store = undefined;
+    removeDir(dir);
+  });
+
+  it('commits thousands of enqueues from one turn in one LMDB transaction (one fsync)', async () => {
+    store = openLmdbStore(dataDir);
+    const ms = store.messages;
+    const before = store.counters;
+    const promises: Array<Promise<void>> = [];
+    for (let i = 0; i < 5000; i++) {
+      const msg = makeMessage(ms.nextMessageId());
+      ms.enqueue(`q${i % 7}`, makeEntry(i, msg.id), msg); // many "connections", many queues
+      promises.push(ms.sync());
+    }
+    await Promise.all(promises);
+    const after = store.counters;
+    expect(after.batches - before.batches).to.equal(1);
+    expect(after.transactions - before.transactions).to.equal(1);
+    expect(ms.stats()).to.deep.equal({ messages: 5000, entries: 5000 });
+  });
+
+  it('recovers everything synced after a reopen, with counts, ids and metadata', async () => {
+    store = openLmdbStore(dataDir);
+    const ms = store.messages;
+    const body = Buffer.alloc(100_000, 7); // larger than a page: overflow pages
+    let lastId = 0;
+    for (let seq = 0; seq < 50; seq++) {
+      const msg = { ...makeMessage(ms.nextMessageId()), body: seq === 3 ? body : Buffer.from(`b${seq}`) };
+      lastId = msg.id;
+      ms.enqueue('/\u0000q1', makeEntry(seq, msg.id, { expiresAt: seq === 5 ? 1_800_000_000_000 : 0 }), msg);
+      if (seq % 2 === 0) ms.enqueue('/\u0000q2', makeEntry(seq, msg.id), msg);
+    }
+    store.metadata.putQueue({ vhost: '/', name: 'q1', durable: true, autoDelete: false, arguments: Buffer.from([1, 2]) });
+    await ms.sync();
+    for (let seq = 10; seq < 20; seq++) ms.remove('/\u0000q1', seq);
+    ms.update('/\u0000q1', makeEntry(0, 1, { redelivered: true, deliveryCount: 2 }));
+    await ms.sync();
+    const entries1 = ms.readEntries('/\u0000q1', 0, 1000);
+    const entries2 = ms.readEntries('/\u0000q2', 0, 1000);
+    const counts1 = ms.countEntries('/\u0000q1');
+    await store.close();
+
+    store = openLmdbStore(dataDir);
+    const again = store.messages;
+    expect(again.readEntries('/\u0000q1', 0, 1000)).to.deep.equal(entries1);
+    expect(again.readEntries('/\u0000q2', 0, 1000)).to.deep.equal(entries2);
+    expect(again.countEntries('/\u0000q1')).to.deep.equal(counts1);
+    expect(counts1.messages).to.equal(40);
+    expect(again.readEntries('/\u0000q1', 5, 1)[0]!.expiresAt).to.equal(1_800_000_000_000);
+    expect(again.readEntries('/\u0000q1', 0, 1)[0]).to.deep.include({ redelivered: true, deliveryCount: 2 });
+    expect(again.readMessage(entries1[3]!.msgId)!.body.equals(body)).to.equal(true);
+    expect(again.nextMessageId()).to.be.greaterThan(lastId);
+    expect(again.queues().sort()).to.deep.equal(['/\u0000q1', '/\u0000q2']);
+    expect(again.stats()).to.deep.equal({ messages: 45, entries: 65 }); // odd seqs 11..19 were only in q1
+    expect(store.metadata.load().queues.map((q) => q.name)).to.deep.equal(['q1']);
+    expect(store.verify().problems).to.deep.equal([]);
+  });
+
+  it('never reuses a message id after a reopen, even when every message was acked', async () => {
+    store = openLmdbStore(dataDir);
+    let ids: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const msg = makeMessage(store.messages.nextMessageId());
+      ids.push(msg.id);
+      store.messages.enqueue('q', makeEntry(i, msg.id), msg);
+    }
+    await store.messages.sync();
+    for (let i = 0; i < 3; i++) store.messages.remove('q', i);
+    await store.close();
+    store = openLmdbStore(dataDir);
+    expect(store.messages.nextMessageId()).to.be.greaterThan(Math.max(...ids));
+    ids = [];
+  });
+
+  it('repairs orphan messages, wrong refcounts and counters on open', async () => {
+    store = openLmdbStore(dataDir);
+    const ms = store.messages;
+    const kept = makeMessage(ms.nextMessageId());
+    ms.enqueue('q', makeEntry(1, kept.id), kept);
+    ms.enqueue('r', makeEntry(1, kept.id), kept);
+    await store.close();
+    store = undefined;
+
+    // Tamper with the file the way a torn or buggy writer could: an orphan body without
+    // refcount, a refcount without entries, a wrong refcount, an entry of an unknown queue.
+    const raw = open<Buffer, Buffer>(dataDir, { maxDbs: 16, overlappingSync: false, encoding: 'binary', keyEncoding: 'binary' });
+    const db = (name: string) => raw.openDB<Buffer, Buffer>(name, { encoding: 'binary', keyEncoding: 'binary' });
+    const key = (n: number): Buffer => {
+      const b = Buffer.alloc(8);
+      b.writeUInt32BE(n, 4);
+      return b;
+    };
+    const u32 = (n: number): Buffer => Buffer.from([0, 0, 0, n]);
+    raw.transactionSync(() => {
+      db('messages').put(key(900), Buffer.from([1, 0, 0, 0, 0, 0, 0]));
+      db('refs').put(key(901), u32(3));
+      db('refs').put(key(kept.id), u32(7));
+      db('entries').put(Buffer.from([0, 0, 0, 99, 0, 0, 0, 0, 0, 0, 0, 1]), Buffer.alloc(25));
+    });
+    await raw.close();
+
+    const logs: string[] = [];
+    store = openLmdbStore(dataDir, { log: (m) => logs.push(m) });
+    expect(logs.join('\n')).to.match(/repaired 4 problem/);
+    expect(logs.join('\n')).to.match(/orphan message 900/);
+    expect(store.verify().problems).to.deep.equal([]);
+    expect(store.messages.stats()).to.deep.equal({ messages: 1, entries: 2 });
+    expect(store.messages.readMessage(kept.id)!.body.toString()).to.equal(kept.body.toString());
+    store.messages.remove('q', 1);
+    store.messages.remove('r', 1);
+    await store.messages.sync();
+    expect(store.messages.stats()).to.deep.equal({ messages: 0, entries: 0 });
+  });
+
+  it('loses nothing whose sync() resolved when the process is SIGKILLed mid-stream', async function () {
+    this.timeout(20_000);
+    const run = await runWriter([dataDir, '2048', '200'], { killWhen: (lines) => lines.length >= 15 });
+    expect(run.signal, run.stderr).to.equal('SIGKILL');
+    const printed = confirmedSeqs(run.lines);
+    expect(printed.length).to.be.at.least(15 * 200);
+
+    store = openLmdbStore(dataDir);
+    const ms = store.messages;
+    const a = ms.readEntries('a', 0, 1e9).map((e) => e.seq);
+    // Batches commit in order, so 'a' holds a gap-free prefix that covers every printed seq.
+    expect(a.length).to.be.at.least(printed.length);
+    a.forEach((seq, i) => expect(seq).to.equal(i));
+    const inA = new Set(a);
+    for (const seq of printed) expect(inA.has(seq), `seq ${seq}`).to.equal(true);
+    for (const e of ms.readEntries('a', 0, 1e9)) {
+      const msg = ms.readMessage(e.msgId)!;
+      expect(msg.routingKey).to.equal(`k${e.seq}`);
+      expect(msg.body.length).to.equal(2048);
+    }
+    expect(store.verify().problems).to.deep.equal([]);
+    expect(ms.stats().messages).to.equal(a.length); // every body is held by 'a'; 'b' acks freed nothing twice
+    expect(ms.countEntries('a').messages).to.equal(a.length);
+  });
+
+  it('rejects sync() with a clear error when a commit fails, and keeps the file consistent', async function () {
+    if (process.platform !== 'linux') this.skip();
+    this.timeout(20_000);
+    // A 2 MiB file-size limit makes LMDB's page writes fail as on a full disk.
+    const run = await runWriter([dataDir, '65536', '10'], { fileSizeLimitKiB: 2048 });
+    expect(run.code, run.stderr).to.equal(0);
+    const failed = run.lines.find((l) => l.startsWith('failed '));
+    expect(failed, run.lines.join('\n')).to.be.a('string');
+    expect(failed).to.include(`LMDB commit failed in data dir ${dataDir}`);
+    expect(failed).to.match(/short write|full/);
+    expect(run.lines).to.include('later rejected onError 1');
+    const printed = confirmedSeqs(run.lines);
+    expect(printed.length).to.be.greaterThan(0);
+
+    store = openLmdbStore(dataDir);
+    const a = new Set(store.messages.readEntries('a', 0, 1e9).map((e) => e.seq));
+    for (const seq of printed) expect(a.has(seq), `seq ${seq}`).to.equal(true);
+    expect(store.verify().problems).to.deep.equal([]);
+    const msg = makeMessage(store.messages.nextMessageId());
+    store.messages.enqueue('a', makeEntry(1e6, msg.id), msg); // writable again once the cause is gone
+    await store.messages.sync();
+  });
+
+  it('stops accepting writes after a failed commit and says so on every sync()', async () => {
+    const errors: Error[] = [];
+    store = openLmdbStore(dataDir, { onError: (e) => errors.push(e) });
+    const ms = store.messages;
+    const msg = makeMessage(ms.nextMessageId());
+    ms.enqueue('q', makeEntry(1, msg.id), msg);
+    await ms.sync();
+    // Move the chain counter behind the store's back, as a second writer would.
+    const meta = (store as unknown as { core: { meta: { putSync(k: Buffer, v: Buffer, version: number): boolean } } }).core.meta;
+    meta.putSync(Buffer.from('turn'), Buffer.from([1]), 12345);
+    const m2 = makeMessage(ms.nextMessageId());
+    ms.enqueue('q', makeEntry(2, m2.id), m2);
+    const err = await ms.sync().then(() => undefined, (e: Error) => e);
+    expect(err?.message).to.match(/another process writing/);
+    expect(errors).to.have.length(1);
+    ms.enqueue('q', makeEntry(3, m2.id), m2); // ignored
+    expect(await ms.sync().then(() => 'resolved', () => 'rejected')).to.equal('rejected');
+    expect(ms.readEntries('q', 0, 10).map((e) => e.seq)).to.deep.equal([1, 2]);
+    await store.close().catch(() => undefined);
+    store = openLmdbStore(dataDir);
+    expect(store.messages.readEntries('q', 0, 10).map((e) => e.seq)).to.deep.equal([1]);
+  });
+
+  it('opens a large store without reading its entries', async () => {
+    store = openLmdbStore(dataDir);
+    const ms = store.messages;
+    for (let turn = 0; turn < 5; turn++) {
+      for (let i = 0; i < 10_000; i++) {
+        const msg = makeMessage(ms.nextMessageId(), 'x');
+        ms.enqueue('big', makeEntry(turn * 10_000 + i, msg.id), msg);
+      }
+      await ms.sync();
+    }
+    await store.close();
+    const started = process.hrtime.bigint();
+    store = openLmdbStore(dataDir);
+    const ms2 = store.messages;
+    expect(ms2.countEntries('big')).to.deep.equal({ messages: 50_000, bytes: 50_000 });
+    expect(Number(process.hrtime.bigint() - started) / 1e6).to.be.below(200);
+    expect(ms2.lastSeq('big')).to.equal(49_999);
+    expect(ms2.readEntries('big', 25_000, 2).map((e) => e.seq)).to.deep.equal([25_000, 25_001]);
+  });
+
+  it('grows the map beyond its initial size by itself', async () => {
+    store = openLmdbStore(dataDir, { mapSize: 256 * 1024 });
+    const ms = store.messages;
+    for (let i = 0; i < 40; i++) {
+      const msg = { ...makeMessage(ms.nextMessageId()), body: Buffer.alloc(64 * 1024, i) };
+      ms.enqueue('q', makeEntry(i, msg.id), msg);
+    }
+    await ms.sync();
+    expect(ms.countEntries('q')).to.deep.equal({ messages: 40, bytes: 40 * 64 * 1024 });
+    expect(ms.readMessage(ms.readEntries('q', 39, 1)[0]!.msgId)!.body[0]).to.equal(39);
+  });
+
+  it('keeps the data file small however big the map is', async () => {
+    store = openLmdbStore(dataDir, { mapSize: 2 ** 34 });
+    const msg = makeMessage(store.messages.nextMessageId());
+    store.messages.enqueue('q', makeEntry(1, msg.id), msg);
+    await store.messages.sync();
+    expect(fs.statSync(path.join(dataDir, 'data.mdb')).size).to.be.below(2 ** 20);
+  });
+});

@@ -1,0 +1,145 @@
+/**
+ * Model check: random operations, applied to the memory store (the model) and the LMDB store,
+ * must leave both answering every read the same way, whether the LMDB writes are still in
+ * the open batch, flushed but not committed, committed, or reloaded after a reopen.
+ */
+
+import path from 'node:path';
+import { expect } from 'chai';
+import { openLmdbStore, type LmdbStore } from '../../src/store/lmdb-store.js';
+import { openMemoryStore } from '../../src/store/memory-store.js';
+import type { MessageStore, PersistedMessage } from '../../src/store/message-store.js';
+import { makeEntry } from './store-contract.js';
+import { makeTmpDir, removeDir } from './tmp-dir.js';
+
+/** Small deterministic PRNG (mulberry32), so a failure replays. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const QUEUES = ['q0', 'q1', 'q2', '/\u0000q3'];
+
+function compare(model: MessageStore, lmdb: MessageStore, ids: number[], where: string): void {
+  expect(lmdb.queues().sort(), `${where}: queues`).to.deep.equal(model.queues().sort());
+  for (const q of QUEUES) {
+    expect(lmdb.readEntries(q, 0, 1e9), `${where}: entries of ${q}`).to.deep.equal(model.readEntries(q, 0, 1e9));
+    expect(lmdb.readEntries(q, 7, 3), `${where}: page of ${q}`).to.deep.equal(model.readEntries(q, 7, 3));
+    expect(lmdb.countEntries(q), `${where}: counts of ${q}`).to.deep.equal(model.countEntries(q));
+    expect(lmdb.lastSeq(q), `${where}: lastSeq of ${q}`).to.equal(model.lastSeq(q));
+  }
+  for (const id of ids) {
+    const a = model.readMessage(id);
+    const b = lmdb.readMessage(id);
+    expect(b === undefined, `${where}: message ${id} presence`).to.equal(a === undefined);
+    if (a && b) {
+      expect(b.header.toString(), `${where}: header ${id}`).to.equal(a.header.toString());
+      expect(b.body.toString(), `${where}: body ${id}`).to.equal(a.body.toString());
+      expect(b.routingKey).to.equal(a.routingKey);
+    }
+  }
+}
+
+describe('LMDB store matches the memory model under random operations', () => {
+  const seeds = process.env.STORE_MODEL_SEEDS ? Array.from({ length: Number(process.env.STORE_MODEL_SEEDS) }, (_, i) => i + 1) : [1, 2, 3];
+  for (const seed of seeds) {
+    it(`seed ${seed}`, async function () {
+      this.timeout(20_000);
+      const dir = makeTmpDir();
+      const dataDir = path.join(dir, 'store');
+      const model = openMemoryStore().messages;
+      let lmdb: LmdbStore = openLmdbStore(dataDir);
+      const random = rng(seed);
+      const pick = <T>(xs: T[]): T => xs[Math.floor(random() * xs.length)]!;
+      const ids: number[] = [];
+      const nextSeq = new Map<string, number>(QUEUES.map((q) => [q, 0]));
+      let id = 1_000;
+      const both = (f: (s: MessageStore) => void): void => {
+        let modelError: unknown;
+        try {
+          f(model);
+        } catch (err) {
+          modelError = err;
+        }
+        if (modelError) expect(() => f(lmdb.messages)).to.throw();
+        else f(lmdb.messages);
+      };
+      const existingSeq = (q: string): number | undefined => {
+        const entries = model.readEntries(q, 0, 1e9);
+        return entries.length ? pick(entries).seq : undefined;
+      };
+      try {
+        for (let step = 0; step < 1500; step++) {
+          const r = random();
+          if (r < 0.35) {
+            const msg: PersistedMessage = { id: ++id, exchange: 'x', routingKey: `rk${id}`, header: Buffer.from(`h${id}`), body: Buffer.from(`body ${id}`.repeat(1 + (id % 3))) };
+            ids.push(msg.id);
+            const targets = QUEUES.filter(() => random() < 0.4);
+            for (const q of targets.length ? targets : [pick(QUEUES)]) {
+              const reuse = random() < 0.05 ? existingSeq(q) : undefined;
+              const seq = reuse ?? nextSeq.get(q)!;
+              if (reuse === undefined) nextSeq.set(q, seq + 1 + Math.floor(random() * 2));
+              both((s) => s.enqueue(q, makeEntry(seq, msg.id), msg));
+            }
+          } else if (r < 0.6) {
+            const q = pick(QUEUES);
+            const seq = random() < 0.9 ? existingSeq(q) ?? 0 : 999_999;
+            both((s) => s.remove(q, seq));
+          } else if (r < 0.72) {
+            const q = pick(QUEUES);
+            const seq = existingSeq(q);
+            if (seq === undefined) continue;
+            const cur = model.readEntries(q, seq, 1)[0]!;
+            const e = { ...cur, redelivered: true, deliveryCount: cur.deliveryCount + 1, expiresAt: random() < 0.5 ? 0 : 1e12 + step };
+            both((s) => s.update(q, e));
+          } else if (r < 0.85) {
+            const from = pick(QUEUES);
+            const to = pick(QUEUES);
+            const seq = existingSeq(from);
+            if (seq === undefined) continue;
+            const cur = model.readEntries(from, seq, 1)[0]!;
+            const old = model.readMessage(cur.msgId)!;
+            const toSeq = nextSeq.get(to)!;
+            nextSeq.set(to, toSeq + 1);
+            const mode = random();
+            const msg: PersistedMessage =
+              mode < 0.4
+                ? { ...old, id: ++id, header: Buffer.from(`dead ${id}`) } // new id, rewritten header
+                : mode < 0.7
+                  ? old // unchanged
+                  : { ...old, header: Buffer.from(`rewritten in place ${step}`) }; // throws when shared
+            if (msg.id !== old.id) ids.push(msg.id);
+            both((s) => s.move(from, seq, to, makeEntry(toSeq, msg.id, { redelivered: true }), msg));
+          } else if (r < 0.87) {
+            const q = pick(QUEUES);
+            both((s) => s.deleteQueue(q));
+          } else if (r < 0.93) {
+            await new Promise((resolve) => setImmediate(resolve)); // flush, commit still in flight
+            compare(model, lmdb.messages, ids, `step ${step} (in flight)`);
+          } else if (r < 0.98) {
+            await lmdb.messages.sync();
+            compare(model, lmdb.messages, ids, `step ${step} (synced)`);
+          } else {
+            await lmdb.close();
+            lmdb = openLmdbStore(dataDir);
+            expect(lmdb.verify().problems).to.deep.equal([]);
+            compare(model, lmdb.messages, ids, `step ${step} (reopened)`);
+          }
+        }
+        compare(model, lmdb.messages, ids, 'end');
+        await lmdb.messages.sync();
+        expect(lmdb.messages.stats()).to.deep.equal(model.stats());
+        expect(lmdb.verify().problems).to.deep.equal([]);
+      } finally {
+        await lmdb.close().catch(() => undefined);
+        removeDir(dir);
+      }
+    });
+  }
+});
