@@ -1,0 +1,181 @@
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { SystemClock, type Clock } from './clock.js';
+import { resolveConfig, type BrokerConfig, type BrokerOptions } from './config.js';
+import { Connection } from './connection/connection.js';
+import type { BrokerContext } from './connection/context.js';
+import { ReplyCode, replyText } from './errors.js';
+import { defaultExchangeTypes, type ExchangeTypeRegistry } from './exchange/exchange-type.js';
+import { decodeTable } from './frame/field-table.js';
+import { createLogger, type Logger } from './log.js';
+import { CommitBatcher } from './queue/commit-batcher.js';
+import { Message } from './queue/message.js';
+import { openLmdbStore } from './store/lmdb-store.js';
+import { openMemoryStore } from './store/memory-store.js';
+import type { Store } from './store/message-store.js';
+import { VHost } from './vhost/vhost.js';
+
+/**
+ * The composition root: builds config, logger, clock, store and vhosts, recovers durable state,
+ * and accepts connections. Nothing in Warren is a singleton, so several brokers can share a
+ * process (tests do).
+ */
+export class Broker implements BrokerContext {
+  readonly config: BrokerConfig;
+  readonly log: Logger;
+  readonly clock: Clock;
+  readonly store: Store;
+  readonly commits: CommitBatcher;
+  readonly exchangeTypes: ExchangeTypeRegistry;
+  readonly vhosts = new Map<string, VHost>();
+  readonly connections = new Set<Connection>();
+  private server: Server | undefined;
+  private connectionIds = 0;
+  private closing: Promise<void> | undefined;
+
+  constructor(options: BrokerOptions = {}) {
+    const { clock, logger, ...rest } = options;
+    this.config = resolveConfig(rest);
+    this.log = logger ?? createLogger(this.config.logLevel);
+    this.clock = clock ?? new SystemClock();
+    if (this.config.dataDir) {
+      mkdirSync(this.config.dataDir, { recursive: true });
+      this.store = openLmdbStore(join(this.config.dataDir, 'store'), { log: (m) => this.log.info(m) });
+    } else {
+      this.store = openMemoryStore();
+    }
+    this.commits = new CommitBatcher(this.store.messages);
+    this.exchangeTypes = defaultExchangeTypes();
+    for (const name of this.config.vhosts) {
+      this.vhosts.set(name, new VHost(name, {
+        log: this.log,
+        clock: this.clock,
+        exchangeTypes: this.exchangeTypes,
+        metadata: this.store.metadata,
+        queueDeps: { log: this.log, clock: this.clock, store: this.store.messages },
+        nextMessageId: () => this.nextMessageId(),
+      }));
+    }
+    this.recover();
+  }
+
+  nextMessageId(): number {
+    return this.store.messages.nextMessageId();
+  }
+
+  /** Present while the broker is stopped after a clean shutdown. */
+  private get cleanShutdownMarker(): string | undefined {
+    return this.config.dataDir ? join(this.config.dataDir, 'clean-shutdown') : undefined;
+  }
+
+  /**
+   * Rebuilds durable exchanges, queues, bindings and queue contents from the store. After a
+   * crash, delivery marks written just before it may not have reached the disk, so every
+   * recovered message is flagged redelivered: consumers may see a duplicate, never a false
+   * "first delivery".
+   */
+  private recover(): void {
+    const started = Date.now();
+    const marker = this.cleanShutdownMarker;
+    const crashed = marker !== undefined && !existsSync(marker);
+    if (marker) rmSync(marker, { force: true });
+    const { exchanges, queues, bindings } = this.store.metadata.load();
+    for (const r of exchanges) {
+      const vhost = this.vhosts.get(r.vhost);
+      if (!vhost || vhost.exchanges.has(r.name) || !this.exchangeTypes.get(r.type)) continue;
+      vhost.createExchange(r.name, r.type, true, r.autoDelete, r.internal, decodeTable(r.arguments, 0).table);
+    }
+    let messages = 0;
+    for (const r of queues) {
+      const vhost = this.vhosts.get(r.vhost);
+      if (!vhost || vhost.queues.has(r.name)) continue;
+      const q = vhost.createQueue(r.name, true, null, r.autoDelete, decodeTable(r.arguments, 0).table);
+      let from = 0;
+      for (;;) {
+        const entries = this.store.messages.readEntries(q.storeKey, from, 10000);
+        if (entries.length === 0) break;
+        for (const e of entries) {
+          const stored = this.store.messages.readMessage(e.msgId);
+          if (!stored) continue;
+          const msg = new Message(stored.id, stored.exchange, stored.routingKey, stored.header, stored.body);
+          // A message that had been delivered comes back marked redelivered, as in RabbitMQ.
+          q.restore({ seq: e.seq, msg, redelivered: e.redelivered || crashed, deliveryCount: e.deliveryCount, expiresAt: e.expiresAt, persisted: true });
+          messages++;
+        }
+        from = (entries[entries.length - 1]?.seq ?? from) + 1;
+      }
+      q.restored();
+    }
+    for (const r of bindings) {
+      const vhost = this.vhosts.get(r.vhost);
+      const source = vhost?.exchanges.get(r.source);
+      const destination = r.destinationKind === 'queue' ? vhost?.queues.get(r.destination) : vhost?.exchanges.get(r.destination);
+      if (!vhost || !source || !destination) continue;
+      vhost.bind(source, destination, r.routingKey, decodeTable(r.arguments, 0).table);
+    }
+    if (queues.length || exchanges.length) {
+      this.log.info({ exchanges: exchanges.length, queues: queues.length, messages, crashed, ms: Date.now() - started }, 'recovered durable state');
+    }
+  }
+
+  /** Starts listening; resolves with the bound port. */
+  listen(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const server = createServer({ noDelay: true }, (socket) => this.accept(socket));
+      this.server = server;
+      server.once('error', reject);
+      server.listen(this.config.port, this.config.host, () => {
+        server.off('error', reject);
+        const port = (server.address() as AddressInfo).port;
+        this.log.info({ host: this.config.host, port }, `warren listening on ${this.config.host}:${port}`);
+        resolve(port);
+      });
+    });
+  }
+
+  private accept(socket: Socket): void {
+    if (this.closing) {
+      socket.destroy();
+      return;
+    }
+    const conn = new Connection(socket, this, ++this.connectionIds);
+    this.connections.add(conn);
+    conn.onClosed(() => this.connections.delete(conn));
+  }
+
+  /** Closes every connection with 320 CONNECTION_FORCED, stops listening and closes the store. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.log.info('shutting down');
+      const text = replyText(ReplyCode.CONNECTION_FORCED, "broker forced connection closure with reason 'shutdown'");
+      const closed = [...this.connections].map((conn) => new Promise<void>((resolve) => {
+        conn.onClosed(resolve);
+        conn.closeWithError(ReplyCode.CONNECTION_FORCED, text, 0, 0);
+        if (conn.state === 'closed') resolve();
+      }));
+      await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+      await Promise.race([Promise.all(closed), new Promise((r) => setTimeout(r, this.config.closeTimeout).unref())]);
+      for (const conn of this.connections) conn.destroy();
+      await this.store.close();
+      if (this.cleanShutdownMarker) writeFileSync(this.cleanShutdownMarker, new Date().toISOString());
+    })();
+    return this.closing;
+  }
+}
+
+export interface RunningBroker {
+  /** amqp://guest:guest@host:port */
+  url: string;
+  port: number;
+  broker: Broker;
+  close(): Promise<void>;
+}
+
+/** Starts a broker (e.g. `await startBroker({ port: 0 })` in a test suite). */
+export async function startBroker(options: BrokerOptions = {}): Promise<RunningBroker> {
+  const broker = new Broker({ host: '127.0.0.1', logLevel: 'warn', ...options });
+  const port = await broker.listen();
+  const host = broker.config.host === '0.0.0.0' ? 'localhost' : broker.config.host;
+  return { url: `amqp://guest:guest@${host}:${port}`, port, broker, close: () => broker.close() };
+}

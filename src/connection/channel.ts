@@ -1,0 +1,406 @@
+import { randomBytes } from 'node:crypto';
+import { AmqpError, ConnectionError, notFound, preconditionFailed, ReplyCode } from '../errors.js';
+import { encodeBasicDeliver, encodeBasicAck, encodeBasicNack } from '../frame/fast.js';
+import {
+  encodeMethodFrame, type BasicPublishArgs, type Method, type MethodArgsInput, type MethodName,
+} from '../frame/generated/methods.js';
+import { readBodySize } from '../frame/generated/properties.js';
+import type { Consumer, ConsumerHost } from '../queue/consumer.js';
+import type { Queue } from '../queue/queue.js';
+import type { QueuedMessage } from '../queue/queued-message.js';
+import type { Connection } from './connection.js';
+import { publishContent } from './handlers/basic.js';
+import { channelHandlers } from './handlers/index.js';
+
+/** A message delivered on this channel and not yet acknowledged. */
+export interface Delivery {
+  tag: number;
+  queue: Queue;
+  entry: QueuedMessage;
+  /** null for basic.get deliveries. */
+  consumer: Consumer | null;
+}
+
+interface PendingContent {
+  args: BasicPublishArgs;
+  header: Buffer | null;
+  bodySize: number;
+  received: number;
+  chunks: Buffer[];
+}
+
+/**
+ * One AMQP channel: content assembly (method → header → body), consumers and their unacked
+ * deliveries, prefetch limits, and publisher-confirm bookkeeping.
+ */
+export class Channel implements ConsumerHost {
+  /** channel.open has been handled. */
+  opened = false;
+  /** tx.select was seen (transactions are not supported yet: see handlers/index.ts). */
+  txMode = false;
+  /** Set once the server sent channel.close; everything but close/close-ok is ignored. */
+  closing = false;
+  private released = false;
+  private content: PendingContent | null = null;
+
+  readonly consumers = new Map<string, Consumer>();
+  /** Unacked deliveries by tag; Map order is tag order. */
+  readonly unacked = new Map<number, Delivery>();
+  private nextTag = 1;
+  /** Unacked deliveries made to consumers (basic.get ones do not count against prefetch). */
+  private consumerUnacked = 0;
+  /** basic.qos global=false: the prefetch each new consumer gets. */
+  consumerPrefetch = 0;
+  /** basic.qos global=true: a limit shared by all consumers of the channel. */
+  globalPrefetch = 0;
+  /** The last queue this channel declared; '' in later methods means this one. */
+  lastQueueName: string | null = null;
+
+  // publisher confirms
+  confirmMode = false;
+  private publishSeq = 0;
+  /** Seqs waiting for a store commit, in order. */
+  private awaitingDisk: number[] = [];
+  private awaitingDiskHead = 0;
+  private readyAcks: number[] = [];
+  private readyNacks: number[] = [];
+  private confirmFlushScheduled = false;
+  private diskBatch: { generation: number; upTo: number } | null = null;
+
+  constructor(
+    readonly id: number,
+    readonly conn: Connection,
+  ) {}
+
+  get vhost() {
+    return this.conn.vhost!;
+  }
+
+  send<N extends MethodName>(name: N, args: MethodArgsInput<N>): void {
+    this.conn.send(this.id, name, args);
+  }
+
+  // ---- input --------------------------------------------------------------------------------
+
+  onMethod(method: Method): void {
+    if (this.closing) {
+      // After our channel.close only close-ok (or a crossing close) matters (rabbit_channel).
+      if (method.name === 'channel.close-ok') this.finishClose();
+      else if (method.name === 'channel.close') this.send('channel.close-ok', {});
+      return;
+    }
+    if (this.content) {
+      throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, 'expected content header for class 60, got non content header frame instead').at(60, 40);
+    }
+    const handler = channelHandlers[method.name] as ((ch: Channel, args: unknown) => void) | undefined;
+    if (!handler) {
+      throw new ConnectionError(ReplyCode.COMMAND_INVALID, 'unimplemented method').at(method.classId, method.methodId);
+    }
+    try {
+      handler(this, method.args);
+    } catch (err) {
+      if (err instanceof AmqpError) err.at(method.classId, method.methodId);
+      throw err;
+    }
+  }
+
+  /** basic.publish arrived: its content header and body frames follow. */
+  startContent(args: BasicPublishArgs): void {
+    this.content = { args, header: null, bodySize: 0, received: 0, chunks: [] };
+  }
+
+  onHeader(payload: Buffer): void {
+    if (this.closing) return;
+    const c = this.content;
+    if (!c || c.header) {
+      if (c) throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, 'expected content body, got non content body frame instead').at(60, 40);
+      throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, 'expected method frame, got non method frame instead');
+    }
+    if (payload.length < 14) throw new ConnectionError(ReplyCode.FRAME_ERROR, 'content header frame too short').at(60, 40);
+    const classId = payload.readUInt16BE(0);
+    const weight = payload.readUInt16BE(2);
+    if (classId !== 60 || weight !== 0) {
+      throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, `expected content header for class 60, got one for class ${classId} instead`).at(60, 40);
+    }
+    c.header = payload;
+    c.bodySize = readBodySize(payload);
+    if (c.bodySize === 0) this.completeContent(Buffer.alloc(0));
+  }
+
+  onBody(payload: Buffer): void {
+    if (this.closing) return;
+    const c = this.content;
+    if (!c || !c.header) {
+      if (c) throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, 'expected content header for class 60, got non content header frame instead').at(60, 40);
+      throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, 'expected method frame, got non method frame instead');
+    }
+    c.received += payload.length;
+    if (c.received > c.bodySize) {
+      throw new ConnectionError(ReplyCode.FRAME_ERROR, `content body larger than the ${c.bodySize} bytes announced in its header`).at(60, 40);
+    }
+    if (c.received === c.bodySize && c.chunks.length === 0) {
+      this.completeContent(payload);
+      return;
+    }
+    c.chunks.push(payload);
+    if (c.received === c.bodySize) this.completeContent(Buffer.concat(c.chunks, c.bodySize));
+  }
+
+  private completeContent(body: Buffer): void {
+    const c = this.content as PendingContent;
+    this.content = null;
+    try {
+      publishContent(this, c.args, c.header as Buffer, body);
+    } catch (err) {
+      if (err instanceof AmqpError) err.at(60, 40);
+      throw err;
+    }
+  }
+
+  // ---- publisher confirms -------------------------------------------------------------------
+
+  /** Assigns the next publish sequence number (confirm mode). */
+  nextPublishSeq(): number {
+    return ++this.publishSeq;
+  }
+
+  /** The message with seq is routed and enqueued; durable is true when a store commit holds it. */
+  confirmWhenSafe(seq: number, durable: boolean): void {
+    if (!durable) {
+      this.readyAcks.push(seq);
+      this.scheduleConfirmFlush();
+      return;
+    }
+    this.awaitingDisk.push(seq);
+    const commits = this.conn.broker.commits;
+    // One callback per channel per commit batch, not one per message.
+    if (this.diskBatch && this.diskBatch.generation === commits.generation) {
+      this.diskBatch.upTo = seq;
+      return;
+    }
+    const batch = { generation: commits.generation, upTo: seq };
+    this.diskBatch = batch;
+    commits.whenDurable((err) => this.diskCommitted(batch.upTo, err));
+  }
+
+  /** basic.nack to a confirming publisher (reject-publish overflow, store failure). */
+  nackPublish(seq: number): void {
+    this.readyNacks.push(seq);
+    this.scheduleConfirmFlush();
+  }
+
+  private diskCommitted(upTo: number, err?: Error): void {
+    const out = err ? this.readyNacks : this.readyAcks;
+    while (this.awaitingDiskHead < this.awaitingDisk.length && (this.awaitingDisk[this.awaitingDiskHead] as number) <= upTo) {
+      out.push(this.awaitingDisk[this.awaitingDiskHead++] as number);
+    }
+    if (this.awaitingDiskHead === this.awaitingDisk.length) {
+      this.awaitingDisk = [];
+      this.awaitingDiskHead = 0;
+    }
+    this.scheduleConfirmFlush();
+  }
+
+  private scheduleConfirmFlush(): void {
+    if (this.confirmFlushScheduled) return;
+    this.confirmFlushScheduled = true;
+    queueMicrotask(() => this.flushConfirms());
+  }
+
+  /**
+   * Sends the confirms gathered this tick: nacks first, then one basic.ack with multiple=true
+   * for everything below the oldest still-unconfirmed seq, then single acks for the rest —
+   * rabbit_channel's coalesce_and_send.
+   */
+  private flushConfirms(): void {
+    this.confirmFlushScheduled = false;
+    if (this.closing || this.released) return;
+    const writer = this.conn.writer;
+    const cutoff = this.awaitingDiskHead < this.awaitingDisk.length ? (this.awaitingDisk[this.awaitingDiskHead] as number) : Infinity;
+    if (this.readyNacks.length > 0) {
+      const nacks = this.readyNacks.sort((a, b) => a - b);
+      this.readyNacks = [];
+      for (const seq of nacks) writer.write(encodeBasicNack(this.id, seq, false, false));
+    }
+    if (this.readyAcks.length === 0) return;
+    const acks = this.readyAcks;
+    this.readyAcks = [];
+    let sorted = true;
+    for (let i = 1; i < acks.length; i++) if ((acks[i] as number) < (acks[i - 1] as number)) { sorted = false; break; }
+    if (!sorted) acks.sort((a, b) => a - b);
+    let i = 0;
+    while (i < acks.length && (acks[i] as number) < cutoff) i++;
+    if (i === 1) writer.write(encodeBasicAck(this.id, acks[0] as number, false));
+    else if (i > 1) writer.write(encodeBasicAck(this.id, acks[i - 1] as number, true));
+    for (; i < acks.length; i++) writer.write(encodeBasicAck(this.id, acks[i] as number, false));
+  }
+
+  // ---- consumers and deliveries (ConsumerHost) ----------------------------------------------
+
+  canDeliver(consumer: Consumer): boolean {
+    if (this.closing || this.released || !this.conn.writable) return false;
+    if (consumer.noAck) return true;
+    return consumer.hasCredit && (this.globalPrefetch === 0 || this.consumerUnacked < this.globalPrefetch);
+  }
+
+  deliver(consumer: Consumer, queue: Queue, entry: QueuedMessage): void {
+    const tag = this.nextTag++;
+    if (consumer.noAck) {
+      queue.settle(entry, false);
+    } else {
+      this.unacked.set(tag, { tag, queue, entry, consumer });
+      consumer.unacked++;
+      this.consumerUnacked++;
+      queue.delivered(entry);
+    }
+    const msg = entry.msg;
+    this.conn.writer.writeContent(
+      this.id,
+      encodeBasicDeliver(this.id, consumer.tag, tag, entry.redelivered, msg.exchange, msg.routingKey),
+      msg.header,
+      msg.body,
+    );
+  }
+
+  /** basic.get-ok: delivers entry (taken from queue) outside any consumer. */
+  deliverGet(queue: Queue, entry: QueuedMessage, noAck: boolean): void {
+    const tag = this.nextTag++;
+    if (noAck) queue.settle(entry, false);
+    else {
+      this.unacked.set(tag, { tag, queue, entry, consumer: null });
+      queue.delivered(entry);
+    }
+    const msg = entry.msg;
+    this.conn.writer.writeContent(
+      this.id,
+      encodeMethodFrame(this.id, 'basic.get-ok', {
+        deliveryTag: tag, redelivered: entry.redelivered, exchange: msg.exchange, routingKey: msg.routingKey,
+        messageCount: queue.messageCount,
+      }),
+      msg.header,
+      msg.body,
+    );
+  }
+
+  cancelledByServer(consumer: Consumer): void {
+    if (!this.consumers.delete(consumer.tag)) return;
+    const notify = this.conn.capabilities['consumer_cancel_notify'];
+    if (notify && notify.type === 't' && notify.value && !this.closing) {
+      this.send('basic.cancel', { consumerTag: consumer.tag, noWait: true });
+    }
+  }
+
+  /** Socket drained or capacity freed: let every queue this channel consumes from dispatch. */
+  resumeDelivery(): void {
+    for (const c of this.consumers.values()) c.queue.maybeDispatch();
+  }
+
+  // ---- acknowledgements ---------------------------------------------------------------------
+
+  /** Removes and returns the deliveries an ack/nack with (tag, multiple) names (collect_acks). */
+  takeDeliveries(tag: number, multiple: boolean): Delivery[] {
+    if (multiple && tag === 0) {
+      const all = [...this.unacked.values()];
+      this.unacked.clear();
+      return all;
+    }
+    if (!this.unacked.has(tag)) throw preconditionFailed(`unknown delivery tag ${tag}`);
+    if (!multiple) {
+      const d = this.unacked.get(tag) as Delivery;
+      this.unacked.delete(tag);
+      return [d];
+    }
+    const taken: Delivery[] = [];
+    for (const [t, d] of this.unacked) {
+      if (t > tag) break;
+      taken.push(d);
+      this.unacked.delete(t);
+    }
+    return taken;
+  }
+
+  ack(deliveries: Delivery[]): void {
+    for (const d of deliveries) {
+      this.releaseCredit(d);
+      d.queue.settle(d.entry, true);
+    }
+    this.afterCreditReleased();
+  }
+
+  /** nack/reject: requeue (to the original positions) or drop. */
+  reject(deliveries: Delivery[], requeue: boolean): void {
+    for (const d of deliveries) this.releaseCredit(d);
+    for (const [queue, entries] of groupByQueue(deliveries)) {
+      if (requeue) queue.requeue(entries);
+      else queue.discard(entries);
+    }
+    this.afterCreditReleased();
+  }
+
+  private releaseCredit(d: Delivery): void {
+    if (d.consumer) {
+      d.consumer.unacked--;
+      this.consumerUnacked--;
+    }
+  }
+
+  private afterCreditReleased(): void {
+    if (this.globalPrefetch > 0) this.resumeDelivery();
+  }
+
+  /** A server-generated consumer tag, shaped like RabbitMQ's (amq.ctag- and 22 characters). */
+  generateConsumerTag(): string {
+    return `amq.ctag-${randomBytes(16).toString('base64url')}`;
+  }
+
+  // ---- closing ------------------------------------------------------------------------------
+
+  /** Cancels consumers and requeues unacked messages, in order (channel or connection closed). */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.content = null;
+    for (const c of this.consumers.values()) c.queue.removeConsumer(c);
+    this.consumers.clear();
+    const all = [...this.unacked.values()];
+    this.unacked.clear();
+    this.consumerUnacked = 0;
+    for (const [queue, entries] of groupByQueue(all)) queue.requeue(entries);
+  }
+
+  /** Soft error: tell the client with channel.close and wait for its close-ok. */
+  closeByServer(err: AmqpError): void {
+    this.closing = true;
+    this.release();
+    this.send('channel.close', { replyCode: err.replyCode, replyText: err.replyText, classId: err.classId, methodId: err.methodId });
+  }
+
+  /** The client's channel.close. */
+  closeByClient(): void {
+    this.release();
+    this.send('channel.close-ok', {});
+    this.conn.channelClosed(this);
+  }
+
+  private finishClose(): void {
+    this.conn.channelClosed(this);
+  }
+
+  /** Resolves '' to the channel's last declared queue, as RabbitMQ does. */
+  queueName(name: string): string {
+    if (name !== '') return name;
+    if (this.lastQueueName === null) throw notFound('no previously declared queue');
+    return this.lastQueueName;
+  }
+}
+
+/** Deliveries grouped by queue, each group in delivery-tag order. */
+function groupByQueue(deliveries: Delivery[]): Map<Queue, QueuedMessage[]> {
+  const byQueue = new Map<Queue, QueuedMessage[]>();
+  for (const d of deliveries) {
+    let list = byQueue.get(d.queue);
+    if (!list) byQueue.set(d.queue, (list = []));
+    list.push(d.entry);
+  }
+  return byQueue;
+}

@@ -1,0 +1,339 @@
+import type { Socket } from 'node:net';
+import type { Timer } from '../clock.js';
+import { AmqpError, ChannelError, ConnectionError, ReplyCode, replyText } from '../errors.js';
+import { F, type FieldTable } from '../frame/field-table.js';
+import { FRAME_BODY, FRAME_HEADER, FRAME_HEARTBEAT, FRAME_METHOD, FrameReader } from '../frame/frame-reader.js';
+import { FrameWriter, HEARTBEAT_FRAME } from '../frame/frame-writer.js';
+import { decodeMethod, encodeMethodFrame, type MethodArgsInput, type MethodName } from '../frame/generated/methods.js';
+import { AMQP_0_9_1_HEADER, checkProtocolHeader } from '../frame/protocol-header.js';
+import type { Logger } from '../log.js';
+import type { VHost } from '../vhost/vhost.js';
+import { Channel } from './channel.js';
+import type { BrokerContext } from './context.js';
+import { handleConnectionMethod } from './handlers/connection.js';
+
+type State = 'awaiting-header' | 'starting' | 'tuning' | 'opening' | 'open' | 'closing' | 'closed';
+
+/**
+ * One client socket: the handshake, heartbeats, the channel table and the outbound frame
+ * writer. Frames are handled synchronously as they are read; protocol errors thrown by
+ * handlers become channel.close (soft) or connection.close (hard) here and nowhere else.
+ */
+export class Connection {
+  state: State = 'awaiting-header';
+  readonly log: Logger;
+  readonly writer: FrameWriter;
+  private readonly reader: FrameReader;
+  readonly channels = new Map<number, Channel>();
+  vhost: VHost | undefined;
+  username = '';
+  clientProperties: FieldTable = {};
+  /** Client capabilities from connection.start-ok (consumer_cancel_notify, ...). */
+  capabilities: FieldTable = {};
+  frameMax: number;
+  channelMax: number;
+  heartbeat = 0;
+  /** False while the socket's buffer is full; consumers stop until 'drain'. */
+  writable = true;
+  private headerBuf: Buffer | null = null;
+  private lastReceived = 0;
+  private lastSentBytes = -1;
+  private heartbeatTimer: Timer | undefined;
+  private handshakeTimer: Timer | undefined;
+  private closeTimer: Timer | undefined;
+  private readonly onClosedHooks: Array<() => void> = [];
+
+  constructor(
+    readonly socket: Socket,
+    readonly broker: BrokerContext,
+    readonly id: number,
+  ) {
+    const { config } = broker;
+    this.frameMax = config.frameMax;
+    this.channelMax = config.channelMax;
+    this.log = broker.log.child({ conn: id, peer: `${socket.remoteAddress}:${socket.remotePort}` });
+    this.reader = new FrameReader(config.frameMax);
+    this.writer = new FrameWriter(socket, config.frameMax);
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('drain', () => this.onDrain());
+    socket.on('error', (err) => this.log.debug({ err: err.message }, 'socket error'));
+    socket.on('close', () => this.onSocketClosed());
+    this.handshakeTimer = broker.clock.setTimeout(() => {
+      if (this.state !== 'open' && this.state !== 'closed') {
+        this.log.info('handshake timed out');
+        this.destroy();
+      }
+    }, config.handshakeTimeout);
+  }
+
+  get isLoopback(): boolean {
+    const a = this.socket.remoteAddress ?? '';
+    return a.startsWith('127.') || a === '::1' || a.startsWith('::ffff:127.');
+  }
+
+  onClosed(hook: () => void): void {
+    this.onClosedHooks.push(hook);
+  }
+
+  // ---- input --------------------------------------------------------------------------------
+
+  private onData(chunk: Buffer): void {
+    if (this.state === 'closed') return;
+    this.lastReceived = this.broker.clock.now();
+    if (this.state === 'awaiting-header') {
+      chunk = this.headerBuf ? Buffer.concat([this.headerBuf, chunk]) : chunk;
+      const check = checkProtocolHeader(chunk);
+      if (check === 'incomplete') {
+        this.headerBuf = chunk;
+        return;
+      }
+      this.headerBuf = null;
+      if (check === 'mismatch') {
+        // The spec: answer with the protocol header we do speak, then close.
+        this.log.info('protocol header mismatch');
+        this.socket.end(AMQP_0_9_1_HEADER);
+        this.state = 'closed';
+        return;
+      }
+      this.sendStart();
+      chunk = chunk.subarray(8);
+      if (chunk.length === 0) return;
+    }
+    try {
+      this.reader.feed(chunk, this.onFrame);
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  private readonly onFrame = (type: number, channel: number, payload: Buffer): void => {
+    if (this.state === 'closed') return;
+    if (this.state === 'closing') {
+      // Waiting for connection.close-ok: everything else is discarded, as the spec asks.
+      if (type === FRAME_METHOD && channel === 0) this.onClosingMethod(payload);
+      return;
+    }
+    try {
+      if (type === FRAME_METHOD) this.onMethodFrame(channel, payload);
+      else if (type === FRAME_HEADER || type === FRAME_BODY) this.onContentFrame(type, channel, payload);
+      else if (type === FRAME_HEARTBEAT) {
+        if (channel !== 0) throw new ConnectionError(ReplyCode.FRAME_ERROR, `heartbeat frame on non-zero channel ${channel}`);
+      } else {
+        throw new ConnectionError(ReplyCode.FRAME_ERROR, `unknown frame type ${type}`);
+      }
+    } catch (err) {
+      if (err instanceof ChannelError && channel !== 0) {
+        const ch = this.channels.get(channel);
+        if (ch) {
+          this.closeChannel(ch, err);
+          return;
+        }
+      }
+      this.fail(err);
+    }
+  };
+
+  private onMethodFrame(channel: number, payload: Buffer): void {
+    const method = decodeMethod(payload);
+    if (channel === 0) {
+      handleConnectionMethod(this, method);
+      return;
+    }
+    if (this.state !== 'open') {
+      throw new ConnectionError(ReplyCode.COMMAND_INVALID, `unexpected method on channel ${channel} before connection.open`);
+    }
+    let ch = this.channels.get(channel);
+    if (!ch) {
+      if (method.name !== 'channel.open') {
+        throw new ConnectionError(ReplyCode.CHANNEL_ERROR, "expected 'channel.open'").at(method.classId, method.methodId);
+      }
+      if (channel > this.channelMax) {
+        throw new ConnectionError(ReplyCode.CHANNEL_ERROR, `channel number ${channel} exceeds the negotiated channel_max ${this.channelMax}`).at(method.classId, method.methodId);
+      }
+      ch = new Channel(channel, this);
+      this.channels.set(channel, ch);
+    }
+    ch.onMethod(method);
+  }
+
+  private onContentFrame(type: number, channel: number, payload: Buffer): void {
+    const ch = this.channels.get(channel);
+    if (!ch || channel === 0) {
+      throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, 'expected method frame, got non method frame instead');
+    }
+    if (type === FRAME_HEADER) ch.onHeader(payload);
+    else ch.onBody(payload);
+  }
+
+  private onClosingMethod(payload: Buffer): void {
+    let name: string;
+    try {
+      name = decodeMethod(payload).name;
+    } catch {
+      return;
+    }
+    if (name === 'connection.close-ok') this.destroy();
+    else if (name === 'connection.close') {
+      this.send(0, 'connection.close-ok', {});
+      this.writer.flush();
+      this.destroy();
+    }
+  }
+
+  // ---- output -------------------------------------------------------------------------------
+
+  send<N extends MethodName>(channel: number, name: N, args: MethodArgsInput<N>): void {
+    if (this.state === 'closed') return;
+    this.writer.write(encodeMethodFrame(channel, name, args));
+  }
+
+  private onDrain(): void {
+    this.writable = true;
+    for (const ch of this.channels.values()) ch.resumeDelivery();
+  }
+
+  /** Called by the writer when a coalesced write was buffered by the socket. */
+  private readonly onFlush = (ok: boolean): void => {
+    if (!ok) this.writable = false;
+  };
+
+  // ---- handshake (called from handlers/connection.ts) ---------------------------------------
+
+  private sendStart(): void {
+    this.state = 'starting';
+    this.writer.onFlush = this.onFlush;
+    const { config } = this.broker;
+    const capabilities: FieldTable = {
+      publisher_confirms: F.bool(true),
+      exchange_exchange_bindings: F.bool(true),
+      'basic.nack': F.bool(true),
+      consumer_cancel_notify: F.bool(true),
+      consumer_priorities: F.bool(true),
+      authentication_failure_close: F.bool(true),
+      per_consumer_qos: F.bool(true),
+    };
+    this.send(0, 'connection.start', {
+      versionMajor: 0,
+      versionMinor: 9,
+      serverProperties: {
+        capabilities: F.table(capabilities),
+        cluster_name: F.str('warren@localhost'),
+        copyright: F.str('Copyright (c) Warren contributors'),
+        information: F.str('Warren, an AMQP 0-9-1 broker compatible with RabbitMQ'),
+        platform: F.str(`Node.js ${process.version}`),
+        product: F.str(config.product),
+        version: F.str(config.version),
+      },
+      mechanisms: Buffer.from('PLAIN AMQPLAIN'),
+      locales: Buffer.from('en_US'),
+    });
+  }
+
+  /** connection.tune-ok accepted: start heartbeats with the negotiated interval. */
+  tuned(frameMax: number, channelMax: number, heartbeat: number): void {
+    this.frameMax = frameMax;
+    this.channelMax = channelMax;
+    this.heartbeat = heartbeat;
+    this.reader.frameMax = frameMax;
+    this.writer.frameMax = frameMax;
+    this.state = 'opening';
+    if (heartbeat > 0) this.scheduleHeartbeat();
+  }
+
+  opened(vhost: VHost): void {
+    this.vhost = vhost;
+    this.state = 'open';
+    this.handshakeTimer?.cancel();
+  }
+
+  private scheduleHeartbeat(): void {
+    const intervalMs = (this.heartbeat * 1000) / 2;
+    this.heartbeatTimer = this.broker.clock.setTimeout(() => {
+      if (this.state === 'closed') return;
+      const now = this.broker.clock.now();
+      // RabbitMQ drops a peer that has been silent for two heartbeat intervals.
+      if (now - this.lastReceived >= this.heartbeat * 2000) {
+        this.log.warn({ timeout: this.heartbeat }, `missed heartbeats from client, timeout: ${this.heartbeat}s`);
+        this.destroy();
+        return;
+      }
+      const sent = this.writer.bytesWritten;
+      if (sent === this.lastSentBytes) this.writer.write(HEARTBEAT_FRAME);
+      this.lastSentBytes = this.writer.bytesWritten;
+      this.scheduleHeartbeat();
+    }, intervalMs);
+  }
+
+  // ---- closing ------------------------------------------------------------------------------
+
+  /** Soft error: channel.close with the error's code; the channel waits for close-ok. */
+  closeChannel(ch: Channel, err: AmqpError): void {
+    this.log.info({ channel: ch.id, code: err.replyCode }, `channel error: ${err.replyText}`);
+    ch.closeByServer(err);
+  }
+
+  channelClosed(ch: Channel): void {
+    this.channels.delete(ch.id);
+  }
+
+  /** Turns anything thrown while handling input into the right connection.close. */
+  fail(err: unknown): void {
+    if (err instanceof AmqpError) {
+      this.closeWithError(err.replyCode, err.replyText, err.classId, err.methodId);
+      return;
+    }
+    this.log.error({ err }, 'internal error');
+    this.closeWithError(ReplyCode.INTERNAL_ERROR, replyText(ReplyCode.INTERNAL_ERROR, (err as Error)?.message ?? String(err)), 0, 0);
+  }
+
+  /** Sends connection.close and waits (bounded) for close-ok; channels are torn down now. */
+  closeWithError(code: number, text: string, classId: number, methodId: number): void {
+    if (this.state === 'closing' || this.state === 'closed') return;
+    if (code !== ReplyCode.CONNECTION_FORCED) this.log.warn({ code, classId, methodId }, `closing connection: ${text}`);
+    const wasOpen = this.state !== 'awaiting-header';
+    this.state = 'closing';
+    this.teardown();
+    if (!wasOpen) {
+      this.destroy();
+      return;
+    }
+    this.send(0, 'connection.close', { replyCode: code, replyText: text, classId, methodId });
+    this.writer.flush();
+    this.closeTimer = this.broker.clock.setTimeout(() => this.destroy(), this.broker.config.closeTimeout);
+  }
+
+  /** The client asked to close: reply close-ok and end the socket. */
+  closeByClient(): void {
+    this.teardown();
+    this.send(0, 'connection.close-ok', {});
+    this.writer.flush();
+    this.state = 'closed';
+    this.socket.end();
+  }
+
+  /** Releases channels (requeueing unacked messages) and exclusive queues. Idempotent. */
+  private teardown(): void {
+    for (const ch of this.channels.values()) ch.release();
+    this.channels.clear();
+    this.heartbeatTimer?.cancel();
+    this.handshakeTimer?.cancel();
+    this.vhost?.connectionClosed(this);
+  }
+
+  destroy(): void {
+    if (this.state !== 'closing') this.teardown();
+    this.state = 'closed';
+    this.closeTimer?.cancel();
+    this.socket.destroy();
+  }
+
+  private onSocketClosed(): void {
+    if (this.state !== 'closed' && this.state !== 'closing') this.teardown();
+    this.state = 'closed';
+    this.closeTimer?.cancel();
+    this.heartbeatTimer?.cancel();
+    this.handshakeTimer?.cancel();
+    for (const hook of this.onClosedHooks) hook();
+  }
+}

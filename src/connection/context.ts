@@ -1,0 +1,16 @@
+import type { Clock } from '../clock.js';
+import type { BrokerConfig } from '../config.js';
+import type { Logger } from '../log.js';
+import type { CommitBatcher } from '../queue/commit-batcher.js';
+import type { VHost } from '../vhost/vhost.js';
+
+/** What a connection needs from the broker that accepted it (no singletons: passed in). */
+export interface BrokerContext {
+  readonly config: BrokerConfig;
+  readonly log: Logger;
+  readonly clock: Clock;
+  readonly vhosts: ReadonlyMap<string, VHost>;
+  readonly commits: CommitBatcher;
+  /** A broker-wide unique message id. */
+  nextMessageId(): number;
+}

@@ -1,0 +1,153 @@
+import { accessRefused, ConnectionError, notFound, preconditionFailed, ReplyCode } from '../../errors.js';
+import type { FieldTable, FieldValue } from '../../frame/field-table.js';
+import type { BasicPublishArgs } from '../../frame/generated/methods.js';
+import { encodeMethodFrame } from '../../frame/generated/methods.js';
+import { decodeContentHeader } from '../../frame/generated/properties.js';
+import { Consumer } from '../../queue/consumer.js';
+import { Message } from '../../queue/message.js';
+import { parseExpiration } from '../../queue/queue-arguments.js';
+import { EnqueueResult, type Queue } from '../../queue/queue.js';
+import type { Channel } from '../channel.js';
+import type { ChannelHandlers } from './types.js';
+
+export const basicHandlers: ChannelHandlers = {
+  'basic.publish': (ch, args) => {
+    if (args.immediate) throw new ConnectionError(ReplyCode.NOT_IMPLEMENTED, 'immediate=true');
+    ch.startContent(args);
+  },
+
+  'basic.consume': (ch, args) => {
+    if (ch.consumers.has(args.consumerTag)) {
+      throw new ConnectionError(ReplyCode.NOT_ALLOWED, `attempt to reuse consumer tag '${args.consumerTag}'`);
+    }
+    const vhost = ch.vhost;
+    const queue = vhost.getQueue(ch.queueName(args.queue), ch.conn);
+    if (queue.hasExclusiveConsumer() || (args.exclusive && queue.consumerCount > 0)) {
+      throw accessRefused(`queue '${queue.name}' in vhost '${vhost.name}' in exclusive use`);
+    }
+    const tag = args.consumerTag === '' ? ch.generateConsumerTag() : args.consumerTag;
+    const consumer = new Consumer(
+      tag, ch, queue, args.noAck, args.exclusive, ch.consumerPrefetch, consumerPriority(args.arguments), args.arguments,
+    );
+    ch.consumers.set(tag, consumer);
+    if (!args.noWait) ch.send('basic.consume-ok', { consumerTag: tag });
+    queue.addConsumer(consumer);
+  },
+
+  'basic.cancel': (ch, args) => {
+    const consumer = ch.consumers.get(args.consumerTag);
+    if (consumer) {
+      ch.consumers.delete(args.consumerTag);
+      consumer.queue.removeConsumer(consumer);
+    }
+    // The spec asks us to answer a cancel of an unknown tag as if it had worked.
+    if (!args.noWait) ch.send('basic.cancel-ok', { consumerTag: args.consumerTag });
+  },
+
+  'basic.get': (ch, args) => {
+    const queue = ch.vhost.getQueue(ch.queueName(args.queue), ch.conn);
+    const entry = queue.take();
+    if (!entry) ch.send('basic.get-empty', { reserved1: '' });
+    else ch.deliverGet(queue, entry, args.noAck);
+  },
+
+  'basic.ack': (ch, args) => ch.ack(ch.takeDeliveries(args.deliveryTag, args.multiple)),
+  'basic.reject': (ch, args) => ch.reject(ch.takeDeliveries(args.deliveryTag, false), args.requeue),
+  'basic.nack': (ch, args) => ch.reject(ch.takeDeliveries(args.deliveryTag, args.multiple), args.requeue),
+
+  'basic.qos': (ch, args) => {
+    if (args.prefetchSize !== 0) {
+      throw new ConnectionError(ReplyCode.NOT_IMPLEMENTED, `prefetch_size!=0 (${args.prefetchSize})`);
+    }
+    // RabbitMQ's meaning (consumer-prefetch doc): global=false applies to each new consumer,
+    // global=true is shared by all consumers on the channel.
+    if (args.global) ch.globalPrefetch = args.prefetchCount;
+    else ch.consumerPrefetch = args.prefetchCount;
+    ch.send('basic.qos-ok', {});
+    ch.resumeDelivery();
+  },
+
+  'basic.recover': (ch, args) => {
+    recover(ch, args.requeue);
+    ch.send('basic.recover-ok', {});
+  },
+  'basic.recover-async': (ch, args) => recover(ch, args.requeue),
+};
+
+function recover(ch: Channel, requeue: boolean): void {
+  if (!requeue) throw new ConnectionError(ReplyCode.NOT_IMPLEMENTED, 'requeue=false');
+  ch.reject(ch.takeDeliveries(0, true), true);
+}
+
+function consumerPriority(args: FieldTable): number {
+  const p = args['x-priority'];
+  if (!p) return 0;
+  if (p.type === 'l') return Number(p.value);
+  if (typeof p.value === 'number' && 'bBsuIi'.includes(p.type)) return p.value;
+  throw preconditionFailed(`invalid arg 'x-priority' for consumer: expected an integer`);
+}
+
+/** Routing keys named by the CC and BCC headers (RabbitMQ's sender-selected distribution). */
+function senderSelectedKeys(value: FieldValue | undefined, into: string[]): void {
+  if (!value || value.type !== 'A') return;
+  for (const v of value.value) if (v.type === 'S') into.push(v.value.toString('utf8'));
+}
+
+/**
+ * A complete basic.publish (method, header, body): route it, enqueue it, and answer the
+ * publisher with basic.return (mandatory, unroutable) and, in confirm mode, basic.ack once the
+ * message is safe — in the store for persistent messages on durable queues.
+ */
+export function publishContent(ch: Channel, args: BasicPublishArgs, header: Buffer, body: Buffer): void {
+  const vhost = ch.vhost;
+  const exchange = vhost.exchanges.get(args.exchange);
+  if (!exchange) throw notFound(`no exchange '${args.exchange}' in vhost '${vhost.name}'`);
+  if (exchange.internal) throw accessRefused(`cannot publish to internal exchange '${exchange.name}' in vhost '${vhost.name}'`);
+  const properties = decodeContentHeader(header).properties;
+  if (properties.userId !== undefined && properties.userId !== ch.conn.username) {
+    throw preconditionFailed(`user_id property set to '${properties.userId}' but authenticated user was '${ch.conn.username}'`);
+  }
+  const headers = properties.headers;
+  const ttl = parseExpiration(properties.expiration);
+  let cc: string[] | undefined;
+  if (headers && (headers['CC'] || headers['BCC'])) {
+    cc = [];
+    senderSelectedKeys(headers['CC'], cc);
+    senderSelectedKeys(headers['BCC'], cc);
+  }
+  const queues = new Set<Queue>();
+  vhost.route(exchange, { routingKey: args.routingKey, ccRoutingKeys: cc, headers, properties: properties as Record<string, unknown> }, queues);
+
+  let msg = new Message(ch.conn.broker.nextMessageId(), args.exchange, args.routingKey, Message.compact(header), Message.compact(body), properties);
+  msg.ttl = ttl;
+  if (headers?.['BCC']) {
+    // BCC is removed before delivery (sender-selected distribution).
+    const { BCC: _bcc, ...rest } = headers;
+    msg = msg.withProperties(msg.id, msg.exchange, msg.routingKey, { ...properties, headers: rest });
+  }
+
+  const seq = ch.confirmMode ? ch.nextPublishSeq() : 0;
+  if (queues.size === 0) {
+    if (args.mandatory) {
+      ch.conn.writer.writeContent(
+        ch.id,
+        encodeMethodFrame(ch.id, 'basic.return', { replyCode: ReplyCode.NO_ROUTE, replyText: 'NO_ROUTE', exchange: args.exchange, routingKey: args.routingKey }),
+        msg.header,
+        msg.body,
+      );
+    }
+    if (seq) ch.confirmWhenSafe(seq, false);
+    return;
+  }
+  let durable = false;
+  let rejected = false;
+  for (const q of queues) {
+    const result = q.enqueue(msg);
+    if (result === EnqueueResult.Durable) durable = true;
+    else if (result === EnqueueResult.Rejected) rejected = true;
+  }
+  if (!seq) return;
+  // x-overflow=reject-publish: RabbitMQ nacks a message any of its queues refused.
+  if (rejected) ch.nackPublish(seq);
+  else ch.confirmWhenSafe(seq, durable);
+}

@@ -1,0 +1,19 @@
+import { ConnectionError, ReplyCode } from '../../errors.js';
+import type { ChannelHandlers } from './types.js';
+
+/** channel.open / flow / close, with rabbit_channel's answers. */
+export const channelClassHandlers: ChannelHandlers = {
+  'channel.open': (ch) => {
+    if (ch.opened) throw new ConnectionError(ReplyCode.CHANNEL_ERROR, "second 'channel.open' seen");
+    ch.opened = true;
+    ch.send('channel.open-ok', { reserved1: Buffer.alloc(0) });
+  },
+  'channel.flow': (ch, args) => {
+    // RabbitMQ does not implement flow active=false from clients.
+    if (!args.active) throw new ConnectionError(ReplyCode.NOT_IMPLEMENTED, 'active=false');
+    ch.send('channel.flow-ok', { active: true });
+  },
+  'channel.flow-ok': () => {},
+  'channel.close': (ch) => ch.closeByClient(),
+  'channel.close-ok': () => {},
+};

@@ -1,0 +1,29 @@
+import type { ChannelHandlers } from './types.js';
+
+export const exchangeHandlers: ChannelHandlers = {
+  'exchange.declare': (ch, args) => {
+    ch.vhost.declareExchange({
+      name: args.exchange, type: args.type, passive: args.passive, durable: args.durable,
+      autoDelete: args.autoDelete, internal: args.internal, arguments: args.arguments,
+    });
+    if (!args.noWait) ch.send('exchange.declare-ok', {});
+  },
+  'exchange.delete': (ch, args) => {
+    ch.vhost.deleteExchange(args.exchange, args.ifUnused);
+    if (!args.noWait) ch.send('exchange.delete-ok', {});
+  },
+  'exchange.bind': (ch, args) => {
+    const vhost = ch.vhost;
+    const source = vhost.getExchange(args.source);
+    const destination = vhost.getExchange(args.destination);
+    vhost.bind(source, destination, args.routingKey, args.arguments);
+    if (!args.noWait) ch.send('exchange.bind-ok', {});
+  },
+  'exchange.unbind': (ch, args) => {
+    const vhost = ch.vhost;
+    const source = vhost.getExchange(args.source);
+    const destination = vhost.getExchange(args.destination);
+    vhost.unbind(source, destination, args.routingKey, args.arguments);
+    if (!args.noWait) ch.send('exchange.unbind-ok', {});
+  },
+};

@@ -1,0 +1,39 @@
+import type { ChannelHandlers } from './types.js';
+
+export const queueHandlers: ChannelHandlers = {
+  'queue.declare': (ch, args) => {
+    const q = ch.vhost.declareQueue({
+      name: args.queue, passive: args.passive, durable: args.durable, exclusive: args.exclusive,
+      autoDelete: args.autoDelete, arguments: args.arguments, owner: ch.conn,
+    });
+    ch.lastQueueName = q.name;
+    if (!args.noWait) ch.send('queue.declare-ok', { queue: q.name, messageCount: q.messageCount, consumerCount: q.consumerCount });
+  },
+  'queue.bind': (ch, args) => {
+    const vhost = ch.vhost;
+    const queueName = ch.queueName(args.queue);
+    // RabbitMQ: an empty queue name and routing key both mean the last declared queue.
+    const routingKey = args.queue === '' && args.routingKey === '' ? queueName : args.routingKey;
+    // rabbit_binding reports a missing source before a missing destination.
+    const exchange = vhost.getExchange(args.exchange);
+    const queue = vhost.getQueue(queueName, ch.conn);
+    vhost.bind(exchange, queue, routingKey, args.arguments);
+    if (!args.noWait) ch.send('queue.bind-ok', {});
+  },
+  'queue.unbind': (ch, args) => {
+    const vhost = ch.vhost;
+    const exchange = vhost.getExchange(args.exchange);
+    const queue = vhost.getQueue(ch.queueName(args.queue), ch.conn);
+    vhost.unbind(exchange, queue, args.routingKey, args.arguments);
+    ch.send('queue.unbind-ok', {});
+  },
+  'queue.purge': (ch, args) => {
+    const queue = ch.vhost.getQueue(ch.queueName(args.queue), ch.conn);
+    const messageCount = queue.purge();
+    if (!args.noWait) ch.send('queue.purge-ok', { messageCount });
+  },
+  'queue.delete': (ch, args) => {
+    const messageCount = ch.vhost.deleteQueue(ch.queueName(args.queue), ch.conn, args.ifUnused, args.ifEmpty);
+    if (!args.noWait) ch.send('queue.delete-ok', { messageCount });
+  },
+};

@@ -1,0 +1,102 @@
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Broker } from './broker.js';
+import { readConfigFile, type BrokerConfig } from './config.js';
+
+const USAGE = `Usage: warren [options]
+
+Options:
+  --port N          port to listen on (default 5672; env WARREN_PORT)
+  --host H          address to bind (default 0.0.0.0; env WARREN_HOST)
+  --data-dir D      where durable data lives (default ./warren-data; env WARREN_DATA_DIR)
+  --log-level L     fatal|error|warn|info|debug|trace|silent (default info; env WARREN_LOG_LEVEL)
+  --config FILE     JSON file with settings such as users and vhosts (env WARREN_CONFIG)
+  -h, --help        show this help
+`;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** Parses flags and WARREN_* variables (flags win) — the only place that reads process.env. */
+export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<BrokerConfig> | 'help' {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'data-dir': { type: 'string' },
+      'log-level': { type: 'string' },
+      config: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  });
+  if (values.help) return 'help';
+  const configFile = values.config ?? env['WARREN_CONFIG'];
+  const config: Partial<BrokerConfig> = configFile ? readConfigFile(configFile) : {};
+  const port = values.port ?? env['WARREN_PORT'];
+  if (port !== undefined) {
+    const n = Number(port);
+    if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`invalid port '${port}'`);
+    config.port = n;
+  }
+  const host = values.host ?? env['WARREN_HOST'];
+  if (host !== undefined) config.host = host;
+  config.dataDir = values['data-dir'] ?? env['WARREN_DATA_DIR'] ?? config.dataDir ?? './warren-data';
+  const level = values['log-level'] ?? env['WARREN_LOG_LEVEL'];
+  if (level !== undefined) {
+    if (!LOG_LEVELS.includes(level)) throw new Error(`invalid log level '${level}' (one of ${LOG_LEVELS.join(', ')})`);
+    config.logLevel = level as BrokerConfig['logLevel'];
+  }
+  return config;
+}
+
+export async function main(argv = process.argv.slice(2)): Promise<void> {
+  let config: Partial<BrokerConfig> | 'help';
+  try {
+    config = parseCli(argv, process.env);
+  } catch (err) {
+    process.stderr.write(`warren: ${(err as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  if (config === 'help') {
+    process.stdout.write(USAGE);
+    return;
+  }
+  let broker: Broker;
+  try {
+    broker = new Broker(config);
+    await broker.listen();
+  } catch (err) {
+    process.stderr.write(`warren: cannot start: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    broker.log.info({ signal }, 'received signal, closing connections');
+    broker.close().then(
+      () => process.exit(0),
+      (err) => {
+        broker.log.error({ err }, 'error during shutdown');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+/** Run when executed directly (node dist/main.js, tsx src/main.ts); bin/warren.js calls main() itself. */
+function isEntryPoint(): boolean {
+  const entry = process.argv[1];
+  if (!entry) return false;
+  try {
+    return import.meta.url === pathToFileURL(realpathSync(entry)).href;
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) void main();

@@ -1,0 +1,36 @@
+import type { FieldTable } from '../frame/field-table.js';
+import type { Queue } from './queue.js';
+import type { QueuedMessage } from './queued-message.js';
+
+/** What a queue needs from the channel a consumer lives on. */
+export interface ConsumerHost {
+  /** True when consumer may take one more message now (prefetch limits, flow, closing). */
+  canDeliver(consumer: Consumer): boolean;
+  /** Sends one message to consumer (basic.deliver + content) and tracks it until acknowledged. */
+  deliver(consumer: Consumer, queue: Queue, message: QueuedMessage): void;
+  /** The queue went away under the consumer (queue.delete): server-initiated basic.cancel. */
+  cancelledByServer(consumer: Consumer): void;
+}
+
+export class Consumer {
+  /** Messages delivered to this consumer and not yet acknowledged. */
+  unacked = 0;
+
+  constructor(
+    readonly tag: string,
+    readonly host: ConsumerHost,
+    readonly queue: Queue,
+    readonly noAck: boolean,
+    readonly exclusive: boolean,
+    /** Per-consumer prefetch (basic.qos with global=false, as RabbitMQ defines it); 0 = unlimited. */
+    readonly prefetch: number,
+    /** x-priority from basic.consume arguments. */
+    readonly priority: number,
+    readonly args: FieldTable,
+  ) {}
+
+  /** Whether the per-consumer prefetch limit leaves room for one more delivery. */
+  get hasCredit(): boolean {
+    return this.noAck || this.prefetch === 0 || this.unacked < this.prefetch;
+  }
+}

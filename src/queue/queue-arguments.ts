@@ -1,0 +1,140 @@
+import { preconditionFailed } from '../errors.js';
+import type { FieldTable, FieldValue } from '../frame/field-table.js';
+
+/** RabbitMQ's largest TTL / expiry value (rabbit_misc:check_expiry). */
+const MAX_EXPIRY_TIMER = 4294967295;
+/** rabbit_priority_queue: priorities above this are refused. */
+const MAX_SUPPORTED_PRIORITY = 255;
+
+export type Overflow = 'drop-head' | 'reject-publish' | 'reject-publish-dlx';
+
+/** Queue settings read from x-arguments, validated as RabbitMQ validates them. */
+export interface QueueSettings {
+  messageTtl: number | undefined;
+  expires: number | undefined;
+  deadLetterExchange: string | undefined;
+  deadLetterRoutingKey: string | undefined;
+  maxLength: number | undefined;
+  maxLengthBytes: number | undefined;
+  overflow: Overflow;
+  maxPriority: number | undefined;
+  singleActiveConsumer: boolean;
+  queueType: 'classic' | 'quorum';
+  deliveryLimit: number | undefined;
+}
+
+/** RabbitMQ's type names, as its error terms print them ({unacceptable_type,longstr}). */
+const ERLANG_TYPE: Record<string, string> = {
+  t: 'bool', b: 'byte', B: 'unsignedbyte', s: 'short', u: 'unsignedshort', I: 'signedint', i: 'unsignedint',
+  l: 'long', f: 'float', d: 'double', D: 'decimal', S: 'longstr', x: 'binary', A: 'array', T: 'timestamp',
+  F: 'table', V: 'void',
+};
+
+class ArgError {
+  constructor(readonly term: string) {}
+}
+
+function intValue(v: FieldValue): number {
+  if (v.type === 'l') return Number(v.value);
+  if ('bBsuIi'.includes(v.type)) return v.value as number;
+  throw new ArgError(`{unacceptable_type,${ERLANG_TYPE[v.type] ?? v.type}}`);
+}
+
+function nonNegInt(v: FieldValue): number {
+  const n = intValue(v);
+  if (n < 0) throw new ArgError(`{value_negative,${n}}`);
+  return n;
+}
+
+function expiry(v: FieldValue): number {
+  const n = intValue(v);
+  if (n < 0) throw new ArgError(`{value_negative,${n}}`);
+  if (n > MAX_EXPIRY_TIMER) throw new ArgError(`{value_too_large,${n}}`);
+  return n;
+}
+
+function longstr(v: FieldValue): string {
+  if (v.type !== 'S') throw new ArgError(`{unacceptable_type,${ERLANG_TYPE[v.type] ?? v.type}}`);
+  return v.value.toString('utf8');
+}
+
+function bool(v: FieldValue): boolean {
+  if (v.type !== 't') throw new ArgError(`{unacceptable_type,${ERLANG_TYPE[v.type] ?? v.type}}`);
+  return v.value;
+}
+
+/**
+ * Parses and validates queue.declare arguments (rabbit_amqqueue:check_declare_arguments).
+ * An invalid value is 406 "invalid arg 'x-…' for queue 'q' in vhost '/': {term}".
+ */
+export function parseQueueArguments(args: FieldTable, resource: string): QueueSettings {
+  const settings: QueueSettings = {
+    messageTtl: undefined, expires: undefined, deadLetterExchange: undefined, deadLetterRoutingKey: undefined,
+    maxLength: undefined, maxLengthBytes: undefined, overflow: 'drop-head', maxPriority: undefined,
+    singleActiveConsumer: false, queueType: 'classic', deliveryLimit: undefined,
+  };
+  const check = (key: string, read: (v: FieldValue) => void) => {
+    const v = args[key];
+    if (v === undefined) return;
+    try {
+      read(v);
+    } catch (err) {
+      if (err instanceof ArgError) throw preconditionFailed(`invalid arg '${key}' for ${resource}: ${err.term}`);
+      throw err;
+    }
+  };
+  check('x-expires', (v) => {
+    const n = intValue(v);
+    if (n === 0) throw new ArgError('{value_zero,0}');
+    settings.expires = expiry(v);
+  });
+  check('x-message-ttl', (v) => (settings.messageTtl = expiry(v)));
+  check('x-dead-letter-exchange', (v) => (settings.deadLetterExchange = longstr(v)));
+  check('x-dead-letter-routing-key', (v) => {
+    settings.deadLetterRoutingKey = longstr(v);
+    if (args['x-dead-letter-exchange'] === undefined) throw new ArgError('routing_key_but_no_dlx_defined');
+  });
+  check('x-max-length', (v) => (settings.maxLength = nonNegInt(v)));
+  check('x-max-length-bytes', (v) => (settings.maxLengthBytes = nonNegInt(v)));
+  check('x-max-priority', (v) => {
+    const n = nonNegInt(v);
+    if (n > MAX_SUPPORTED_PRIORITY) throw new ArgError(`{max_value_exceeded,${n}}`);
+    settings.maxPriority = n;
+  });
+  check('x-overflow', (v) => {
+    const s = longstr(v);
+    if (s !== 'drop-head' && s !== 'reject-publish' && s !== 'reject-publish-dlx') throw new ArgError('invalid_overflow');
+    settings.overflow = s;
+  });
+  check('x-queue-mode', (v) => {
+    const s = longstr(v);
+    if (s !== 'default' && s !== 'lazy') throw new ArgError('invalid_queue_mode');
+  });
+  check('x-single-active-consumer', (v) => (settings.singleActiveConsumer = bool(v)));
+  check('x-queue-type', (v) => {
+    const s = longstr(v);
+    if (s !== 'classic' && s !== 'quorum') throw new ArgError('invalid_queue_type');
+    settings.queueType = s;
+  });
+  check('x-delivery-limit', (v) => (settings.deliveryLimit = nonNegInt(v)));
+  return settings;
+}
+
+/**
+ * Per-message TTL from the expiration property (rabbit_basic:parse_expiration): a decimal
+ * string of milliseconds. Returns undefined when absent; throws 406 like RabbitMQ when invalid.
+ */
+export function parseExpiration(expiration: string | undefined): number | undefined {
+  if (expiration === undefined) return undefined;
+  const m = /^([+-]?\d+)(.*)$/s.exec(expiration);
+  let term: string;
+  if (!m) term = '{error,no_integer}';
+  else if (m[2] !== '') term = `{error,{leftover_string,"${m[2]}"}}`;
+  else {
+    const n = Number(m[1]);
+    if (n < 0) term = `{error,{value_negative,${n}}}`;
+    else if (n > MAX_EXPIRY_TIMER) term = `{error,{value_too_large,${n}}}`;
+    else return n;
+  }
+  throw preconditionFailed(`invalid expiration '${expiration}': ${term}`);
+}

@@ -1,0 +1,383 @@
+import type { Clock, Timer } from '../clock.js';
+import type { FieldTable } from '../frame/field-table.js';
+import type { Logger } from '../log.js';
+import type { MessageStore, QueueEntry } from '../store/message-store.js';
+import type { Consumer } from './consumer.js';
+import type { Message } from './message.js';
+import type { QueueSettings } from './queue-arguments.js';
+import type { QueuedMessage } from './queued-message.js';
+import { PriorityReadyList, ReadyList, type ReadyStore } from './ready-list.js';
+
+export interface QueueOptions {
+  vhost: string;
+  name: string;
+  durable: boolean;
+  /** The connection that owns an exclusive queue; null for shared queues. */
+  exclusiveOwner: object | null;
+  autoDelete: boolean;
+  arguments: FieldTable;
+  settings: QueueSettings;
+}
+
+/** Why a message left a queue for its dead-letter exchange (the x-death "reason"). */
+export type DeadLetterReason = 'rejected' | 'expired' | 'maxlen' | 'delivery_limit';
+
+export interface QueueDeps {
+  log: Logger;
+  clock: Clock;
+  /** The message store; persistent messages on durable queues are written through it. */
+  store: MessageStore;
+  /** Called when the queue deletes itself (auto-delete after its last consumer, x-expires). */
+  onAutoDelete: (queue: Queue) => void;
+  /** Republishes messages to the queue's dead-letter exchange (vhost routing). */
+  deadLetter: (queue: Queue, entries: QueuedMessage[], reason: DeadLetterReason) => void;
+}
+
+/** What became of a message offered to a queue. */
+export const enum EnqueueResult {
+  /** Queued in memory only. */
+  Transient,
+  /** Queued and written to the store: a confirm must wait for the store commit. */
+  Durable,
+  /** Refused by x-overflow=reject-publish(-dlx): a confirming publisher gets basic.nack. */
+  Rejected,
+}
+
+/**
+ * One queue: its ready messages in order, its consumers, and the dispatch loop that hands ready
+ * messages to consumers with credit, round-robin, as RabbitMQ does. TTL, length limits,
+ * dead-lettering, priorities, single active consumer and x-expires follow RabbitMQ 3.10;
+ * every timing rule reads the injected clock.
+ */
+export class Queue {
+  readonly vhost: string;
+  readonly name: string;
+  readonly durable: boolean;
+  readonly exclusiveOwner: object | null;
+  readonly autoDelete: boolean;
+  readonly arguments: FieldTable;
+  readonly settings: QueueSettings;
+  /** The store key of this queue's entries. */
+  readonly storeKey: string;
+
+  private readonly ready: ReadyStore;
+  private consumers: Consumer[] = [];
+  private nextConsumer = 0;
+  private nextSeq = 1;
+  private hadConsumer = false;
+  private dispatching = false;
+  private expiryTimer: Timer | undefined;
+  private expiryDue = 0;
+  private unusedTimer: Timer | undefined;
+  /** Messages delivered (to consumers or basic.get) and not yet acknowledged. */
+  unackedCount = 0;
+  deleted = false;
+
+  constructor(
+    options: QueueOptions,
+    private readonly deps: QueueDeps,
+  ) {
+    this.vhost = options.vhost;
+    this.name = options.name;
+    this.durable = options.durable;
+    this.exclusiveOwner = options.exclusiveOwner;
+    this.autoDelete = options.autoDelete;
+    this.arguments = options.arguments;
+    this.settings = options.settings;
+    this.storeKey = `${options.vhost}\u0000${options.name}`;
+    const max = this.settings.maxPriority;
+    this.ready = max !== undefined && max > 0 ? new PriorityReadyList(max) : new ReadyList();
+    this.touch();
+  }
+
+  get messageCount(): number {
+    return this.ready.length;
+  }
+
+  get consumerCount(): number {
+    return this.consumers.length;
+  }
+
+  get consumerList(): readonly Consumer[] {
+    return this.consumers;
+  }
+
+  get isQuorum(): boolean {
+    return this.settings.queueType === 'quorum';
+  }
+
+  // ---- publishing ---------------------------------------------------------------------------
+
+  /** Offers a routed message to the queue. */
+  enqueue(msg: Message): EnqueueResult {
+    if (this.deleted) return EnqueueResult.Transient;
+    const { settings } = this;
+    if (settings.overflow !== 'drop-head' && this.isFull(msg.size)) {
+      if (settings.overflow === 'reject-publish-dlx') {
+        this.deps.deadLetter(this, [this.entryFor(msg, false)], 'maxlen');
+      }
+      return EnqueueResult.Rejected;
+    }
+    const persisted = this.durable && msg.persistent;
+    const entry = this.entryFor(msg, persisted);
+    if (persisted) this.deps.store.enqueue(this.storeKey, this.storeEntry(entry), msg);
+    this.ready.push(entry);
+    if (this.consumers.length > 0) this.dispatch();
+    if (entry.expiresAt !== 0) this.expireHead();
+    if (settings.maxLength !== undefined || settings.maxLengthBytes !== undefined) this.dropHeadOverLimit();
+    return persisted ? EnqueueResult.Durable : EnqueueResult.Transient;
+  }
+
+  private entryFor(msg: Message, persisted: boolean): QueuedMessage {
+    let ttl = this.settings.messageTtl;
+    if (msg.ttl !== undefined && (ttl === undefined || msg.ttl < ttl)) ttl = msg.ttl;
+    const expiresAt = ttl === undefined ? 0 : this.deps.clock.now() + ttl;
+    return { seq: this.nextSeq++, msg, redelivered: false, deliveryCount: 0, expiresAt, persisted };
+  }
+
+  /** True when one more message of size bytes would break x-max-length(-bytes). */
+  private isFull(size: number): boolean {
+    const { maxLength, maxLengthBytes } = this.settings;
+    return (maxLength !== undefined && this.ready.length >= maxLength) ||
+      (maxLengthBytes !== undefined && this.ready.byteSize + size > maxLengthBytes);
+  }
+
+  /** x-overflow=drop-head: drop (or dead-letter, reason maxlen) from the head until within limits. */
+  private dropHeadOverLimit(): void {
+    const { maxLength, maxLengthBytes } = this.settings;
+    const dropped: QueuedMessage[] = [];
+    while (this.ready.length > 0 &&
+      ((maxLength !== undefined && this.ready.length > maxLength) ||
+        (maxLengthBytes !== undefined && this.ready.byteSize > maxLengthBytes))) {
+      dropped.push(this.ready.shift() as QueuedMessage);
+    }
+    if (dropped.length > 0) this.remove(dropped, 'maxlen');
+  }
+
+  /** Puts back messages recovered from the store (their seqs are kept). */
+  restore(entry: QueuedMessage): void {
+    if (entry.seq >= this.nextSeq) this.nextSeq = entry.seq + 1;
+    this.ready.push(entry);
+  }
+
+  /** Starts expiry timers for recovered messages. */
+  restored(): void {
+    this.expireHead();
+  }
+
+  // ---- taking and settling ------------------------------------------------------------------
+
+  /** basic.get: takes the head message, or undefined when the queue is empty. */
+  take(): QueuedMessage | undefined {
+    this.touch();
+    this.expireHead();
+    return this.ready.shift();
+  }
+
+  /** Records that entry left the ready list for a delivery that needs an ack. */
+  delivered(entry: QueuedMessage): void {
+    this.unackedCount++;
+    if (entry.persisted && !entry.redelivered) {
+      // Remember the delivery so a restart brings it back with redelivered=true.
+      this.deps.store.update(this.storeKey, { ...this.storeEntry(entry), redelivered: true });
+    }
+  }
+
+  /** A delivered message was acknowledged (or delivered with no-ack). */
+  settle(entry: QueuedMessage, wasUnacked: boolean): void {
+    if (wasUnacked) this.unackedCount--;
+    if (entry.persisted && !this.deleted) this.deps.store.remove(this.storeKey, entry.seq);
+    if (wasUnacked) this.maybeDispatch();
+  }
+
+  /** basic.reject / basic.nack with requeue=false: dead-letter (reason rejected) or drop. */
+  discard(entries: QueuedMessage[]): void {
+    this.unackedCount -= entries.length;
+    if (!this.deleted) this.remove(entries, 'rejected');
+    this.maybeDispatch();
+  }
+
+  /**
+   * Puts delivered messages back at their original positions with redelivered=true. A quorum
+   * queue counts the return and dead-letters a message past its x-delivery-limit.
+   */
+  requeue(entries: QueuedMessage[]): void {
+    this.unackedCount -= entries.length;
+    if (this.deleted) return;
+    const limit = this.settings.deliveryLimit;
+    const overLimit: QueuedMessage[] = [];
+    for (const entry of entries) {
+      entry.redelivered = true;
+      if (this.isQuorum) {
+        entry.deliveryCount++;
+        if (limit !== undefined && entry.deliveryCount > limit) {
+          overLimit.push(entry);
+          continue;
+        }
+        if (entry.persisted) this.deps.store.update(this.storeKey, this.storeEntry(entry));
+      }
+      this.ready.insertSorted(entry);
+    }
+    if (overLimit.length > 0) this.remove(overLimit, 'delivery_limit');
+    this.expireHead();
+    this.maybeDispatch();
+  }
+
+  /** Takes entries out of the queue for good: dead-lettered when the queue has a DLX. */
+  private remove(entries: QueuedMessage[], reason: DeadLetterReason): void {
+    if (this.settings.deadLetterExchange !== undefined) this.deps.deadLetter(this, entries, reason);
+    for (const entry of entries) if (entry.persisted) this.deps.store.remove(this.storeKey, entry.seq);
+  }
+
+  purge(): number {
+    const removed = this.ready.drain();
+    for (const entry of removed) if (entry.persisted) this.deps.store.remove(this.storeKey, entry.seq);
+    return removed.length;
+  }
+
+  // ---- TTL ----------------------------------------------------------------------------------
+
+  /**
+   * Expires messages at the head of the queue, as RabbitMQ does (a message with a long TTL
+   * holds back expired ones behind it), and arms one timer for the new head's deadline.
+   */
+  private expireHead(): void {
+    if (this.deleted) return;
+    const now = this.deps.clock.now();
+    let expired: QueuedMessage[] | undefined;
+    for (;;) {
+      const head = this.ready.peek();
+      if (!head || head.expiresAt === 0 || head.expiresAt > now) break;
+      (expired ??= []).push(this.ready.shift() as QueuedMessage);
+    }
+    if (expired) this.remove(expired, 'expired');
+    const head = this.ready.peek();
+    const due = head ? head.expiresAt : 0;
+    if (due === this.expiryDue) return;
+    this.expiryTimer?.cancel();
+    this.expiryTimer = undefined;
+    this.expiryDue = due;
+    if (due !== 0) {
+      this.expiryTimer = this.deps.clock.setTimeout(() => {
+        this.expiryTimer = undefined;
+        this.expiryDue = 0;
+        this.expireHead();
+      }, due - now);
+    }
+  }
+
+  // ---- x-expires ----------------------------------------------------------------------------
+
+  /** Marks the queue as used now; with x-expires, an unused queue deletes itself in time. */
+  touch(): void {
+    const expires = this.settings.expires;
+    if (expires === undefined || this.deleted) return;
+    this.unusedTimer?.cancel();
+    this.unusedTimer = undefined;
+    if (this.consumers.length > 0) return;
+    this.unusedTimer = this.deps.clock.setTimeout(() => {
+      if (this.consumers.length === 0 && !this.deleted) this.deps.onAutoDelete(this);
+    }, expires);
+  }
+
+  // ---- consumers ----------------------------------------------------------------------------
+
+  addConsumer(consumer: Consumer): void {
+    this.consumers.push(consumer);
+    this.hadConsumer = true;
+    this.touch();
+    this.dispatch();
+  }
+
+  /** Removes a consumer (basic.cancel or its channel closed); may auto-delete the queue. */
+  removeConsumer(consumer: Consumer): void {
+    const i = this.consumers.indexOf(consumer);
+    if (i < 0) return;
+    this.consumers.splice(i, 1);
+    if (this.nextConsumer > i) this.nextConsumer--;
+    if (this.autoDelete && this.hadConsumer && this.consumers.length === 0 && !this.deleted) {
+      this.deps.onAutoDelete(this);
+      return;
+    }
+    this.touch();
+    // Under single-active-consumer the next consumer in line takes over now.
+    this.maybeDispatch();
+  }
+
+  hasExclusiveConsumer(): boolean {
+    return this.consumers.some((c) => c.exclusive);
+  }
+
+  /** The consumer that receives under x-single-active-consumer (the longest-registered one). */
+  get activeConsumer(): Consumer | undefined {
+    return this.settings.singleActiveConsumer ? this.consumers[0] : undefined;
+  }
+
+  /** Called by the vhost when the queue is deleted: consumers are told, entries dropped. */
+  destroy(): number {
+    const count = this.ready.length;
+    this.deleted = true;
+    this.expiryTimer?.cancel();
+    this.unusedTimer?.cancel();
+    this.ready.drain();
+    if (this.durable) this.deps.store.deleteQueue(this.storeKey);
+    const consumers = this.consumers;
+    this.consumers = [];
+    for (const c of consumers) c.host.cancelledByServer(c);
+    return count;
+  }
+
+  // ---- dispatch -----------------------------------------------------------------------------
+
+  /** Tries to deliver when something freed capacity; cheap when nothing is ready. */
+  maybeDispatch(): void {
+    if (this.ready.length > 0 && this.consumers.length > 0) this.dispatch();
+  }
+
+  /** Hands ready messages to consumers with credit: priority first, round-robin within it. */
+  dispatch(): void {
+    if (this.dispatching || this.deleted) return;
+    this.dispatching = true;
+    try {
+      const now = this.deps.clock.now();
+      while (this.ready.length > 0) {
+        const head = this.ready.peek() as QueuedMessage;
+        if (head.expiresAt !== 0 && head.expiresAt <= now) {
+          this.expireHead();
+          continue;
+        }
+        const consumer = this.pickConsumer();
+        if (!consumer) break;
+        this.ready.shift();
+        consumer.host.deliver(consumer, this, head);
+      }
+    } finally {
+      this.dispatching = false;
+    }
+  }
+
+  private pickConsumer(): Consumer | undefined {
+    const n = this.consumers.length;
+    if (n === 0) return undefined;
+    if (this.settings.singleActiveConsumer) {
+      const active = this.consumers[0] as Consumer;
+      return active.host.canDeliver(active) ? active : undefined;
+    }
+    let best: Consumer | undefined;
+    let bestIndex = -1;
+    for (let k = 0; k < n; k++) {
+      const i = (this.nextConsumer + k) % n;
+      const c = this.consumers[i] as Consumer;
+      if (best && c.priority <= best.priority) continue;
+      if (!c.host.canDeliver(c)) continue;
+      best = c;
+      bestIndex = i;
+    }
+    if (best) this.nextConsumer = (bestIndex + 1) % n;
+    return best;
+  }
+
+  private storeEntry(entry: QueuedMessage): QueueEntry {
+    return { seq: entry.seq, msgId: entry.msg.id, redelivered: entry.redelivered, deliveryCount: entry.deliveryCount, expiresAt: entry.expiresAt };
+  }
+}

@@ -1,0 +1,139 @@
+import type { QueuedMessage } from './queued-message.js';
+
+/** The ready messages of a queue, in delivery order. */
+export interface ReadyStore {
+  readonly length: number;
+  /** Sum of body sizes of the ready messages. */
+  readonly byteSize: number;
+  peek(): QueuedMessage | undefined;
+  push(m: QueuedMessage): void;
+  shift(): QueuedMessage | undefined;
+  /** Puts back a message that was delivered, at its original (seq) position. */
+  insertSorted(m: QueuedMessage): void;
+  drain(): QueuedMessage[];
+}
+
+/**
+ * The ready messages of one queue, in seq order. Publishing appends at the tail and consumers
+ * take from the head, both O(1); a requeued message goes back to its original position (found
+ * by binary search), which is what RabbitMQ does and what users rely on for ordering.
+ */
+export class ReadyList implements ReadyStore {
+  private items: (QueuedMessage | undefined)[] = [];
+  private head = 0;
+  private bytes = 0;
+
+  get length(): number {
+    return this.items.length - this.head;
+  }
+
+  get byteSize(): number {
+    return this.bytes;
+  }
+
+  peek(): QueuedMessage | undefined {
+    return this.items[this.head];
+  }
+
+  push(m: QueuedMessage): void {
+    const last = this.items[this.items.length - 1];
+    if (this.length > 0 && last && last.seq > m.seq) {
+      this.insertSorted(m);
+      return;
+    }
+    this.items.push(m);
+    this.bytes += m.msg.size;
+  }
+
+  shift(): QueuedMessage | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const m = this.items[this.head];
+    this.items[this.head++] = undefined;
+    if (this.head === this.items.length) {
+      this.items = [];
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    if (m) this.bytes -= m.msg.size;
+    return m;
+  }
+
+  insertSorted(m: QueuedMessage): void {
+    let lo = this.head;
+    let hi = this.items.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((this.items[mid] as QueuedMessage).seq < m.seq) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo === this.head && this.head > 0) this.items[--this.head] = m;
+    else this.items.splice(lo, 0, m);
+    this.bytes += m.msg.size;
+  }
+
+  drain(): QueuedMessage[] {
+    const all = this.items.slice(this.head) as QueuedMessage[];
+    this.items = [];
+    this.head = 0;
+    this.bytes = 0;
+    return all;
+  }
+}
+
+/**
+ * A priority queue (x-max-priority): one ReadyList per priority level; the highest non-empty
+ * level delivers first, FIFO within a level. Priorities above the maximum count as the maximum.
+ */
+export class PriorityReadyList implements ReadyStore {
+  private readonly levels: ReadyList[];
+
+  constructor(readonly maxPriority: number) {
+    this.levels = Array.from({ length: maxPriority + 1 }, () => new ReadyList());
+  }
+
+  private level(m: QueuedMessage): ReadyList {
+    const p = Math.min(Math.max(m.msg.properties.priority ?? 0, 0), this.maxPriority);
+    return this.levels[p] as ReadyList;
+  }
+
+  private top(): ReadyList | undefined {
+    for (let p = this.maxPriority; p >= 0; p--) if ((this.levels[p] as ReadyList).length > 0) return this.levels[p];
+    return undefined;
+  }
+
+  get length(): number {
+    let n = 0;
+    for (const l of this.levels) n += l.length;
+    return n;
+  }
+
+  get byteSize(): number {
+    let n = 0;
+    for (const l of this.levels) n += l.byteSize;
+    return n;
+  }
+
+  peek(): QueuedMessage | undefined {
+    return this.top()?.peek();
+  }
+
+  push(m: QueuedMessage): void {
+    this.level(m).push(m);
+  }
+
+  shift(): QueuedMessage | undefined {
+    return this.top()?.shift();
+  }
+
+  insertSorted(m: QueuedMessage): void {
+    this.level(m).insertSorted(m);
+  }
+
+  drain(): QueuedMessage[] {
+    const all: QueuedMessage[] = [];
+    for (let p = this.maxPriority; p >= 0; p--) all.push(...(this.levels[p] as ReadyList).drain());
+    return all;
+  }
+}

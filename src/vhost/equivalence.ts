@@ -1,0 +1,66 @@
+import { preconditionFailed } from '../errors.js';
+import type { FieldTable, FieldValue } from '../frame/field-table.js';
+
+/** RabbitMQ's names for field types, as they appear in its reply texts. */
+const TYPE_NAMES: Record<string, string> = {
+  t: 'bool', b: 'byte', B: 'unsignedbyte', s: 'short', u: 'unsignedshort', I: 'signedint', i: 'unsignedint',
+  l: 'long', f: 'float', d: 'double', D: 'decimal', S: 'longstr', x: 'binary', A: 'array', T: 'timestamp',
+  F: 'table', V: 'void',
+};
+
+/** Type classes RabbitMQ treats as equal when comparing arguments (rabbit_misc:type_class). */
+export function fieldTypeName(type: string): string {
+  return TYPE_NAMES[type] ?? type;
+}
+
+function typeClass(type: string): string {
+  return 'bBsuIil'.includes(type) ? 'int' : 'fd'.includes(type) ? 'float' : type;
+}
+
+function plain(v: FieldValue): string {
+  switch (v.type) {
+    case 'S':
+    case 'x':
+      return v.value.toString('utf8');
+    case 'l':
+      return v.value.toString();
+    case 'F':
+    case 'A':
+    case 'D':
+      return JSON.stringify(v.value, (_k, x) => (typeof x === 'bigint' ? x.toString() : x));
+    default:
+      return String(v.value);
+  }
+}
+
+function describe(v: FieldValue | undefined): string {
+  return v === undefined ? 'none' : `the value '${plain(v)}' of type '${fieldTypeName(v.type)}'`;
+}
+
+export function fieldValuesEqual(a: FieldValue, b: FieldValue): boolean {
+  return typeClass(a.type) === typeClass(b.type) && plain(a) === plain(b);
+}
+
+/**
+ * Checks a redeclaration against the existing entity, as rabbit_misc:assert_args_equivalence
+ * does: only the keys RabbitMQ cares about are compared; a difference is 406 PRECONDITION_FAILED.
+ */
+export function assertArgsEquivalent(current: FieldTable, received: FieldTable, resource: string, keys: readonly string[]): void {
+  for (const key of keys) {
+    const cur = current[key];
+    const rec = received[key];
+    if (cur === undefined && rec === undefined) continue;
+    if (cur !== undefined && rec !== undefined) {
+      if (fieldValuesEqual(cur, rec)) continue;
+      throw preconditionFailed(`inequivalent arg '${key}' for ${resource}: received '${plain(rec)}' but current is '${plain(cur)}'`);
+    }
+    throw preconditionFailed(`inequivalent arg '${key}' for ${resource}: received ${describe(rec)} but current is ${describe(cur)}`);
+  }
+}
+
+/** The durable/auto_delete/internal/type check of a redeclaration. */
+export function assertFieldEquivalent(name: string, current: string | boolean, received: string | boolean, resource: string): void {
+  if (current !== received) {
+    throw preconditionFailed(`inequivalent arg '${name}' for ${resource}: received '${received}' but current is '${current}'`);
+  }
+}

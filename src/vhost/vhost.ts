@@ -1,0 +1,387 @@
+import { randomBytes } from 'node:crypto';
+import {
+  accessRefused, ChannelError, commandInvalid, notFound, preconditionFailed, resourceLocked, resourceName,
+} from '../errors.js';
+import type { ExchangeTypeRegistry, RoutingInput } from '../exchange/exchange-type.js';
+import { encodeTable, type FieldTable } from '../frame/field-table.js';
+import type { Logger } from '../log.js';
+import type { Clock } from '../clock.js';
+import { deadLetterMessage, isDeadLetterCycle } from '../queue/dead-letter.js';
+import { parseQueueArguments, type QueueSettings } from '../queue/queue-arguments.js';
+import { Queue, type DeadLetterReason, type QueueDeps } from '../queue/queue.js';
+import type { QueuedMessage } from '../queue/queued-message.js';
+import type { MetadataStore } from '../store/metadata-store.js';
+import { assertArgsEquivalent, assertFieldEquivalent, fieldTypeName } from './equivalence.js';
+import { Exchange, isExchange, type Destination } from './exchange.js';
+
+export interface Binding {
+  source: Exchange;
+  destination: Destination;
+  routingKey: string;
+  args: FieldTable;
+}
+
+export interface ExchangeDeclare {
+  name: string;
+  type: string;
+  passive: boolean;
+  durable: boolean;
+  autoDelete: boolean;
+  internal: boolean;
+  arguments: FieldTable;
+}
+
+export interface QueueDeclare {
+  name: string;
+  passive: boolean;
+  durable: boolean;
+  exclusive: boolean;
+  autoDelete: boolean;
+  arguments: FieldTable;
+  /** The declaring connection (owner of an exclusive queue). */
+  owner: object;
+}
+
+/** Queue arguments RabbitMQ compares on redeclaration (rabbit_amqqueue:assert_args_equivalence). */
+const QUEUE_EQUIVALENCE_KEYS = [
+  'x-expires', 'x-message-ttl', 'x-max-length', 'x-max-length-bytes', 'x-max-priority', 'x-overflow',
+  'x-dead-letter-exchange', 'x-dead-letter-routing-key', 'x-queue-mode', 'x-queue-type',
+  'x-single-active-consumer',
+] as const;
+const EXCHANGE_EQUIVALENCE_KEYS = ['alternate-exchange'] as const;
+
+/** The standard exchanges every RabbitMQ vhost has. */
+const STANDARD_EXCHANGES: Array<[string, string]> = [
+  ['amq.direct', 'direct'], ['amq.fanout', 'fanout'], ['amq.topic', 'topic'],
+  ['amq.headers', 'headers'], ['amq.match', 'headers'],
+];
+
+export interface VHostDeps {
+  log: Logger;
+  clock: Clock;
+  exchangeTypes: ExchangeTypeRegistry;
+  metadata: MetadataStore;
+  queueDeps: Omit<QueueDeps, 'onAutoDelete' | 'deadLetter'>;
+  nextMessageId: () => number;
+}
+
+/**
+ * One virtual host: its exchanges, queues and bindings, and RabbitMQ's rules for declaring,
+ * binding and deleting them. Routing a message through exchange-to-exchange bindings and
+ * alternate exchanges also lives here; the per-type matching is in src/exchange.
+ */
+export class VHost {
+  readonly exchanges = new Map<string, Exchange>();
+  readonly queues = new Map<string, Queue>();
+  private readonly bindings = new Map<string, Binding>();
+  private readonly bySource = new Map<Exchange, Set<string>>();
+  private readonly byDestination = new Map<Destination, Set<string>>();
+  readonly defaultExchange: Exchange;
+
+  constructor(
+    readonly name: string,
+    private readonly deps: VHostDeps,
+  ) {
+    this.defaultExchange = this.createExchange('', 'direct', true, false, false, {});
+    for (const [name, type] of STANDARD_EXCHANGES) this.createExchange(name, type, true, false, false, {});
+  }
+
+  private rs(kind: 'queue' | 'exchange', name: string): string {
+    return resourceName(kind, name, this.name);
+  }
+
+  // ---- exchanges ----------------------------------------------------------------------------
+
+  getExchange(name: string): Exchange {
+    const x = this.exchanges.get(name);
+    if (!x) throw notFound(`no ${this.rs('exchange', name)}`);
+    return x;
+  }
+
+  declareExchange(d: ExchangeDeclare): Exchange {
+    if (d.passive) {
+      if (d.name === '') throw accessRefused('operation not permitted on the default exchange');
+      return this.getExchange(d.name);
+    }
+    // rabbit_channel checks the type before anything else, and an unknown one is a hard error.
+    const type = this.deps.exchangeTypes.get(d.type);
+    if (!type) throw commandInvalid(`unknown exchange type '${d.type}'`);
+    if (d.name === '') throw accessRefused('operation not permitted on the default exchange');
+    const existing = this.exchanges.get(d.name);
+    if (existing) {
+      const rs = this.rs('exchange', d.name);
+      assertFieldEquivalent('type', existing.type.name, d.type, rs);
+      assertFieldEquivalent('durable', existing.durable, d.durable, rs);
+      assertFieldEquivalent('auto_delete', existing.autoDelete, d.autoDelete, rs);
+      assertFieldEquivalent('internal', existing.internal, d.internal, rs);
+      assertArgsEquivalent(existing.args, d.arguments, rs, EXCHANGE_EQUIVALENCE_KEYS);
+      return existing;
+    }
+    if (d.name.startsWith('amq.')) throw accessRefused(`exchange name '${d.name}' contains reserved prefix 'amq.*'`);
+    const ae = d.arguments['alternate-exchange'];
+    if (ae && ae.type !== 'S') {
+      throw preconditionFailed(`invalid type '${fieldTypeName(ae.type)}' for arg 'alternate-exchange' in ${this.rs('exchange', d.name)}`);
+    }
+    type.validateDeclareArgs(d.arguments);
+    const x = this.createExchange(d.name, d.type, d.durable, d.autoDelete, d.internal, d.arguments);
+    if (x.durable) this.deps.metadata.putExchange({
+      vhost: this.name, name: x.name, type: d.type, durable: true, autoDelete: x.autoDelete, internal: x.internal,
+      arguments: encodeTable(x.args),
+    });
+    return x;
+  }
+
+  createExchange(name: string, typeName: string, durable: boolean, autoDelete: boolean, internal: boolean, args: FieldTable): Exchange {
+    const type = this.deps.exchangeTypes.get(typeName);
+    if (!type) throw new Error(`exchange type ${typeName} is not registered`);
+    const x = new Exchange(this.name, name, type, durable, autoDelete, internal, args);
+    this.exchanges.set(name, x);
+    return x;
+  }
+
+  deleteExchange(name: string, ifUnused: boolean): void {
+    if (name === '') throw accessRefused('operation not permitted on the default exchange');
+    if (name.startsWith('amq.')) throw accessRefused(`deletion of system ${this.rs('exchange', name)} not allowed`);
+    const x = this.exchanges.get(name);
+    if (!x) return;
+    if (ifUnused && (this.bySource.get(x)?.size ?? 0) > 0) throw preconditionFailed(`${this.rs('exchange', name)} in use`);
+    this.removeExchange(x);
+  }
+
+  private removeExchange(x: Exchange): void {
+    x.deleted = true;
+    this.exchanges.delete(x.name);
+    for (const id of [...(this.bySource.get(x) ?? [])]) this.removeBinding(id);
+    for (const id of [...(this.byDestination.get(x) ?? [])]) this.removeBinding(id);
+    this.bySource.delete(x);
+    this.byDestination.delete(x);
+    if (x.durable) this.deps.metadata.deleteExchange(this.name, x.name);
+  }
+
+  // ---- queues -------------------------------------------------------------------------------
+
+  /** Looks a queue up for use by owner: 404 when missing, 405 when another connection owns it. */
+  getQueue(name: string, owner: object | null): Queue {
+    const q = this.queues.get(name);
+    if (!q) throw notFound(`no ${this.rs('queue', name)}`);
+    if (owner !== null) this.checkExclusive(q, owner);
+    return q;
+  }
+
+  private checkExclusive(q: Queue, owner: object): void {
+    if (q.exclusiveOwner !== null && q.exclusiveOwner !== owner) throw this.locked(q);
+  }
+
+  private locked(q: Queue): ChannelError {
+    return resourceLocked(
+      `cannot obtain exclusive access to locked ${this.rs('queue', q.name)}. It could be originally declared on another connection or the exclusive property value does not match that of the original declaration.`,
+    );
+  }
+
+  declareQueue(d: QueueDeclare): Queue {
+    if (d.passive) return this.getQueue(d.name, d.owner);
+    let name = d.name;
+    if (name === '') name = `amq.gen-${randomBytes(16).toString('base64url')}`;
+    else if (name.startsWith('amq.')) throw accessRefused(`queue name '${name}' contains reserved prefix 'amq.*'`);
+    const durable = d.durable && !d.exclusive;
+    const existing = this.queues.get(name);
+    if (existing) {
+      // rabbit_amqqueue:assert_equivalence checks the owner strictly, then the fields.
+      if (existing.exclusiveOwner !== (d.exclusive ? d.owner : null)) throw this.locked(existing);
+      const rs = this.rs('queue', name);
+      assertFieldEquivalent('durable', existing.durable, durable, rs);
+      assertFieldEquivalent('auto_delete', existing.autoDelete, d.autoDelete, rs);
+      assertArgsEquivalent(existing.arguments, d.arguments, rs, QUEUE_EQUIVALENCE_KEYS);
+      existing.touch();
+      return existing;
+    }
+    const rs = this.rs('queue', name);
+    const dlx = d.arguments['x-dead-letter-exchange'];
+    if (dlx && dlx.type !== 'S') {
+      throw preconditionFailed(`invalid type '${fieldTypeName(dlx.type)}' for arg 'x-dead-letter-exchange' in ${rs}`);
+    }
+    const settings = parseQueueArguments(d.arguments, rs);
+    if (settings.queueType === 'quorum') {
+      // rabbit_quorum_queue:declare refuses what a replicated queue cannot be.
+      if (!d.durable) throw preconditionFailed(`invalid property 'non-durable' for ${rs}`);
+      if (d.exclusive) throw preconditionFailed(`invalid property 'exclusive-owner' for ${rs}`);
+      if (d.autoDelete) throw preconditionFailed(`invalid property 'auto-delete' for ${rs}`);
+    }
+    const q = this.createQueue(name, durable, d.exclusive ? d.owner : null, d.autoDelete, d.arguments, settings);
+    if (durable) this.deps.metadata.putQueue({ vhost: this.name, name, durable: true, autoDelete: d.autoDelete, arguments: encodeTable(d.arguments) });
+    return q;
+  }
+
+  createQueue(name: string, durable: boolean, owner: object | null, autoDelete: boolean, args: FieldTable, settings?: QueueSettings): Queue {
+    const q = new Queue(
+      { vhost: this.name, name, durable, exclusiveOwner: owner, autoDelete, arguments: args, settings: settings ?? parseQueueArguments(args, this.rs('queue', name)) },
+      {
+        ...this.deps.queueDeps,
+        onAutoDelete: (queue) => this.removeQueue(queue),
+        deadLetter: (queue, entries, reason) => this.deadLetter(queue, entries, reason),
+      },
+    );
+    this.queues.set(name, q);
+    return q;
+  }
+
+  deleteQueue(name: string, owner: object, ifUnused: boolean, ifEmpty: boolean): number {
+    const q = this.queues.get(name);
+    if (!q) return 0;
+    this.checkExclusive(q, owner);
+    if (ifUnused && q.consumerCount > 0) throw preconditionFailed(`${this.rs('queue', name)} in use`);
+    if (ifEmpty && q.messageCount > 0) throw preconditionFailed(`${this.rs('queue', name)} not empty`);
+    return this.removeQueue(q);
+  }
+
+  /** Deletes a queue: its bindings, its consumers (told by basic.cancel) and its messages. */
+  removeQueue(q: Queue): number {
+    if (q.deleted) return 0;
+    this.queues.delete(q.name);
+    for (const id of [...(this.byDestination.get(q) ?? [])]) this.removeBinding(id);
+    this.byDestination.delete(q);
+    if (q.durable) this.deps.metadata.deleteQueue(this.name, q.name);
+    return q.destroy();
+  }
+
+  /** An exclusive queue lives as long as its connection. */
+  connectionClosed(owner: object): void {
+    for (const q of [...this.queues.values()]) if (q.exclusiveOwner === owner) this.removeQueue(q);
+  }
+
+  // ---- bindings -----------------------------------------------------------------------------
+
+  private bindingId(source: Exchange, destination: Destination, routingKey: string, args: FieldTable): string {
+    const kind = isExchange(destination) ? 'e' : 'q';
+    return `${source.name}\u0000${kind}\u0000${destination.name}\u0000${routingKey}\u0000${encodeTable(args).toString('latin1')}`;
+  }
+
+  /** queue.bind / exchange.bind. */
+  bind(source: Exchange, destination: Destination, routingKey: string, args: FieldTable): void {
+    if (source === this.defaultExchange || destination === this.defaultExchange) {
+      throw accessRefused('operation not permitted on the default exchange');
+    }
+    const id = this.bindingId(source, destination, routingKey, args);
+    if (this.bindings.has(id)) return;
+    source.type.validateBinding(routingKey, args);
+    source.router.bind(destination, routingKey, args);
+    this.bindings.set(id, { source, destination, routingKey, args });
+    addTo(this.bySource, source, id);
+    addTo(this.byDestination, destination, id);
+    if (source.durable && destination.durable) this.deps.metadata.putBinding(this.bindingRecord(source, destination, routingKey, args));
+  }
+
+  /** queue.unbind / exchange.unbind: unbinding what is not bound is fine, as in RabbitMQ. */
+  unbind(source: Exchange, destination: Destination, routingKey: string, args: FieldTable): void {
+    if (source === this.defaultExchange || destination === this.defaultExchange) {
+      throw accessRefused('operation not permitted on the default exchange');
+    }
+    this.removeBinding(this.bindingId(source, destination, routingKey, args));
+  }
+
+  private removeBinding(id: string): void {
+    const b = this.bindings.get(id);
+    if (!b) return;
+    this.bindings.delete(id);
+    b.source.router.unbind(b.destination, b.routingKey, b.args);
+    this.bySource.get(b.source)?.delete(id);
+    this.byDestination.get(b.destination)?.delete(id);
+    if (b.source.durable && b.destination.durable) {
+      this.deps.metadata.deleteBinding(this.bindingRecord(b.source, b.destination, b.routingKey, b.args));
+    }
+    // An auto-delete exchange goes when its last binding (as source) goes.
+    if (b.source.autoDelete && !b.source.deleted && (this.bySource.get(b.source)?.size ?? 0) === 0) {
+      this.removeExchange(b.source);
+    }
+  }
+
+  private bindingRecord(source: Exchange, destination: Destination, routingKey: string, args: FieldTable) {
+    return {
+      vhost: this.name, source: source.name, destination: destination.name,
+      destinationKind: isExchange(destination) ? ('exchange' as const) : ('queue' as const),
+      routingKey, arguments: encodeTable(args),
+    };
+  }
+
+  /** Bindings whose source is x (for tests and listings). */
+  bindingsOf(x: Exchange): Binding[] {
+    return [...(this.bySource.get(x) ?? [])].map((id) => this.bindings.get(id) as Binding);
+  }
+
+  // ---- dead-lettering ----------------------------------------------------------------------
+
+  /**
+   * Republishes messages that left queue (rejected, expired, maxlen, delivery_limit) to its
+   * dead-letter exchange with an updated x-death header (RabbitMQ's dlx guide). A missing DLX
+   * drops them, as RabbitMQ does; cycles without a rejection are cut.
+   */
+  deadLetter(queue: Queue, entries: QueuedMessage[], reason: DeadLetterReason): void {
+    const dlxName = queue.settings.deadLetterExchange;
+    if (dlxName === undefined) return;
+    const dlx = this.exchanges.get(dlxName);
+    if (!dlx) {
+      this.deps.log.warn({ queue: queue.name, dlx: dlxName }, 'dead-letter exchange not found; message dropped');
+      return;
+    }
+    const now = this.deps.clock.now();
+    for (const entry of entries) {
+      const { message, routingKeys } = deadLetterMessage(
+        entry.msg, reason, queue.name, dlxName, queue.settings.deadLetterRoutingKey, now, this.deps.nextMessageId(),
+      );
+      const targets = new Set<Queue>();
+      const [routingKey, ...ccRoutingKeys] = routingKeys as [string, ...string[]];
+      this.route(dlx, { routingKey, ccRoutingKeys, headers: message.properties.headers, properties: message.properties as Record<string, unknown> }, targets);
+      for (const target of targets) {
+        if (reason !== 'rejected' && isDeadLetterCycle(message, target.name)) continue;
+        target.enqueue(message);
+      }
+    }
+  }
+
+  // ---- routing ------------------------------------------------------------------------------
+
+  /**
+   * Routes through exchange-to-exchange bindings (each exchange visited once, so cycles are
+   * harmless and each queue is reached once) and alternate exchanges (used by an exchange that
+   * routes nowhere, as rabbit_exchange:route does).
+   */
+  route(exchange: Exchange, input: RoutingInput, out: Set<Queue>): void {
+    const visited = new Set<Exchange>();
+    const pending: Exchange[] = [exchange];
+    const dests = new Set<Destination>();
+    while (pending.length > 0) {
+      const x = pending.pop() as Exchange;
+      if (visited.has(x)) continue;
+      visited.add(x);
+      dests.clear();
+      if (x === this.defaultExchange) {
+        const q = this.queues.get(input.routingKey);
+        if (q) dests.add(q);
+        if (input.ccRoutingKeys) {
+          for (const key of input.ccRoutingKeys) {
+            const cq = this.queues.get(key);
+            if (cq) dests.add(cq);
+          }
+        }
+      } else {
+        x.router.route(input, dests);
+      }
+      if (dests.size === 0) {
+        const aeName = x.alternateExchange;
+        const ae = aeName !== undefined ? this.exchanges.get(aeName) : undefined;
+        if (ae) pending.push(ae);
+        continue;
+      }
+      for (const d of dests) {
+        if (isExchange(d)) pending.push(d);
+        else out.add(d);
+      }
+    }
+  }
+}
+
+function addTo<K>(map: Map<K, Set<string>>, key: K, id: string): void {
+  let set = map.get(key);
+  if (!set) map.set(key, (set = new Set()));
+  set.add(id);
+}

@@ -1,0 +1,200 @@
+import { expect } from 'chai';
+import { connect as netConnect } from 'node:net';
+import { encodeFrame } from '../../src/frame/frame-writer.js';
+import { encodeMethodFrame } from '../../src/frame/generated/methods.js';
+import { encodeContentHeaderFrame } from '../../src/frame/generated/properties.js';
+import { FakeClock } from '../../src/clock.js';
+import { channel, connect } from '../support/amqp.js';
+import { useBroker } from '../support/broker.js';
+import { RawClient } from '../support/raw-client.js';
+
+/** Bad input on raw frames gets RabbitMQ's answer and never harms other clients. */
+describe('malformed input (raw frames)', () => {
+  const broker = useBroker();
+
+  async function expectConnectionClose(c: RawClient, code: number, text?: string | RegExp): Promise<void> {
+    const close = await c.expectMethod('connection.close');
+    expect(close.args.replyCode, close.args.replyText).to.equal(code);
+    if (typeof text === 'string') expect(close.args.replyText).to.equal(text);
+    else if (text) expect(close.args.replyText).to.match(text);
+    c.method(0, 'connection.close-ok', {});
+    await c.waitClosed();
+  }
+
+  it('answers a wrong protocol header with AMQP 0-9-1 and closes (spec 4.2.2)', async () => {
+    const c = await RawClient.connect(broker.port);
+    c.write(Buffer.from('AMQP\x00\x00\x08\x00', 'latin1'));
+    await c.waitClosed();
+    expect(c.raw.toString('latin1')).to.equal('AMQP\x00\x00\x09\x01');
+  });
+
+  it('answers HTTP garbage with the protocol header and closes', async () => {
+    const c = await RawClient.connect(broker.port);
+    c.write(Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n'));
+    await c.waitClosed();
+    expect(c.raw.toString('latin1')).to.equal('AMQP\x00\x00\x09\x01');
+  });
+
+  it('closes with 501 FRAME_ERROR on a bad frame-end octet', async () => {
+    const c = await RawClient.open(broker.port);
+    const frame = encodeMethodFrame(1, 'channel.open', { reserved1: '' });
+    frame[frame.length - 1] = 0x00;
+    c.write(frame);
+    await expectConnectionClose(c, 501);
+  });
+
+  it('closes with 501 FRAME_ERROR on a frame larger than frame_max', async () => {
+    const c = await RawClient.open(broker.port, { frameMax: 4096 });
+    await c.openChannel(1);
+    c.method(1, 'basic.publish', { reserved1: 0, exchange: '', routingKey: 'q', mandatory: false, immediate: false });
+    c.write(encodeContentHeaderFrame(1, 60, 10000, {}));
+    c.write(encodeFrame(3, 1, Buffer.alloc(10000)));
+    await expectConnectionClose(c, 501);
+  });
+
+  it("closes with 504 CHANNEL_ERROR for a method on a channel that was never opened", async () => {
+    const c = await RawClient.open(broker.port);
+    c.method(5, 'queue.declare', { reserved1: 0, queue: 'x', passive: false, durable: false, exclusive: false, autoDelete: false, noWait: false, arguments: {} });
+    await expectConnectionClose(c, 504, "CHANNEL_ERROR - expected 'channel.open'");
+  });
+
+  it('closes with 504 on a second channel.open', async () => {
+    const c = await RawClient.open(broker.port);
+    await c.openChannel(1);
+    c.method(1, 'channel.open', { reserved1: '' });
+    await expectConnectionClose(c, 504, "CHANNEL_ERROR - second 'channel.open' seen");
+  });
+
+  it('closes with 505 UNEXPECTED_FRAME for a content header without a publish', async () => {
+    const c = await RawClient.open(broker.port);
+    await c.openChannel(1);
+    c.write(encodeContentHeaderFrame(1, 60, 3, {}));
+    await expectConnectionClose(c, 505, 'UNEXPECTED_FRAME - expected method frame, got non method frame instead');
+  });
+
+  it('closes with 505 for a body frame without a publish', async () => {
+    const c = await RawClient.open(broker.port);
+    await c.openChannel(1);
+    c.write(encodeFrame(3, 1, Buffer.from('abc')));
+    await expectConnectionClose(c, 505);
+  });
+
+  it('closes with 505 when a method arrives where a content header was due', async () => {
+    const c = await RawClient.open(broker.port);
+    await c.openChannel(1);
+    c.method(1, 'basic.publish', { reserved1: 0, exchange: '', routingKey: 'q', mandatory: false, immediate: false });
+    c.method(1, 'basic.qos', { prefetchSize: 0, prefetchCount: 1, global: false });
+    await expectConnectionClose(c, 505, 'UNEXPECTED_FRAME - expected content header for class 60, got non content header frame instead');
+  });
+
+  it('closes with 540 NOT_IMPLEMENTED for immediate=true, as RabbitMQ does', async () => {
+    const c = await RawClient.open(broker.port);
+    await c.openChannel(1);
+    c.method(1, 'basic.publish', { reserved1: 0, exchange: '', routingKey: 'q', mandatory: false, immediate: true });
+    await expectConnectionClose(c, 540, 'NOT_IMPLEMENTED - immediate=true');
+  });
+
+  it('closes with a connection error on a truncated method frame', async () => {
+    const c = await RawClient.open(broker.port);
+    await c.openChannel(1);
+    // queue.declare whose arguments stop after the class and method ids.
+    const payload = Buffer.from([0, 50, 0, 10, 0]);
+    c.write(encodeFrame(1, 1, payload));
+    const close = await c.expectMethod('connection.close');
+    expect([501, 502]).to.include(close.args.replyCode);
+  });
+
+  it('survives random garbage after the handshake and keeps serving other clients', async () => {
+    const c = await RawClient.open(broker.port);
+    let seed = 42;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % 256);
+    c.write(Buffer.from(Array.from({ length: 4096 }, rnd)));
+    await c.until(() => c.closed || c.frames.some((f) => f.method?.name === 'connection.close'), 'close');
+    c.close();
+    const conn = await connect(broker.url);
+    const ch = await channel(conn);
+    const { queue } = await ch.assertQueue('', { exclusive: true });
+    ch.sendToQueue(queue, Buffer.from('still fine'));
+    const m = await ch.get(queue, { noAck: true });
+    expect(m && m.content.toString()).to.equal('still fine');
+    await conn.close();
+  });
+
+  it('a client that closes mid-frame does not disturb the broker', async () => {
+    const socket = netConnect(broker.port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    socket.resume();
+    socket.end(Buffer.concat([Buffer.from('AMQP\x00\x00\x09\x01', 'latin1'), Buffer.from([1, 0, 0, 0])]));
+    await new Promise((r) => socket.once('close', r));
+    const conn = await connect(broker.url);
+    await conn.close();
+  });
+
+  it('the channel stays usable after a soft error is closed and reopened', async () => {
+    const c = await RawClient.open(broker.port);
+    await c.openChannel(1);
+    c.method(1, 'queue.declare', { reserved1: 0, queue: 'missing', passive: true, durable: false, exclusive: false, autoDelete: false, noWait: false, arguments: {} });
+    const close = await c.expectMethod('channel.close');
+    expect(close.args).to.include({ replyCode: 404, classId: 50, methodId: 10 });
+    // Anything but close-ok is ignored until the client acknowledges the close.
+    c.method(1, 'basic.qos', { prefetchSize: 0, prefetchCount: 1, global: false });
+    c.method(1, 'channel.close-ok', {});
+    await c.openChannel(1);
+    c.close();
+  });
+});
+
+describe('connection negotiation and heartbeats', () => {
+  const clock = new FakeClock();
+  const broker = useBroker({ clock, heartbeat: 10 });
+
+  it('advertises RabbitMQ-style server properties and capabilities', async () => {
+    const conn = await connect(broker.url);
+    const props = conn.connection.serverProperties as unknown as Record<string, unknown>;
+    expect(props['product']).to.equal('RabbitMQ');
+    expect(props['capabilities']).to.include({ publisher_confirms: true, 'basic.nack': true, consumer_cancel_notify: true, exchange_exchange_bindings: true });
+    await conn.close();
+  });
+
+  it('refuses bad credentials with 403 ACCESS_REFUSED', async () => {
+    const url = broker.url.replace('guest:guest', 'guest:wrong');
+    const err = await connect(url).then(() => null, (e: Error) => e);
+    expect(err?.message).to.contain('ACCESS_REFUSED - Login was refused using authentication mechanism PLAIN');
+  });
+
+  it('refuses an unknown vhost with 530 NOT_ALLOWED', async () => {
+    const c = await RawClient.open(broker.port, { vhost: 'nope' });
+    const close = await c.expectMethod('connection.close');
+    expect(close.args).to.include({ replyCode: 530, replyText: 'NOT_ALLOWED - vhost nope not found', classId: 10, methodId: 40 });
+    c.close();
+  });
+
+  it('refuses frame_max below the minimum with 530', async () => {
+    const c = await RawClient.connect(broker.port);
+    c.write(Buffer.from('AMQP\x00\x00\x09\x01', 'latin1'));
+    c.startFrames();
+    await c.expectMethod('connection.start');
+    c.method(0, 'connection.start-ok', { clientProperties: {}, mechanism: 'PLAIN', response: Buffer.from('\u0000guest\u0000guest'), locale: 'en_US' });
+    await c.expectMethod('connection.tune');
+    c.method(0, 'connection.tune-ok', { channelMax: 0, frameMax: 1024, heartbeat: 0 });
+    const close = await c.expectMethod('connection.close');
+    expect(close.args.replyCode).to.equal(530);
+    expect(close.args.replyText).to.equal('NOT_ALLOWED - negotiated frame_max = 1024 is lower than the minimum allowed value (4096)');
+  });
+
+  it('drops a peer that stays silent for two heartbeat intervals (injected clock)', async () => {
+    const c = await RawClient.open(broker.port, { heartbeat: 10 });
+    clock.advance(5000);
+    expect(c.closed).to.equal(false);
+    clock.advance(16000);
+    await c.waitClosed();
+  });
+
+  it('sends heartbeats to a peer when there is nothing else to send', async () => {
+    const c = await RawClient.open(broker.port, { heartbeat: 10 });
+    clock.advance(5000);
+    clock.advance(5000);
+    await c.until(() => c.frames.some((f) => f.type === 8), 'heartbeat frame');
+    c.close();
+  });
+});

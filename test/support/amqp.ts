@@ -1,0 +1,34 @@
+import amqp from 'amqplib';
+
+export type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, GetMessage } from 'amqplib';
+
+/** Connects with amqplib; channel and connection errors are swallowed on the emitter (tests assert on promises). */
+export async function connect(url: string): Promise<amqp.ChannelModel> {
+  const conn = await amqp.connect(url, { noDelay: true });
+  conn.on('error', (e: Error) => { if (process.env.TEST_LOG) console.log('client conn error', e); });
+  return conn;
+}
+
+export async function channel(conn: amqp.ChannelModel): Promise<amqp.Channel> {
+  const ch = await conn.createChannel();
+  ch.on('error', () => {});
+  return ch;
+}
+
+export async function confirmChannel(conn: amqp.ChannelModel): Promise<amqp.ConfirmChannel> {
+  const ch = await conn.createConfirmChannel();
+  ch.on('error', () => {});
+  return ch;
+}
+
+/** The AMQP reply code and text of a server-side close, taken from amqplib's error. */
+export async function closedWith(p: Promise<unknown>): Promise<{ code: number; text: string; classId?: number; methodId?: number }> {
+  try {
+    await p;
+  } catch (err) {
+    const e = err as { code?: number; message: string; classId?: number; methodId?: number };
+    const m = /with message "(.*)"$/.exec(e.message);
+    return { code: e.code ?? 0, text: m ? (m[1] as string) : e.message, classId: e.classId, methodId: e.methodId };
+  }
+  throw new Error('expected the operation to fail with a channel or connection close');
+}

@@ -1,0 +1,46 @@
+import { startBroker, type RunningBroker } from '../../src/broker.js';
+import type { BrokerOptions } from '../../src/config.js';
+
+/**
+ * Starts a private broker on port 0 for the enclosing mocha describe block and closes it after.
+ * Usage: `const b = useBroker();` then `b.url` inside tests.
+ */
+export function useBroker(options: BrokerOptions = {}): { readonly url: string; readonly port: number; readonly running: RunningBroker } {
+  let running: RunningBroker | undefined;
+  before(async () => {
+    running = await startBroker({ port: 0, logLevel: (process.env.TEST_LOG as 'debug') ?? 'silent', ...options });
+  });
+  after(async () => {
+    await running?.close();
+  });
+  return {
+    get url() {
+      return (running as RunningBroker).url;
+    },
+    get port() {
+      return (running as RunningBroker).port;
+    },
+    get running() {
+      return running as RunningBroker;
+    },
+  };
+}
+
+/** Resolves with the first value of an event-like callback registration. */
+export function once<T>(register: (cb: (v: T) => void) => void): Promise<T> {
+  return new Promise((resolve) => register(resolve));
+}
+
+/** Collects n values delivered to a callback, resolving when all n have arrived. */
+export function collect<T>(n: number): { push: (v: T) => void; done: Promise<T[]> } {
+  const items: T[] = [];
+  let resolve!: (v: T[]) => void;
+  const done = new Promise<T[]>((r) => (resolve = r));
+  return {
+    push: (v: T) => {
+      items.push(v);
+      if (items.length === n) resolve(items);
+    },
+    done,
+  };
+}
