@@ -5,12 +5,14 @@ import { SystemClock, type Clock } from './clock.js';
 import { resolveConfig, type BrokerConfig, type BrokerOptions } from './config.js';
 import { Connection } from './connection/connection.js';
 import type { BrokerContext } from './connection/context.js';
+import { ReplyToRegistry } from './connection/direct-reply-to.js';
 import { ReplyCode, replyText } from './errors.js';
 import { defaultExchangeTypes, type ExchangeTypeRegistry } from './exchange/exchange-type.js';
 import { decodeTable } from './frame/field-table.js';
 import { createLogger, type Logger } from './log.js';
 import { CommitBatcher } from './queue/commit-batcher.js';
 import { Message } from './queue/message.js';
+import { senderSelectedRoutingKeys } from './connection/handlers/basic.js';
 import { openLmdbStore } from './store/lmdb-store.js';
 import { openMemoryStore } from './store/memory-store.js';
 import type { Store } from './store/message-store.js';
@@ -27,6 +29,7 @@ export class Broker implements BrokerContext {
   readonly clock: Clock;
   readonly store: Store;
   readonly commits: CommitBatcher;
+  readonly replyTo = new ReplyToRegistry();
   readonly exchangeTypes: ExchangeTypeRegistry;
   readonly vhosts = new Map<string, VHost>();
   readonly connections = new Set<Connection>();
@@ -41,7 +44,10 @@ export class Broker implements BrokerContext {
     this.clock = clock ?? new SystemClock();
     if (this.config.dataDir) {
       mkdirSync(this.config.dataDir, { recursive: true });
-      this.store = openLmdbStore(join(this.config.dataDir, 'store'), { log: (m) => this.log.info(m) });
+      this.store = openLmdbStore(join(this.config.dataDir, 'store'), {
+        log: (m) => this.log.info(m),
+        onError: (err) => this.storeFailed(err),
+      });
     } else {
       this.store = openMemoryStore();
     }
@@ -58,6 +64,20 @@ export class Broker implements BrokerContext {
       }));
     }
     this.recover();
+  }
+
+  /** Set once the store cannot write any more (disk or map full): publishers are blocked. */
+  blockedReason: string | undefined;
+
+  /**
+   * The store failed to commit (typically a full disk). Every confirm still waiting is nacked
+   * by the store's rejected sync(); publishers are told with connection.blocked, as RabbitMQ
+   * does when it runs low on disk, and the reason is logged with the data directory.
+   */
+  private storeFailed(err: Error): void {
+    this.log.error({ err: err.message, dataDir: this.config.dataDir }, 'message store failed; blocking publishers');
+    this.blockedReason = 'low on disk';
+    for (const conn of this.connections) conn.block(this.blockedReason);
   }
 
   nextMessageId(): number {
@@ -114,6 +134,17 @@ export class Broker implements BrokerContext {
       if (!vhost || !source || !destination) continue;
       vhost.bind(source, destination, r.routingKey, decodeTable(r.arguments, 0).table);
     }
+    for (const { record, message } of this.store.metadata.loadDelayed()) {
+      const vhost = this.vhosts.get(record.vhost);
+      const x = vhost?.exchanges.get(record.exchange);
+      if (!vhost || !x) {
+        this.store.metadata.deleteDelayed(record);
+        continue;
+      }
+      const msg = new Message(message.id, message.exchange, message.routingKey, message.header, message.body);
+      const cc = senderSelectedRoutingKeys(msg.properties.headers);
+      vhost.scheduleDelayed(x, msg, cc, record, true);
+    }
     if (queues.length || exchanges.length) {
       this.log.info({ exchanges: exchanges.length, queues: queues.length, messages, crashed, ms: Date.now() - started }, 'recovered durable state');
     }
@@ -141,6 +172,7 @@ export class Broker implements BrokerContext {
     }
     const conn = new Connection(socket, this, ++this.connectionIds);
     this.connections.add(conn);
+    if (this.blockedReason) conn.onOpen(() => conn.block(this.blockedReason as string));
     conn.onClosed(() => this.connections.delete(conn));
   }
 

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { AmqpError, ConnectionError, notFound, preconditionFailed, ReplyCode } from '../errors.js';
+import type { Timer } from '../clock.js';
+import { AmqpError, ChannelError, ConnectionError, notFound, preconditionFailed, ReplyCode } from '../errors.js';
 import { encodeBasicDeliver, encodeBasicAck, encodeBasicNack } from '../frame/fast.js';
 import {
   encodeMethodFrame, type BasicPublishArgs, type Method, type MethodArgsInput, type MethodName,
@@ -9,7 +10,8 @@ import type { Consumer, ConsumerHost } from '../queue/consumer.js';
 import type { Queue } from '../queue/queue.js';
 import type { QueuedMessage } from '../queue/queued-message.js';
 import type { Connection } from './connection.js';
-import { publishContent } from './handlers/basic.js';
+import { cancelReplyTo, type ReplyConsumer } from './direct-reply-to.js';
+import { checkPublishable, publishContent } from './handlers/basic.js';
 import { channelHandlers } from './handlers/index.js';
 
 /** A message delivered on this channel and not yet acknowledged. */
@@ -19,6 +21,8 @@ export interface Delivery {
   entry: QueuedMessage;
   /** null for basic.get deliveries. */
   consumer: Consumer | null;
+  /** When it was delivered (clock ms), for the consumer delivery-acknowledgement timeout. */
+  at: number;
 }
 
 interface PendingContent {
@@ -36,8 +40,10 @@ interface PendingContent {
 export class Channel implements ConsumerHost {
   /** channel.open has been handled. */
   opened = false;
-  /** tx.select was seen (transactions are not supported yet: see handlers/index.ts). */
+  /** tx.select was seen: publishes and acknowledgements wait for tx.commit. */
   txMode = false;
+  private txPublishes: Array<{ args: BasicPublishArgs; header: Buffer; body: Buffer }> = [];
+  private txAcks: Array<{ requeue: boolean | 'ack'; deliveries: Delivery[] }> = [];
   /** Set once the server sent channel.close; everything but close/close-ok is ignored. */
   closing = false;
   private released = false;
@@ -53,6 +59,8 @@ export class Channel implements ConsumerHost {
   consumerPrefetch = 0;
   /** basic.qos global=true: a limit shared by all consumers of the channel. */
   globalPrefetch = 0;
+  /** The channel's consumer on amq.rabbitmq.reply-to (direct reply-to), if any. */
+  replyConsumer: ReplyConsumer | undefined;
   /** The last queue this channel declared; '' in later methods means this one. */
   lastQueueName: string | null = null;
 
@@ -150,6 +158,12 @@ export class Channel implements ConsumerHost {
     const c = this.content as PendingContent;
     this.content = null;
     try {
+      if (this.txMode) {
+        // The exchange is checked at publish time; routing waits for tx.commit.
+        checkPublishable(this, c.args.exchange);
+        this.txPublishes.push({ args: c.args, header: Buffer.from(c.header as Buffer), body: Buffer.from(body) });
+        return;
+      }
       publishContent(this, c.args, c.header as Buffer, body);
     } catch (err) {
       if (err instanceof AmqpError) err.at(60, 40);
@@ -248,7 +262,8 @@ export class Channel implements ConsumerHost {
     if (consumer.noAck) {
       queue.settle(entry, false);
     } else {
-      this.unacked.set(tag, { tag, queue, entry, consumer });
+      this.unacked.set(tag, { tag, queue, entry, consumer, at: this.conn.broker.clock.now() });
+      this.armAckTimeout();
       consumer.unacked++;
       this.consumerUnacked++;
       queue.delivered(entry);
@@ -262,12 +277,18 @@ export class Channel implements ConsumerHost {
     );
   }
 
+  /** Takes the next delivery tag (for deliveries outside queues: direct reply-to). */
+  nextDeliveryTag(): number {
+    return this.nextTag++;
+  }
+
   /** basic.get-ok: delivers entry (taken from queue) outside any consumer. */
   deliverGet(queue: Queue, entry: QueuedMessage, noAck: boolean): void {
     const tag = this.nextTag++;
     if (noAck) queue.settle(entry, false);
     else {
-      this.unacked.set(tag, { tag, queue, entry, consumer: null });
+      this.unacked.set(tag, { tag, queue, entry, consumer: null, at: this.conn.broker.clock.now() });
+      this.armAckTimeout();
       queue.delivered(entry);
     }
     const msg = entry.msg;
@@ -320,6 +341,14 @@ export class Channel implements ConsumerHost {
   }
 
   ack(deliveries: Delivery[]): void {
+    if (this.txMode) {
+      this.txAcks.push({ requeue: 'ack', deliveries });
+      return;
+    }
+    this.applyAck(deliveries);
+  }
+
+  private applyAck(deliveries: Delivery[]): void {
     for (const d of deliveries) {
       this.releaseCredit(d);
       d.queue.settle(d.entry, true);
@@ -329,6 +358,14 @@ export class Channel implements ConsumerHost {
 
   /** nack/reject: requeue (to the original positions) or drop. */
   reject(deliveries: Delivery[], requeue: boolean): void {
+    if (this.txMode) {
+      this.txAcks.push({ requeue, deliveries });
+      return;
+    }
+    this.applyReject(deliveries, requeue);
+  }
+
+  private applyReject(deliveries: Delivery[], requeue: boolean): void {
     for (const d of deliveries) this.releaseCredit(d);
     for (const [queue, entries] of groupByQueue(deliveries)) {
       if (requeue) queue.requeue(entries);
@@ -348,6 +385,66 @@ export class Channel implements ConsumerHost {
     if (this.globalPrefetch > 0) this.resumeDelivery();
   }
 
+  // ---- delivery acknowledgement timeout (RabbitMQ's consumer_timeout) ------------------------
+
+  private ackTimer: Timer | undefined;
+
+  /** Arms one timer for the oldest unacked delivery; re-armed lazily as acks arrive. */
+  private armAckTimeout(): void {
+    const timeout = this.conn.broker.config.consumerTimeout;
+    if (this.ackTimer || timeout <= 0) return;
+    const oldest = this.unacked.values().next().value as Delivery | undefined;
+    if (!oldest) return;
+    const clock = this.conn.broker.clock;
+    this.ackTimer = clock.setTimeout(() => {
+      this.ackTimer = undefined;
+      if (this.closing || this.released) return;
+      const head = this.unacked.values().next().value as Delivery | undefined;
+      if (!head) return;
+      if (clock.now() - head.at >= timeout) {
+        // The channel is closed with 406 and its unacked messages are requeued.
+        this.conn.closeChannel(this, new ChannelError(
+          ReplyCode.PRECONDITION_FAILED,
+          `delivery acknowledgement on channel ${this.id} timed out. Timeout value used: ${timeout} ms. This timeout value can be configured, see consumers doc guide to learn more`,
+        ));
+        return;
+      }
+      this.armAckTimeout();
+    }, oldest.at + timeout - clock.now());
+  }
+
+  // ---- transactions -------------------------------------------------------------------------
+
+  /**
+   * tx.commit: routes the buffered publishes (returns go out now), applies the buffered acks,
+   * and calls done once persistent messages of the transaction are on disk.
+   */
+  commitTx(done: () => void): void {
+    const publishes = this.txPublishes;
+    const acks = this.txAcks;
+    this.txPublishes = [];
+    this.txAcks = [];
+    let durable = false;
+    for (const p of publishes) if (publishContent(this, p.args, p.header, p.body)) durable = true;
+    for (const a of acks) {
+      if (a.requeue === 'ack') this.applyAck(a.deliveries);
+      else this.applyReject(a.deliveries, a.requeue);
+    }
+    if (durable) this.conn.broker.commits.whenDurable(() => done());
+    else done();
+  }
+
+  /** tx.rollback: drops buffered publishes; buffered acks are undone (the deliveries stay unacked). */
+  rollbackTx(): void {
+    const restored = this.txAcks.flatMap((a) => a.deliveries);
+    this.txPublishes = [];
+    this.txAcks = [];
+    if (restored.length === 0) return;
+    const all = [...this.unacked.values(), ...restored].sort((a, b) => a.tag - b.tag);
+    this.unacked.clear();
+    for (const d of all) this.unacked.set(d.tag, d);
+  }
+
   /** A server-generated consumer tag, shaped like RabbitMQ's (amq.ctag- and 22 characters). */
   generateConsumerTag(): string {
     return `amq.ctag-${randomBytes(16).toString('base64url')}`;
@@ -360,6 +457,10 @@ export class Channel implements ConsumerHost {
     if (this.released) return;
     this.released = true;
     this.content = null;
+    this.ackTimer?.cancel();
+    // Uncommitted publishes are dropped; uncommitted acks never happened.
+    this.rollbackTx();
+    cancelReplyTo(this);
     for (const c of this.consumers.values()) c.queue.removeConsumer(c);
     this.consumers.clear();
     const all = [...this.unacked.values()];

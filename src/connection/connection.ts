@@ -8,9 +8,13 @@ import { decodeMethod, encodeMethodFrame, type MethodArgsInput, type MethodName 
 import { AMQP_0_9_1_HEADER, checkProtocolHeader } from '../frame/protocol-header.js';
 import type { Logger } from '../log.js';
 import type { VHost } from '../vhost/vhost.js';
+import { AbruptClose } from '../frame/frame-errors.js';
 import { Channel } from './channel.js';
 import type { BrokerContext } from './context.js';
 import { handleConnectionMethod } from './handlers/connection.js';
+
+/** The spec's frame-min-size: what a peer must accept before tuning. */
+const FRAME_MIN_SIZE = 4096;
 
 type State = 'awaiting-header' | 'starting' | 'tuning' | 'opening' | 'open' | 'closing' | 'closed';
 
@@ -52,7 +56,8 @@ export class Connection {
     this.frameMax = config.frameMax;
     this.channelMax = config.channelMax;
     this.log = broker.log.child({ conn: id, peer: `${socket.remoteAddress}:${socket.remotePort}` });
-    this.reader = new FrameReader(config.frameMax);
+    // RabbitMQ enforces the spec's minimum frame size until connection.tune-ok.
+    this.reader = new FrameReader(FRAME_MIN_SIZE);
     this.writer = new FrameWriter(socket, config.frameMax);
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
@@ -70,6 +75,23 @@ export class Connection {
   get isLoopback(): boolean {
     const a = this.socket.remoteAddress ?? '';
     return a.startsWith('127.') || a === '::1' || a.startsWith('::ffff:127.');
+  }
+
+  private readonly onOpenHooks: Array<() => void> = [];
+  private blocked = false;
+
+  onOpen(hook: () => void): void {
+    this.onOpenHooks.push(hook);
+  }
+
+  /** connection.blocked, for clients that advertise the capability (RabbitMQ's blocked-connection notifications). */
+  block(reason: string): void {
+    if (this.blocked || this.state !== 'open') return;
+    const cap = this.clientProperties['capabilities'];
+    const supported = cap?.type === 'F' && cap.value['connection.blocked']?.value === true;
+    if (!supported) return;
+    this.blocked = true;
+    this.send(0, 'connection.blocked', { reason });
   }
 
   onClosed(hook: () => void): void {
@@ -137,7 +159,12 @@ export class Connection {
   private onMethodFrame(channel: number, payload: Buffer): void {
     const method = decodeMethod(payload);
     if (channel === 0) {
-      handleConnectionMethod(this, method);
+      try {
+        handleConnectionMethod(this, method);
+      } catch (err) {
+        if (err instanceof AmqpError) err.at(method.classId, method.methodId);
+        throw err;
+      }
       return;
     }
     if (this.state !== 'open') {
@@ -210,6 +237,8 @@ export class Connection {
       'basic.nack': F.bool(true),
       consumer_cancel_notify: F.bool(true),
       consumer_priorities: F.bool(true),
+      'connection.blocked': F.bool(true),
+      direct_reply_to: F.bool(true),
       authentication_failure_close: F.bool(true),
       per_consumer_qos: F.bool(true),
     };
@@ -245,6 +274,7 @@ export class Connection {
     this.vhost = vhost;
     this.state = 'open';
     this.handshakeTimer?.cancel();
+    for (const hook of this.onOpenHooks) hook();
   }
 
   private scheduleHeartbeat(): void {
@@ -279,6 +309,14 @@ export class Connection {
 
   /** Turns anything thrown while handling input into the right connection.close. */
   fail(err: unknown): void {
+    if (err instanceof AbruptClose) {
+      // RabbitMQ's reader process crashes on these: the client sees the socket reset, no close.
+      this.log.warn({ reason: err.reason }, 'connection reset: undecodable input');
+      this.teardown();
+      this.state = 'closed';
+      this.socket.resetAndDestroy();
+      return;
+    }
     if (err instanceof AmqpError) {
       this.closeWithError(err.replyCode, err.replyText, err.classId, err.methodId);
       return;

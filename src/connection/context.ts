@@ -3,6 +3,7 @@ import type { BrokerConfig } from '../config.js';
 import type { Logger } from '../log.js';
 import type { CommitBatcher } from '../queue/commit-batcher.js';
 import type { VHost } from '../vhost/vhost.js';
+import type { ReplyToRegistry } from './direct-reply-to.js';
 
 /** What a connection needs from the broker that accepted it (no singletons: passed in). */
 export interface BrokerContext {
@@ -11,6 +12,7 @@ export interface BrokerContext {
   readonly clock: Clock;
   readonly vhosts: ReadonlyMap<string, VHost>;
   readonly commits: CommitBatcher;
+  readonly replyTo: ReplyToRegistry;
   /** A broker-wide unique message id. */
   nextMessageId(): number;
 }

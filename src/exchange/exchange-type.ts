@@ -8,6 +8,7 @@
  */
 import type { FieldTable } from '../frame/field-table.js';
 import { ConsistentHashExchange } from './consistent-hash-exchange.js';
+import { DelayedMessageExchange } from './delayed-message-exchange.js';
 import { DirectExchange } from './direct-exchange.js';
 import { FanoutExchange } from './fanout-exchange.js';
 import { HeadersExchange } from './headers-exchange.js';
@@ -85,5 +86,6 @@ export function defaultExchangeTypes(): ExchangeTypeRegistry {
   registry.register(new TopicExchange());
   registry.register(new HeadersExchange());
   registry.register(new ConsistentHashExchange());
+  registry.register(new DelayedMessageExchange(registry));
   return registry;
 }

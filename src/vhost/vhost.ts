@@ -8,7 +8,10 @@ import type { Logger } from '../log.js';
 import type { Clock } from '../clock.js';
 import { deadLetterMessage, isDeadLetterCycle } from '../queue/dead-letter.js';
 import { parseQueueArguments, type QueueSettings } from '../queue/queue-arguments.js';
-import { Queue, type DeadLetterReason, type QueueDeps } from '../queue/queue.js';
+import { enqueueAll, Queue, type DeadLetterReason, type QueueDeps } from '../queue/queue.js';
+import type { Message } from '../queue/message.js';
+import type { Timer } from '../clock.js';
+import type { DelayedRecord } from '../store/metadata-store.js';
 import type { QueuedMessage } from '../queue/queued-message.js';
 import type { MetadataStore } from '../store/metadata-store.js';
 import { assertArgsEquivalent, assertFieldEquivalent, fieldTypeName } from './equivalence.js';
@@ -150,6 +153,7 @@ export class VHost {
 
   private removeExchange(x: Exchange): void {
     x.deleted = true;
+    this.dropDelayed(x);
     this.exchanges.delete(x.name);
     for (const id of [...(this.bySource.get(x) ?? [])]) this.removeBinding(id);
     for (const id of [...(this.byDestination.get(x) ?? [])]) this.removeBinding(id);
@@ -306,6 +310,49 @@ export class VHost {
   /** Bindings whose source is x (for tests and listings). */
   bindingsOf(x: Exchange): Binding[] {
     return [...(this.bySource.get(x) ?? [])].map((id) => this.bindings.get(id) as Binding);
+  }
+
+  // ---- delayed messages (x-delayed-message) -------------------------------------------------
+
+  private readonly delayed = new Map<Exchange, Map<number, { timer: Timer; record: DelayedRecord | undefined }>>();
+
+  /**
+   * Holds msg back for delayMs, then routes it through exchange. A persistent message on a
+   * durable exchange is stored with its absolute due time, so it survives a restart; returns
+   * true when a store commit holds it.
+   */
+  delay(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined, delayMs: number): boolean {
+    const persisted = exchange.durable && msg.persistent;
+    const record: DelayedRecord = { vhost: this.name, exchange: exchange.name, dueAt: this.deps.clock.now() + delayMs, seq: msg.id };
+    if (persisted) this.deps.metadata.putDelayed(record, msg);
+    this.scheduleDelayed(exchange, msg, ccRoutingKeys, record, persisted);
+    return persisted;
+  }
+
+  /** Arms the timer of a delayed message (also for those recovered from the store). */
+  scheduleDelayed(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined, record: DelayedRecord, persisted: boolean): void {
+    let timers = this.delayed.get(exchange);
+    if (!timers) this.delayed.set(exchange, (timers = new Map()));
+    const timer = this.deps.clock.setTimeout(() => {
+      timers.delete(record.seq);
+      if (persisted) this.deps.metadata.deleteDelayed(record);
+      if (exchange.deleted) return;
+      const queues = new Set<Queue>();
+      const headers = msg.properties.headers;
+      this.route(exchange, { routingKey: msg.routingKey, ccRoutingKeys, headers, properties: msg.properties as Record<string, unknown> }, queues);
+      enqueueAll(queues, msg);
+    }, record.dueAt - this.deps.clock.now());
+    timers.set(record.seq, { timer, record: persisted ? record : undefined });
+  }
+
+  private dropDelayed(x: Exchange): void {
+    const timers = this.delayed.get(x);
+    if (!timers) return;
+    for (const { timer, record } of timers.values()) {
+      timer.cancel();
+      if (record) this.deps.metadata.deleteDelayed(record);
+    }
+    this.delayed.delete(x);
   }
 
   // ---- dead-lettering ----------------------------------------------------------------------

@@ -2,12 +2,15 @@ import { accessRefused, ConnectionError, notFound, preconditionFailed, ReplyCode
 import type { FieldTable, FieldValue } from '../../frame/field-table.js';
 import type { BasicPublishArgs } from '../../frame/generated/methods.js';
 import { encodeMethodFrame } from '../../frame/generated/methods.js';
-import { decodeContentHeader } from '../../frame/generated/properties.js';
+import { decodeContentHeader, encodeContentHeaderPayload } from '../../frame/generated/properties.js';
 import { Consumer } from '../../queue/consumer.js';
 import { Message } from '../../queue/message.js';
 import { parseExpiration } from '../../queue/queue-arguments.js';
-import { EnqueueResult, type Queue } from '../../queue/queue.js';
+import { enqueueAll, type Queue } from '../../queue/queue.js';
+import { delayOf, DelayedMessageExchange } from '../../exchange/delayed-message-exchange.js';
+import type { Exchange } from '../../vhost/exchange.js';
 import type { Channel } from '../channel.js';
+import { cancelReplyTo, consumeReplyTo, deliverReply, isReplyAddress, REPLY_TO, rewriteReplyTo } from '../direct-reply-to.js';
 import type { ChannelHandlers } from './types.js';
 
 export const basicHandlers: ChannelHandlers = {
@@ -17,8 +20,13 @@ export const basicHandlers: ChannelHandlers = {
   },
 
   'basic.consume': (ch, args) => {
-    if (ch.consumers.has(args.consumerTag)) {
+    if (ch.consumers.has(args.consumerTag) || (args.consumerTag !== '' && ch.replyConsumer?.tag === args.consumerTag)) {
       throw new ConnectionError(ReplyCode.NOT_ALLOWED, `attempt to reuse consumer tag '${args.consumerTag}'`);
+    }
+    if (args.queue === REPLY_TO) {
+      const replyTag = consumeReplyTo(ch, args.consumerTag, args.noAck);
+      if (!args.noWait) ch.send('basic.consume-ok', { consumerTag: replyTag });
+      return;
     }
     const vhost = ch.vhost;
     const queue = vhost.getQueue(ch.queueName(args.queue), ch.conn);
@@ -35,6 +43,7 @@ export const basicHandlers: ChannelHandlers = {
   },
 
   'basic.cancel': (ch, args) => {
+    if (ch.replyConsumer?.tag === args.consumerTag) cancelReplyTo(ch);
     const consumer = ch.consumers.get(args.consumerTag);
     if (consumer) {
       ch.consumers.delete(args.consumerTag);
@@ -93,30 +102,53 @@ function senderSelectedKeys(value: FieldValue | undefined, into: string[]): void
   for (const v of value.value) if (v.type === 'S') into.push(v.value.toString('utf8'));
 }
 
+/** The CC then BCC routing keys of a message, or undefined when it names none. */
+export function senderSelectedRoutingKeys(headers: FieldTable | undefined): string[] | undefined {
+  if (!headers || (!headers['CC'] && !headers['BCC'])) return undefined;
+  const keys: string[] = [];
+  senderSelectedKeys(headers['CC'], keys);
+  senderSelectedKeys(headers['BCC'], keys);
+  return keys;
+}
+
+/** The exchange a basic.publish names, if it exists and may be published to (404 / 403). */
+export function checkPublishable(ch: Channel, name: string): Exchange {
+  const vhost = ch.vhost;
+  const exchange = vhost.exchanges.get(name);
+  if (!exchange) throw notFound(`no exchange '${name}' in vhost '${vhost.name}'`);
+  if (exchange.internal) throw accessRefused(`cannot publish to internal exchange '${name}' in vhost '${vhost.name}'`);
+  return exchange;
+}
+
 /**
  * A complete basic.publish (method, header, body): route it, enqueue it, and answer the
  * publisher with basic.return (mandatory, unroutable) and, in confirm mode, basic.ack once the
- * message is safe — in the store for persistent messages on durable queues.
+ * message is safe — in the store for persistent messages on durable queues. Returns true when
+ * a store commit holds the message.
  */
-export function publishContent(ch: Channel, args: BasicPublishArgs, header: Buffer, body: Buffer): void {
+export function publishContent(ch: Channel, args: BasicPublishArgs, header: Buffer, body: Buffer): boolean {
   const vhost = ch.vhost;
-  const exchange = vhost.exchanges.get(args.exchange);
-  if (!exchange) throw notFound(`no exchange '${args.exchange}' in vhost '${vhost.name}'`);
-  if (exchange.internal) throw accessRefused(`cannot publish to internal exchange '${exchange.name}' in vhost '${vhost.name}'`);
-  const properties = decodeContentHeader(header).properties;
+  const exchange = checkPublishable(ch, args.exchange);
+  let properties = decodeContentHeader(header).properties;
   if (properties.userId !== undefined && properties.userId !== ch.conn.username) {
     throw preconditionFailed(`user_id property set to '${properties.userId}' but authenticated user was '${ch.conn.username}'`);
   }
+  const withReplyAddress = rewriteReplyTo(ch, properties);
+  if (withReplyAddress) {
+    properties = withReplyAddress;
+    header = encodeContentHeaderPayload(60, body.length, properties);
+  }
   const headers = properties.headers;
   const ttl = parseExpiration(properties.expiration);
-  let cc: string[] | undefined;
-  if (headers && (headers['CC'] || headers['BCC'])) {
-    cc = [];
-    senderSelectedKeys(headers['CC'], cc);
-    senderSelectedKeys(headers['BCC'], cc);
+  const cc = senderSelectedRoutingKeys(headers);
+  if (args.exchange === '' && isReplyAddress(args.routingKey)) {
+    // Direct reply-to: the reply goes straight to the waiting channel, or is unroutable.
+    const reply = new Message(0, '', args.routingKey, header, body, properties);
+    const seqNo = ch.confirmMode ? ch.nextPublishSeq() : 0;
+    if (!deliverReply(ch, args.routingKey, reply) && args.mandatory) sendReturn(ch, args, reply);
+    if (seqNo) ch.confirmWhenSafe(seqNo, false);
+    return false;
   }
-  const queues = new Set<Queue>();
-  vhost.route(exchange, { routingKey: args.routingKey, ccRoutingKeys: cc, headers, properties: properties as Record<string, unknown> }, queues);
 
   let msg = new Message(ch.conn.broker.nextMessageId(), args.exchange, args.routingKey, Message.compact(header), Message.compact(body), properties);
   msg.ttl = ttl;
@@ -125,29 +157,38 @@ export function publishContent(ch: Channel, args: BasicPublishArgs, header: Buff
     const { BCC: _bcc, ...rest } = headers;
     msg = msg.withProperties(msg.id, msg.exchange, msg.routingKey, { ...properties, headers: rest });
   }
-
   const seq = ch.confirmMode ? ch.nextPublishSeq() : 0;
+
+  const delay = exchange.type instanceof DelayedMessageExchange ? delayOf(headers) : undefined;
+  if (delay !== undefined) {
+    // Held back by the delayed-message exchange; like the plugin, a mandatory publish is returned
+    // because nothing is routed now.
+    const durable = vhost.delay(exchange, msg, cc, delay);
+    if (args.mandatory) sendReturn(ch, args, msg);
+    if (seq) ch.confirmWhenSafe(seq, durable);
+    return durable;
+  }
+
+  const queues = new Set<Queue>();
+  vhost.route(exchange, { routingKey: args.routingKey, ccRoutingKeys: cc, headers, properties: properties as Record<string, unknown> }, queues);
   if (queues.size === 0) {
-    if (args.mandatory) {
-      ch.conn.writer.writeContent(
-        ch.id,
-        encodeMethodFrame(ch.id, 'basic.return', { replyCode: ReplyCode.NO_ROUTE, replyText: 'NO_ROUTE', exchange: args.exchange, routingKey: args.routingKey }),
-        msg.header,
-        msg.body,
-      );
-    }
+    if (args.mandatory) sendReturn(ch, args, msg);
     if (seq) ch.confirmWhenSafe(seq, false);
-    return;
+    return false;
   }
-  let durable = false;
-  let rejected = false;
-  for (const q of queues) {
-    const result = q.enqueue(msg);
-    if (result === EnqueueResult.Durable) durable = true;
-    else if (result === EnqueueResult.Rejected) rejected = true;
-  }
-  if (!seq) return;
+  const { durable, rejected } = enqueueAll(queues, msg);
   // x-overflow=reject-publish: RabbitMQ nacks a message any of its queues refused.
-  if (rejected) ch.nackPublish(seq);
-  else ch.confirmWhenSafe(seq, durable);
+  if (seq && rejected) ch.nackPublish(seq);
+  else if (seq) ch.confirmWhenSafe(seq, durable);
+  return durable;
+}
+
+/** basic.return 312 NO_ROUTE with the message's properties and body. */
+function sendReturn(ch: Channel, args: BasicPublishArgs, msg: Message): void {
+  ch.conn.writer.writeContent(
+    ch.id,
+    encodeMethodFrame(ch.id, 'basic.return', { replyCode: ReplyCode.NO_ROUTE, replyText: 'NO_ROUTE', exchange: args.exchange, routingKey: args.routingKey }),
+    msg.header,
+    msg.body,
+  );
 }

@@ -58,8 +58,8 @@ export function handleConnectionMethod(conn: Connection, method: Method): void {
       if (user?.vhosts && !user.vhosts.includes(vhost.name)) {
         throw new ConnectionError(ReplyCode.NOT_ALLOWED, `access to vhost '${vhost.name}' refused for user '${conn.username}'`).at(method.classId, method.methodId);
       }
-      conn.opened(vhost);
       conn.send(0, 'connection.open-ok', { reserved1: '' });
+      conn.opened(vhost);
       conn.log.info({ user: conn.username, vhost: vhost.name }, 'connection opened');
       return;
     }

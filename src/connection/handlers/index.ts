@@ -3,6 +3,7 @@ import { channelClassHandlers } from './channel.js';
 import { confirmHandlers } from './confirm.js';
 import { exchangeHandlers } from './exchange.js';
 import { queueHandlers } from './queue.js';
+import { txHandlers } from './tx.js';
 import type { ChannelHandlers } from './types.js';
 
 /** Every method a client may send on a channel other than 0, by name. */
@@ -12,4 +13,5 @@ export const channelHandlers: ChannelHandlers = {
   ...queueHandlers,
   ...basicHandlers,
   ...confirmHandlers,
+  ...txHandlers,
 };

@@ -1,7 +1,14 @@
+import { declareReplyAddress, REPLY_TO } from '../direct-reply-to.js';
 import type { ChannelHandlers } from './types.js';
 
 export const queueHandlers: ChannelHandlers = {
   'queue.declare': (ch, args) => {
+    if (args.queue.startsWith(REPLY_TO)) {
+      // Declares of the direct reply-to pseudo-queue are passive in effect (rabbit_channel).
+      const ok = declareReplyAddress(ch, args.queue, ch.vhost.name);
+      if (!args.noWait) ch.send('queue.declare-ok', ok);
+      return;
+    }
     const q = ch.vhost.declareQueue({
       name: args.queue, passive: args.passive, durable: args.durable, exclusive: args.exclusive,
       autoDelete: args.autoDelete, arguments: args.arguments, owner: ch.conn,

@@ -1,0 +1,111 @@
+/**
+ * Messages between the orchestrator (bench/run.ts) and its client worker processes
+ * (bench/worker.ts), sent over the Node IPC channel.
+ */
+
+/** A publisher: fixed-size bodies to one exchange, at full speed, paced, or with confirms. */
+export interface PublishSpec {
+  role: 'publish';
+  url: string;
+  exchange: string;
+  /** One routing key, or 'topic10k' to cycle through keys t.0.e … t.9999.e. */
+  routingKey: string;
+  size: number;
+  persistent: boolean;
+  /** Confirm mode with at most this many unconfirmed publishes (0: no confirms). */
+  confirmWindow: number;
+  /** Messages per second (0: as fast as the socket takes them). */
+  rate: number;
+  /** Write process.hrtime.bigint() into the first 8 body octets (latency). */
+  timestamp: boolean;
+  /**
+   * Closed loop: stay at most this many messages ahead of what the consumers reported
+   * (0: open loop). deliveriesPerMessage converts consumer counts (fanout: 10) to messages.
+   */
+  aheadLimit: number;
+  deliveriesPerMessage: number;
+  /** Stop after this many messages (a bound on every run). */
+  maxMessages: number;
+  /** Publish this many and report 'filled' (queue pre-fill), instead of waiting for marks. */
+  fill: number;
+  brokerPid: number;
+}
+
+/** A consumer on one channel with one consumer per queue. */
+export interface ConsumeSpec {
+  role: 'consume';
+  url: string;
+  queues: string[];
+  noAck: boolean;
+  /** Acknowledge every N-th delivery with multiple=true (1: ack each). */
+  ackEvery: number;
+  prefetch: number;
+  /** Drain mode: mark by itself at expect*skipFraction and at expect deliveries, then report. */
+  expect: number;
+  /** Collect latencies from the body timestamps between the marks. */
+  latency: boolean;
+  /** Send 'progress' every few ms (closed-loop publishers). */
+  progress: boolean;
+  brokerPid: number;
+}
+
+/** Opens many connections (and then a channel on each) and measures the broker's RSS. */
+export interface ConnectionsSpec {
+  role: 'connections';
+  url: string;
+  count: number;
+  concurrency: number;
+  brokerPid: number;
+  /** Milliseconds to let the broker settle before reading its RSS. */
+  settleMs: number;
+}
+
+export type WorkerSpec = PublishSpec | ConsumeSpec | ConnectionsSpec;
+
+/** What a worker records at a mark. */
+export interface Sample {
+  /** performance.now() of the worker, ms. */
+  t: number;
+  /** Messages published / delivered so far. */
+  count: number;
+  /** process.cpuUsage() user+system of the worker, ms. */
+  cpuMs: number;
+  /** utime+stime of the broker, ms (NaN if unreadable). */
+  brokerCpuMs: number;
+}
+
+export type ToWorker =
+  | { cmd: 'start' }
+  | { cmd: 'mark' }
+  | { cmd: 'stop' }
+  | { cmd: 'credit'; consumed: number };
+
+export type FromWorker =
+  | { ev: 'ready' }
+  | { ev: 'mark'; sample: Sample }
+  | { ev: 'progress'; count: number }
+  | { ev: 'filled'; count: number }
+  | { ev: 'done'; result: WorkerResult }
+  | { ev: 'error'; message: string };
+
+export interface WorkerResult {
+  /** Total messages published (publisher) or delivered (consumer). */
+  total: number;
+  /** Confirms received (confirm publishers). */
+  confirmed?: number;
+  nacked?: number;
+  /** Latency percentiles in ms (latency consumers). */
+  latency?: { p50: number; p90: number; p99: number; p999: number; max: number; n: number };
+  /** Connections role. */
+  connections?: {
+    opened: number;
+    openMs: number;
+    brokerRssBeforeKiB: number;
+    brokerRssConnsKiB: number;
+    brokerRssChannelsKiB: number;
+    brokerCpuMs: number;
+    clientCpuMs: number;
+  };
+  /** Errors the client saw (channel/connection closed by the broker, ...). */
+  errors: string[];
+}

@@ -1,0 +1,20 @@
+import { preconditionFailed } from '../../errors.js';
+import type { ChannelHandlers } from './types.js';
+
+/** tx.select / commit / rollback with rabbit_channel's rules and reply texts. */
+export const txHandlers: ChannelHandlers = {
+  'tx.select': (ch) => {
+    if (ch.confirmMode) throw preconditionFailed('cannot switch from confirm to tx mode');
+    ch.txMode = true;
+    ch.send('tx.select-ok', {});
+  },
+  'tx.commit': (ch) => {
+    if (!ch.txMode) throw preconditionFailed('channel is not transactional');
+    ch.commitTx(() => ch.send('tx.commit-ok', {}));
+  },
+  'tx.rollback': (ch) => {
+    if (!ch.txMode) throw preconditionFailed('channel is not transactional');
+    ch.rollbackTx();
+    ch.send('tx.rollback-ok', {});
+  },
+};
