@@ -59,7 +59,7 @@ export class Broker implements BrokerContext {
         clock: this.clock,
         exchangeTypes: this.exchangeTypes,
         metadata: this.store.metadata,
-        queueDeps: { log: this.log, clock: this.clock, store: this.store.messages },
+        queueDeps: { log: this.log, clock: this.clock, store: this.store.messages, memoryWindow: this.config.queueMemoryWindow },
         nextMessageId: () => this.nextMessageId(),
       }));
     }
@@ -111,21 +111,8 @@ export class Broker implements BrokerContext {
       const vhost = this.vhosts.get(r.vhost);
       if (!vhost || vhost.queues.has(r.name)) continue;
       const q = vhost.createQueue(r.name, true, null, r.autoDelete, decodeTable(r.arguments, 0).table);
-      let from = 0;
-      for (;;) {
-        const entries = this.store.messages.readEntries(q.storeKey, from, 10000);
-        if (entries.length === 0) break;
-        for (const e of entries) {
-          const stored = this.store.messages.readMessage(e.msgId);
-          if (!stored) continue;
-          const msg = new Message(stored.id, stored.exchange, stored.routingKey, stored.header, stored.body);
-          // A message that had been delivered comes back marked redelivered, as in RabbitMQ.
-          q.restore({ seq: e.seq, msg, redelivered: e.redelivered || crashed, deliveryCount: e.deliveryCount, expiresAt: e.expiresAt, persisted: true });
-          messages++;
-        }
-        from = (entries[entries.length - 1]?.seq ?? from) + 1;
-      }
-      q.restored();
+      q.recover(crashed);
+      messages += q.messageCount;
     }
     for (const r of bindings) {
       const vhost = this.vhosts.get(r.vhost);

@@ -25,6 +25,8 @@ export interface BrokerConfig {
   heartbeat: number;
   /** RabbitMQ's consumer_timeout: ms a delivery may stay unacknowledged (0 disables). */
   consumerTimeout: number;
+  /** Ready messages a durable queue keeps in memory; more persistent ones wait in the store. */
+  queueMemoryWindow: number;
   /** Milliseconds to wait for connection.close-ok before dropping the socket. */
   closeTimeout: number;
   /** Milliseconds a client has to complete the handshake (RabbitMQ's handshake_timeout). */
@@ -51,6 +53,7 @@ export const DEFAULT_CONFIG: BrokerConfig = {
   channelMax: 2047,
   heartbeat: 60,
   consumerTimeout: 30 * 60 * 1000,
+  queueMemoryWindow: 4096,
   closeTimeout: 3000,
   handshakeTimeout: 10000,
   product: 'RabbitMQ',

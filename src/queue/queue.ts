@@ -3,7 +3,7 @@ import type { FieldTable } from '../frame/field-table.js';
 import type { Logger } from '../log.js';
 import type { MessageStore, QueueEntry } from '../store/message-store.js';
 import type { Consumer } from './consumer.js';
-import type { Message } from './message.js';
+import { Message } from './message.js';
 import type { QueueSettings } from './queue-arguments.js';
 import type { QueuedMessage } from './queued-message.js';
 import { PriorityReadyList, ReadyList, type ReadyStore } from './ready-list.js';
@@ -29,6 +29,8 @@ export interface QueueDeps {
   store: MessageStore;
   /** Called when the queue deletes itself (auto-delete after its last consumer, x-expires). */
   onAutoDelete: (queue: Queue) => void;
+  /** Ready messages a durable queue keeps in memory before paging persistent ones out. */
+  memoryWindow: number;
   /** Republishes messages to the queue's dead-letter exchange (vhost routing). */
   deadLetter: (queue: Queue, entries: QueuedMessage[], reason: DeadLetterReason) => void;
 }
@@ -81,6 +83,19 @@ export class Queue {
   private expiryTimer: Timer | undefined;
   private expiryDue = 0;
   private unusedTimer: Timer | undefined;
+  /**
+   * Paging (durable queues): persistent messages beyond the in-memory window stay only in the
+   * store and are read back as consumers drain the window, so a queue of millions keeps bounded
+   * memory. diskFromSeq is the first seq not loaded; transient messages that arrive meanwhile
+   * wait in afterDisk, in seq order, behind the stored ones.
+   */
+  private diskFromSeq = 0;
+  private diskCount = 0;
+  private diskBytes = 0;
+  private afterDisk: QueuedMessage[] = [];
+  private afterDiskBytes = 0;
+  /** Entries recovered after a crash, up to this seq, come back marked redelivered. */
+  private crashRedeliveredUpTo = 0;
   /** Messages delivered (to consumers or basic.get) and not yet acknowledged. */
   unackedCount = 0;
   deleted = false;
@@ -102,8 +117,18 @@ export class Queue {
     this.touch();
   }
 
+  /** Ready messages, in memory and paged out. */
   get messageCount(): number {
-    return this.ready.length;
+    return this.ready.length + this.diskCount + this.afterDisk.length;
+  }
+
+  private get readyBytes(): number {
+    return this.ready.byteSize + this.diskBytes + this.afterDiskBytes;
+  }
+
+  /** True while some ready messages are only in the store. */
+  private get paged(): boolean {
+    return this.diskCount > 0;
   }
 
   get consumerCount(): number {
@@ -133,6 +158,22 @@ export class Queue {
     const persisted = this.durable && msg.persistent;
     const entry = this.entryFor(msg, persisted);
     if (persisted) this.deps.store.enqueue(this.storeKey, this.storeEntry(entry), msg);
+    if (this.paged || this.ready.length >= this.memoryWindow) {
+      if (persisted && this.consumers.length === 0 && this.pageable) {
+        // Beyond the window a persistent message lives only in the store until it is needed.
+        if (!this.paged) this.diskFromSeq = entry.seq;
+        this.diskCount++;
+        this.diskBytes += msg.size;
+        if (settings.maxLength !== undefined || settings.maxLengthBytes !== undefined) this.dropHeadOverLimit();
+        return EnqueueResult.Durable;
+      }
+      if (this.paged) {
+        this.afterDisk.push(entry);
+        this.afterDiskBytes += msg.size;
+        if (settings.maxLength !== undefined || settings.maxLengthBytes !== undefined) this.dropHeadOverLimit();
+        return persisted ? EnqueueResult.Durable : EnqueueResult.Transient;
+      }
+    }
     this.ready.push(entry);
     if (this.consumers.length > 0) this.dispatch();
     if (entry.expiresAt !== 0) this.expireHead();
@@ -150,31 +191,94 @@ export class Queue {
   /** True when one more message of size bytes would break x-max-length(-bytes). */
   private isFull(size: number): boolean {
     const { maxLength, maxLengthBytes } = this.settings;
-    return (maxLength !== undefined && this.ready.length >= maxLength) ||
-      (maxLengthBytes !== undefined && this.ready.byteSize + size > maxLengthBytes);
+    return (maxLength !== undefined && this.messageCount >= maxLength) ||
+      (maxLengthBytes !== undefined && this.readyBytes + size > maxLengthBytes);
   }
 
   /** x-overflow=drop-head: drop (or dead-letter, reason maxlen) from the head until within limits. */
   private dropHeadOverLimit(): void {
     const { maxLength, maxLengthBytes } = this.settings;
     const dropped: QueuedMessage[] = [];
-    while (this.ready.length > 0 &&
-      ((maxLength !== undefined && this.ready.length > maxLength) ||
-        (maxLengthBytes !== undefined && this.ready.byteSize > maxLengthBytes))) {
-      dropped.push(this.ready.shift() as QueuedMessage);
+    while (this.messageCount > 0 &&
+      ((maxLength !== undefined && this.messageCount > maxLength) ||
+        (maxLengthBytes !== undefined && this.readyBytes > maxLengthBytes))) {
+      if (this.ready.length === 0) this.pageIn();
+      const head = this.ready.shift();
+      if (!head) break;
+      dropped.push(head);
     }
     if (dropped.length > 0) this.remove(dropped, 'maxlen');
   }
 
-  /** Puts back messages recovered from the store (their seqs are kept). */
-  restore(entry: QueuedMessage): void {
-    if (entry.seq >= this.nextSeq) this.nextSeq = entry.seq + 1;
-    this.ready.push(entry);
+  /**
+   * After a restart: the queue's stored entries become its ready messages. Only the first
+   * window is read now; the rest is paged in as consumers need it.
+   */
+  recover(crashed: boolean): void {
+    const store = this.deps.store;
+    const last = store.lastSeq(this.storeKey);
+    if (last < 0) return;
+    const { messages, bytes } = store.countEntries(this.storeKey);
+    this.nextSeq = last + 1;
+    if (crashed) this.crashRedeliveredUpTo = last;
+    this.diskFromSeq = 0;
+    this.diskCount = messages;
+    this.diskBytes = bytes;
+    this.pageIn();
+    if (!this.pageable) while (this.paged) this.pageIn();
+    this.expireHead();
   }
 
-  /** Starts expiry timers for recovered messages. */
-  restored(): void {
-    this.expireHead();
+  /** The largest number of ready messages a durable queue keeps in memory. */
+  private get memoryWindow(): number {
+    return this.deps.memoryWindow;
+  }
+
+  /** Priority queues keep every message in memory: a paged-out one could outrank the window. */
+  private get pageable(): boolean {
+    return this.durable && this.settings.maxPriority === undefined;
+  }
+
+  /** Reads the next stored entries into the window, merged in seq order with afterDisk. */
+  private pageIn(): void {
+    if (!this.paged) return;
+    const store = this.deps.store;
+    const want = Math.max(1, this.memoryWindow - this.ready.length);
+    const entries = store.readEntries(this.storeKey, this.diskFromSeq, want);
+    for (const e of entries) {
+      while (this.afterDisk.length > 0 && (this.afterDisk[0] as QueuedMessage).seq < e.seq) this.takeAfterDisk();
+      this.diskFromSeq = e.seq + 1;
+      if (this.afterDisk.length > 0 && (this.afterDisk[0] as QueuedMessage).seq === e.seq) {
+        // A persistent message that was kept in memory (it arrived while consumers waited).
+        this.takeAfterDisk();
+        continue;
+      }
+      const stored = store.readMessage(e.msgId);
+      if (!stored) continue;
+      this.diskCount--;
+      this.diskBytes -= stored.body.length;
+      const msg = new Message(stored.id, stored.exchange, stored.routingKey, stored.header, stored.body);
+      this.ready.push({
+        seq: e.seq, msg, redelivered: e.redelivered || e.seq <= this.crashRedeliveredUpTo,
+        deliveryCount: e.deliveryCount, expiresAt: e.expiresAt, persisted: true,
+      });
+    }
+    if (entries.length < want || this.diskCount <= 0) {
+      this.diskCount = 0;
+      this.diskBytes = 0;
+      while (this.afterDisk.length > 0) this.takeAfterDisk();
+    }
+  }
+
+  private takeAfterDisk(): void {
+    const m = this.afterDisk.shift() as QueuedMessage;
+    this.afterDiskBytes -= m.msg.size;
+    this.ready.push(m);
+  }
+
+  /** Keeps the window filled while stored messages wait. */
+  private refill(): void {
+    if (this.paged && this.ready.length < this.memoryWindow / 2) this.pageIn();
   }
 
   // ---- taking and settling ------------------------------------------------------------------
@@ -182,8 +286,11 @@ export class Queue {
   /** basic.get: takes the head message, or undefined when the queue is empty. */
   take(): QueuedMessage | undefined {
     this.touch();
+    this.refill();
     this.expireHead();
-    return this.ready.shift();
+    const m = this.ready.shift();
+    this.refill();
+    return m;
   }
 
   /** Records that entry left the ready list for a delivery that needs an ack. */
@@ -242,9 +349,16 @@ export class Queue {
   }
 
   purge(): number {
-    const removed = this.ready.drain();
-    for (const entry of removed) if (entry.persisted) this.deps.store.remove(this.storeKey, entry.seq);
-    return removed.length;
+    let count = 0;
+    do {
+      const removed = [...this.ready.drain(), ...this.afterDisk];
+      this.afterDisk = [];
+      this.afterDiskBytes = 0;
+      for (const entry of removed) if (entry.persisted) this.deps.store.remove(this.storeKey, entry.seq);
+      count += removed.length;
+      this.pageIn();
+    } while (this.ready.length > 0);
+    return count;
   }
 
   // ---- TTL ----------------------------------------------------------------------------------
@@ -327,7 +441,9 @@ export class Queue {
 
   /** Called by the vhost when the queue is deleted: consumers are told, entries dropped. */
   destroy(): number {
-    const count = this.ready.length;
+    const count = this.messageCount;
+    this.diskCount = 0;
+    this.afterDisk = [];
     this.deleted = true;
     this.expiryTimer?.cancel();
     this.unusedTimer?.cancel();
@@ -343,7 +459,7 @@ export class Queue {
 
   /** Tries to deliver when something freed capacity; cheap when nothing is ready. */
   maybeDispatch(): void {
-    if (this.ready.length > 0 && this.consumers.length > 0) this.dispatch();
+    if (this.messageCount > 0 && this.consumers.length > 0) this.dispatch();
   }
 
   /** Hands ready messages to consumers with credit: priority first, round-robin within it. */
@@ -352,7 +468,12 @@ export class Queue {
     this.dispatching = true;
     try {
       const now = this.deps.clock.now();
-      while (this.ready.length > 0) {
+      for (;;) {
+        if (this.ready.length === 0) {
+          if (!this.paged) break;
+          this.pageIn();
+          continue;
+        }
         const head = this.ready.peek() as QueuedMessage;
         if (head.expiresAt !== 0 && head.expiresAt <= now) {
           this.expireHead();
@@ -363,6 +484,7 @@ export class Queue {
         this.ready.shift();
         consumer.host.deliver(consumer, this, head);
       }
+      this.refill();
     } finally {
       this.dispatching = false;
     }
