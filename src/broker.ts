@@ -10,6 +10,7 @@ import { ReplyCode, replyText } from './errors.js';
 import { defaultExchangeTypes, type ExchangeTypeRegistry } from './exchange/exchange-type.js';
 import { decodeTable } from './frame/field-table.js';
 import { createLogger, type Logger } from './log.js';
+import { MemoryMonitor } from './memory-monitor.js';
 import { CommitBatcher } from './queue/commit-batcher.js';
 import { Message } from './queue/message.js';
 import { senderSelectedRoutingKeys } from './connection/handlers/basic.js';
@@ -52,6 +53,7 @@ export class Broker implements BrokerContext {
       this.store = openMemoryStore();
     }
     this.commits = new CommitBatcher(this.store.messages);
+    this.memory = new MemoryMonitor(this.clock, this.log, this.config.memoryHighWatermark, () => this.updateBlocked());
     this.exchangeTypes = defaultExchangeTypes();
     for (const name of this.config.vhosts) {
       this.vhosts.set(name, new VHost(name, {
@@ -66,18 +68,29 @@ export class Broker implements BrokerContext {
     this.recover();
   }
 
-  /** Set once the store cannot write any more (disk or map full): publishers are blocked. */
+  /** Why publishers are blocked now (RabbitMQ's alarm reasons), if they are. */
   blockedReason: string | undefined;
+  private storeBroken = false;
+  readonly memory: MemoryMonitor;
 
   /**
    * The store failed to commit (typically a full disk). Every confirm still waiting is nacked
-   * by the store's rejected sync(); publishers are told with connection.blocked, as RabbitMQ
-   * does when it runs low on disk, and the reason is logged with the data directory.
+   * by the store's rejected sync(); publishers are blocked for good, as RabbitMQ blocks them
+   * when it runs low on disk, and the reason is logged with the data directory.
    */
   private storeFailed(err: Error): void {
     this.log.error({ err: err.message, dataDir: this.config.dataDir }, 'message store failed; blocking publishers');
-    this.blockedReason = 'low on disk';
-    for (const conn of this.connections) conn.block(this.blockedReason);
+    this.storeBroken = true;
+    this.updateBlocked();
+  }
+
+  private updateBlocked(): void {
+    const reason = this.storeBroken ? 'low on disk' : this.memory.isAlarmed ? 'low on memory' : undefined;
+    this.blockedReason = reason;
+    for (const conn of this.connections) {
+      if (reason) conn.block(reason);
+      else conn.unblock();
+    }
   }
 
   nextMessageId(): number {
@@ -147,6 +160,7 @@ export class Broker implements BrokerContext {
         server.off('error', reject);
         const port = (server.address() as AddressInfo).port;
         this.log.info({ host: this.config.host, port }, `warren listening on ${this.config.host}:${port}`);
+        this.memory.start();
         resolve(port);
       });
     });
@@ -167,15 +181,18 @@ export class Broker implements BrokerContext {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.log.info('shutting down');
+      this.memory.stop();
       const text = replyText(ReplyCode.CONNECTION_FORCED, "broker forced connection closure with reason 'shutdown'");
       const closed = [...this.connections].map((conn) => new Promise<void>((resolve) => {
         conn.onClosed(resolve);
         conn.closeWithError(ReplyCode.CONNECTION_FORCED, text, 0, 0);
         if (conn.state === 'closed') resolve();
       }));
-      await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+      // Stop accepting now; the server's close callback fires once every socket is gone.
+      const serverClosed = new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
       await Promise.race([Promise.all(closed), new Promise((r) => setTimeout(r, this.config.closeTimeout).unref())]);
       for (const conn of this.connections) conn.destroy();
+      await serverClosed;
       await this.store.close();
       if (this.cleanShutdownMarker) writeFileSync(this.cleanShutdownMarker, new Date().toISOString());
     })();

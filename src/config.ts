@@ -25,6 +25,8 @@ export interface BrokerConfig {
   heartbeat: number;
   /** RabbitMQ's consumer_timeout: ms a delivery may stay unacknowledged (0 disables). */
   consumerTimeout: number;
+  /** Fraction of RAM above which publishers are blocked (RabbitMQ's vm_memory_high_watermark). */
+  memoryHighWatermark: number;
   /** Ready messages a durable queue keeps in memory; more persistent ones wait in the store. */
   queueMemoryWindow: number;
   /** Milliseconds to wait for connection.close-ok before dropping the socket. */
@@ -53,6 +55,7 @@ export const DEFAULT_CONFIG: BrokerConfig = {
   channelMax: 2047,
   heartbeat: 60,
   consumerTimeout: 30 * 60 * 1000,
+  memoryHighWatermark: 0.4,
   queueMemoryWindow: 4096,
   closeTimeout: 3000,
   handshakeTimeout: 10000,

@@ -84,14 +84,39 @@ export class Connection {
     this.onOpenHooks.push(hook);
   }
 
-  /** connection.blocked, for clients that advertise the capability (RabbitMQ's blocked-connection notifications). */
+  /** Set when the connection has published: only publishers are blocked by an alarm. */
+  private publisher = false;
+
+  /** basic.publish seen: under an alarm this connection is not read any further. */
+  markPublisher(): void {
+    if (this.publisher) return;
+    this.publisher = true;
+    if (this.blocked) this.socket.pause();
+  }
+
+  private get notifiesBlocked(): boolean {
+    const cap = this.clientProperties['capabilities'];
+    return cap?.type === 'F' && cap.value['connection.blocked']?.value === true;
+  }
+
+  /**
+   * A resource alarm: a publishing connection stops being read (TCP pushes back on the
+   * publisher) and, if it asked for them, gets connection.blocked (RabbitMQ's
+   * blocked-connection notifications). Consumers keep going.
+   */
   block(reason: string): void {
     if (this.blocked || this.state !== 'open') return;
-    const cap = this.clientProperties['capabilities'];
-    const supported = cap?.type === 'F' && cap.value['connection.blocked']?.value === true;
-    if (!supported) return;
     this.blocked = true;
-    this.send(0, 'connection.blocked', { reason });
+    if (this.notifiesBlocked) this.send(0, 'connection.blocked', { reason });
+    if (this.publisher) this.socket.pause();
+  }
+
+  unblock(): void {
+    if (!this.blocked) return;
+    this.blocked = false;
+    if (this.state !== 'open') return;
+    if (this.notifiesBlocked) this.send(0, 'connection.unblocked', {});
+    this.socket.resume();
   }
 
   onClosed(hook: () => void): void {
@@ -338,6 +363,8 @@ export class Connection {
     }
     this.send(0, 'connection.close', { replyCode: code, replyText: text, classId, methodId });
     this.writer.flush();
+    // A connection blocked by an alarm must be read again to see the close-ok.
+    this.socket.resume();
     this.closeTimer = this.broker.clock.setTimeout(() => this.destroy(), this.broker.config.closeTimeout);
   }
 

@@ -16,6 +16,7 @@ import type { ChannelHandlers } from './types.js';
 export const basicHandlers: ChannelHandlers = {
   'basic.publish': (ch, args) => {
     if (args.immediate) throw new ConnectionError(ReplyCode.NOT_IMPLEMENTED, 'immediate=true');
+    ch.conn.markPublisher();
     ch.startContent(args);
   },
 
