@@ -127,7 +127,11 @@ export class Channel implements ConsumerHost {
     if (payload.length < 14) throw new ConnectionError(ReplyCode.FRAME_ERROR, 'content header frame too short').at(60, 40);
     const classId = payload.readUInt16BE(0);
     const weight = payload.readUInt16BE(2);
-    if (classId !== 60 || weight !== 0) {
+    // rabbit_command_assembler: a non-zero weight is not a content header at all.
+    if (weight !== 0) {
+      throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, 'expected content header for class 60, got non content header frame instead').at(60, 40);
+    }
+    if (classId !== 60) {
       throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, `expected content header for class 60, got one for class ${classId} instead`).at(60, 40);
     }
     c.header = payload;

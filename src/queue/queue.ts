@@ -293,13 +293,13 @@ export class Queue {
     return m;
   }
 
-  /** Records that entry left the ready list for a delivery that needs an ack. */
-  delivered(entry: QueuedMessage): void {
+  /**
+   * Records that entry left the ready list for a delivery that needs an ack. Nothing is
+   * written: a requeue stores the redelivered mark, and after a crash every recovered message
+   * counts as redelivered (see Broker.recover).
+   */
+  delivered(_entry: QueuedMessage): void {
     this.unackedCount++;
-    if (entry.persisted && !entry.redelivered) {
-      // Remember the delivery so a restart brings it back with redelivered=true.
-      this.deps.store.update(this.storeKey, { ...this.storeEntry(entry), redelivered: true });
-    }
   }
 
   /** A delivered message was acknowledged (or delivered with no-ack). */
@@ -326,6 +326,7 @@ export class Queue {
     const limit = this.settings.deliveryLimit;
     const overLimit: QueuedMessage[] = [];
     for (const entry of entries) {
+      const firstReturn = !entry.redelivered;
       entry.redelivered = true;
       if (this.isQuorum) {
         entry.deliveryCount++;
@@ -333,8 +334,9 @@ export class Queue {
           overLimit.push(entry);
           continue;
         }
-        if (entry.persisted) this.deps.store.update(this.storeKey, this.storeEntry(entry));
       }
+      // The redelivered mark (and a quorum queue's delivery count) survive a restart.
+      if (entry.persisted && (firstReturn || this.isQuorum)) this.deps.store.update(this.storeKey, this.storeEntry(entry));
       this.ready.insertSorted(entry);
     }
     if (overLimit.length > 0) this.remove(overLimit, 'delivery_limit');
