@@ -51,12 +51,20 @@ export abstract class AmqpError extends Error {
     super(replyText(replyCode, detail));
     this.replyText = this.message;
   }
-  /** Fill in the failing method unless the thrower already named one. */
+  private methodFixed = false;
+
+  /** Fill in the failing method unless the thrower already named one (or chose none). */
   at(classId: number, methodId: number): this {
-    if (this.classId === 0 && this.methodId === 0) {
+    if (!this.methodFixed && this.classId === 0 && this.methodId === 0) {
       this.classId = classId;
       this.methodId = methodId;
     }
+    return this;
+  }
+
+  /** The close names no method (class-id and method-id 0), as RabbitMQ's does for this error. */
+  withoutMethod(): this {
+    this.methodFixed = true;
     return this;
   }
 }

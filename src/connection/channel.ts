@@ -3,9 +3,10 @@ import type { Timer } from '../clock.js';
 import { AmqpError, ChannelError, ConnectionError, notFound, preconditionFailed, ReplyCode } from '../errors.js';
 import { encodeBasicDeliver, encodeBasicAck, encodeBasicNack } from '../frame/fast.js';
 import {
-  encodeMethodFrame, type BasicPublishArgs, type Method, type MethodArgsInput, type MethodName,
+  encodeMethodFrame, METHODS, type BasicPublishArgs, type Method, type MethodArgsInput, type MethodName,
 } from '../frame/generated/methods.js';
-import { readBodySize } from '../frame/generated/properties.js';
+import { F } from '../frame/field-table.js';
+import { encodeContentHeaderPayload, readBodySize } from '../frame/generated/properties.js';
 import type { Consumer, ConsumerHost } from '../queue/consumer.js';
 import type { Queue } from '../queue/queue.js';
 import type { QueuedMessage } from '../queue/queued-message.js';
@@ -26,7 +27,11 @@ export interface Delivery {
 }
 
 interface PendingContent {
-  args: BasicPublishArgs;
+  /** The content-bearing method the header and body belong to. */
+  classId: number;
+  methodId: number;
+  /** basic.publish's arguments; undefined for a content method clients may not send. */
+  args: BasicPublishArgs | undefined;
   header: Buffer | null;
   bodySize: number;
   received: number;
@@ -97,11 +102,15 @@ export class Channel implements ConsumerHost {
       else if (method.name === 'channel.close') this.send('channel.close-ok', {});
       return;
     }
-    if (this.content) {
-      throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, 'expected content header for class 60, got non content header frame instead').at(60, 40);
-    }
+    if (this.content) throw this.unexpectedDuringContent();
     const handler = channelHandlers[method.name] as ((ch: Channel, args: unknown) => void) | undefined;
     if (!handler) {
+      if (METHODS[method.name].hasContent) {
+        // rabbit_command_assembler collects the content of any content method before the
+        // channel finds it has no use for it.
+        this.content = { classId: method.classId, methodId: method.methodId, args: undefined, header: null, bodySize: 0, received: 0, chunks: [] };
+        return;
+      }
       throw new ConnectionError(ReplyCode.COMMAND_INVALID, 'unimplemented method').at(method.classId, method.methodId);
     }
     try {
@@ -114,25 +123,29 @@ export class Channel implements ConsumerHost {
 
   /** basic.publish arrived: its content header and body frames follow. */
   startContent(args: BasicPublishArgs): void {
-    this.content = { args, header: null, bodySize: 0, received: 0, chunks: [] };
+    this.content = { classId: 60, methodId: 40, args, header: null, bodySize: 0, received: 0, chunks: [] };
+  }
+
+  /** rabbit_command_assembler's 505 for a frame that does not continue the pending content. */
+  private unexpectedDuringContent(): ConnectionError {
+    const c = this.content as PendingContent;
+    const text = c.header
+      ? 'expected content body, got non content body frame instead'
+      : `expected content header for class ${c.classId}, got non content header frame instead`;
+    return new ConnectionError(ReplyCode.UNEXPECTED_FRAME, text).at(c.classId, c.methodId);
   }
 
   onHeader(payload: Buffer): void {
     if (this.closing) return;
     const c = this.content;
-    if (!c || c.header) {
-      if (c) throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, 'expected content body, got non content body frame instead').at(60, 40);
-      throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, 'expected method frame, got non method frame instead');
-    }
-    if (payload.length < 14) throw new ConnectionError(ReplyCode.FRAME_ERROR, 'content header frame too short').at(60, 40);
+    if (!c) throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, 'expected method frame, got non method frame instead');
+    if (c.header) throw this.unexpectedDuringContent();
     const classId = payload.readUInt16BE(0);
     const weight = payload.readUInt16BE(2);
     // rabbit_command_assembler: a non-zero weight is not a content header at all.
-    if (weight !== 0) {
-      throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, 'expected content header for class 60, got non content header frame instead').at(60, 40);
-    }
-    if (classId !== 60) {
-      throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, `expected content header for class 60, got one for class ${classId} instead`).at(60, 40);
+    if (weight !== 0) throw this.unexpectedDuringContent();
+    if (classId !== c.classId) {
+      throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, `expected content header for class ${c.classId}, got one for class ${classId} instead`).at(c.classId, c.methodId);
     }
     c.header = payload;
     c.bodySize = readBodySize(payload);
@@ -142,14 +155,11 @@ export class Channel implements ConsumerHost {
   onBody(payload: Buffer): void {
     if (this.closing) return;
     const c = this.content;
-    if (!c || !c.header) {
-      if (c) throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, 'expected content header for class 60, got non content header frame instead').at(60, 40);
-      throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, 'expected method frame, got non method frame instead');
-    }
+    if (!c) throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, 'expected method frame, got non method frame instead');
+    if (!c.header) throw this.unexpectedDuringContent();
     c.received += payload.length;
-    if (c.received > c.bodySize) {
-      throw new ConnectionError(ReplyCode.FRAME_ERROR, `content body larger than the ${c.bodySize} bytes announced in its header`).at(60, 40);
-    }
+    // More body than the header announced: RabbitMQ 3.10 answers as for any stray frame.
+    if (c.received > c.bodySize) throw this.unexpectedDuringContent();
     if (c.received === c.bodySize && c.chunks.length === 0) {
       this.completeContent(payload);
       return;
@@ -161,6 +171,7 @@ export class Channel implements ConsumerHost {
   private completeContent(body: Buffer): void {
     const c = this.content as PendingContent;
     this.content = null;
+    if (!c.args) throw new ConnectionError(ReplyCode.COMMAND_INVALID, 'unimplemented method').at(c.classId, c.methodId);
     try {
       if (this.txMode) {
         // The exchange is checked at publish time; routing waits for tx.commit.
@@ -170,7 +181,8 @@ export class Channel implements ConsumerHost {
       }
       publishContent(this, c.args, c.header as Buffer, body);
     } catch (err) {
-      if (err instanceof AmqpError) err.at(60, 40);
+      // A channel error names basic.publish; a crash decoding the properties names nothing.
+      if (err instanceof ChannelError) err.at(60, 40);
       throw err;
     }
   }
@@ -226,31 +238,36 @@ export class Channel implements ConsumerHost {
   }
 
   /**
-   * Sends the confirms gathered this tick: nacks first, then one basic.ack with multiple=true
-   * for everything below the oldest still-unconfirmed seq, then single acks for the rest —
-   * rabbit_channel's coalesce_and_send.
+   * Sends the confirms gathered this tick in seq order: runs of acks below the oldest
+   * still-unconfirmed seq collapse into one basic.ack with multiple=true (rabbit_channel's
+   * coalesce_and_send); nacks and later acks go one by one.
    */
   private flushConfirms(): void {
     this.confirmFlushScheduled = false;
     if (this.closing || this.released) return;
     const writer = this.conn.writer;
     const cutoff = this.awaitingDiskHead < this.awaitingDisk.length ? (this.awaitingDisk[this.awaitingDiskHead] as number) : Infinity;
-    if (this.readyNacks.length > 0) {
-      const nacks = this.readyNacks.sort((a, b) => a - b);
-      this.readyNacks = [];
-      for (const seq of nacks) writer.write(encodeBasicNack(this.id, seq, false, false));
-    }
-    if (this.readyAcks.length === 0) return;
-    const acks = this.readyAcks;
+    const acks = sortedSeqs(this.readyAcks);
+    const nacks = sortedSeqs(this.readyNacks);
     this.readyAcks = [];
-    let sorted = true;
-    for (let i = 1; i < acks.length; i++) if ((acks[i] as number) < (acks[i - 1] as number)) { sorted = false; break; }
-    if (!sorted) acks.sort((a, b) => a - b);
-    let i = 0;
-    while (i < acks.length && (acks[i] as number) < cutoff) i++;
-    if (i === 1) writer.write(encodeBasicAck(this.id, acks[0] as number, false));
-    else if (i > 1) writer.write(encodeBasicAck(this.id, acks[i - 1] as number, true));
-    for (; i < acks.length; i++) writer.write(encodeBasicAck(this.id, acks[i] as number, false));
+    this.readyNacks = [];
+    let a = 0;
+    let n = 0;
+    while (a < acks.length || n < nacks.length) {
+      if (n < nacks.length && (a >= acks.length || (nacks[n] as number) < (acks[a] as number))) {
+        writer.write(encodeBasicNack(this.id, nacks[n++] as number, false, false));
+        continue;
+      }
+      // A run of acks up to the next nack (and below the cutoff) is one multiple ack.
+      const limit = Math.min(cutoff, n < nacks.length ? (nacks[n] as number) : Infinity);
+      const start = a;
+      while (a < acks.length && (acks[a] as number) < limit) a++;
+      if (a > start) {
+        writer.write(encodeBasicAck(this.id, acks[a - 1] as number, a - start > 1));
+      } else {
+        writer.write(encodeBasicAck(this.id, acks[a++] as number, false));
+      }
+    }
   }
 
   // ---- consumers and deliveries (ConsumerHost) ----------------------------------------------
@@ -276,7 +293,7 @@ export class Channel implements ConsumerHost {
     this.conn.writer.writeContent(
       this.id,
       encodeBasicDeliver(this.id, consumer.tag, tag, entry.redelivered, msg.exchange, msg.routingKey),
-      msg.header,
+      queue.isQuorum ? withDeliveryCount(entry) : msg.header,
       msg.body,
     );
   }
@@ -302,7 +319,7 @@ export class Channel implements ConsumerHost {
         deliveryTag: tag, redelivered: entry.redelivered, exchange: msg.exchange, routingKey: msg.routingKey,
         messageCount: queue.messageCount,
       }),
-      msg.header,
+      queue.isQuorum ? withDeliveryCount(entry) : msg.header,
       msg.body,
     );
   }
@@ -508,4 +525,18 @@ function groupByQueue(deliveries: Delivery[]): Map<Queue, QueuedMessage[]> {
     list.push(d.entry);
   }
   return byQueue;
+}
+
+/** A quorum queue tells every delivery how often the message was returned (x-delivery-count). */
+function withDeliveryCount(entry: QueuedMessage): Buffer {
+  const props = entry.msg.properties;
+  const headers = { ...(props.headers ?? {}), 'x-delivery-count': F.int64(entry.deliveryCount) };
+  return encodeContentHeaderPayload(60, entry.msg.body.length, { ...props, headers });
+}
+
+function sortedSeqs(seqs: number[]): number[] {
+  for (let i = 1; i < seqs.length; i++) {
+    if ((seqs[i] as number) < (seqs[i - 1] as number)) return seqs.sort((x, y) => x - y);
+  }
+  return seqs;
 }

@@ -5,10 +5,10 @@ import { F, type FieldTable } from '../frame/field-table.js';
 import { FRAME_BODY, FRAME_HEADER, FRAME_HEARTBEAT, FRAME_METHOD, FrameReader } from '../frame/frame-reader.js';
 import { FrameWriter, HEARTBEAT_FRAME } from '../frame/frame-writer.js';
 import { decodeMethod, encodeMethodFrame, type MethodArgsInput, type MethodName } from '../frame/generated/methods.js';
-import { AMQP_0_9_1_HEADER, checkProtocolHeader } from '../frame/protocol-header.js';
+import { AMQP_0_9_1_HEADER, checkProtocolHeader, classifyProtocolHeader } from '../frame/protocol-header.js';
 import type { Logger } from '../log.js';
 import type { VHost } from '../vhost/vhost.js';
-import { AbruptClose } from '../frame/frame-errors.js';
+import { AbruptClose, unexpectedFrameError } from '../frame/frame-errors.js';
 import { Channel } from './channel.js';
 import type { BrokerContext } from './context.js';
 import { handleConnectionMethod } from './handlers/connection.js';
@@ -130,7 +130,8 @@ export class Connection {
     this.lastReceived = this.broker.clock.now();
     if (this.state === 'awaiting-header') {
       chunk = this.headerBuf ? Buffer.concat([this.headerBuf, chunk]) : chunk;
-      const check = checkProtocolHeader(chunk);
+      // RabbitMQ also takes the AMQP 0-9 header and then speaks 0-9-1.
+      const check = classifyProtocolHeader(chunk) === 'amqp-0-9' ? 'ok' : checkProtocolHeader(chunk);
       if (check === 'incomplete') {
         this.headerBuf = chunk;
         return;
@@ -165,7 +166,7 @@ export class Connection {
       if (type === FRAME_METHOD) this.onMethodFrame(channel, payload);
       else if (type === FRAME_HEADER || type === FRAME_BODY) this.onContentFrame(type, channel, payload);
       else if (type === FRAME_HEARTBEAT) {
-        if (channel !== 0) throw new ConnectionError(ReplyCode.FRAME_ERROR, `heartbeat frame on non-zero channel ${channel}`);
+        if (channel !== 0) throw unexpectedFrameError(type, payload);
       } else {
         throw new ConnectionError(ReplyCode.FRAME_ERROR, `unknown frame type ${type}`);
       }
@@ -192,16 +193,12 @@ export class Connection {
       }
       return;
     }
-    if (this.state !== 'open') {
-      throw new ConnectionError(ReplyCode.COMMAND_INVALID, `unexpected method on channel ${channel} before connection.open`);
-    }
+    // Before connection.open-ok RabbitMQ does not look at other channels at all.
+    if (this.state !== 'open') return;
     let ch = this.channels.get(channel);
     if (!ch) {
       if (method.name !== 'channel.open') {
         throw new ConnectionError(ReplyCode.CHANNEL_ERROR, "expected 'channel.open'").at(method.classId, method.methodId);
-      }
-      if (channel > this.channelMax) {
-        throw new ConnectionError(ReplyCode.CHANNEL_ERROR, `channel number ${channel} exceeds the negotiated channel_max ${this.channelMax}`).at(method.classId, method.methodId);
       }
       ch = new Channel(channel, this);
       this.channels.set(channel, ch);
@@ -210,6 +207,7 @@ export class Connection {
   }
 
   private onContentFrame(type: number, channel: number, payload: Buffer): void {
+    if (this.state !== 'open' && channel !== 0) return;
     const ch = this.channels.get(channel);
     if (!ch || channel === 0) {
       throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, 'expected method frame, got non method frame instead');
@@ -354,10 +352,11 @@ export class Connection {
   closeWithError(code: number, text: string, classId: number, methodId: number): void {
     if (this.state === 'closing' || this.state === 'closed') return;
     if (code !== ReplyCode.CONNECTION_FORCED) this.log.warn({ code, classId, methodId }, `closing connection: ${text}`);
-    const wasOpen = this.state !== 'awaiting-header';
+    const answered = this.answersHandshakeError(code);
     this.state = 'closing';
     this.teardown();
-    if (!wasOpen) {
+    if (!answered) {
+      // rabbit_reader: most errors during the handshake end the socket without a close.
       this.destroy();
       return;
     }
@@ -368,13 +367,37 @@ export class Connection {
     this.closeTimer = this.broker.clock.setTimeout(() => this.destroy(), this.broker.config.closeTimeout);
   }
 
-  /** The client asked to close: reply close-ok and end the socket. */
+  /**
+   * Whether an error in the current state is answered with connection.close (rabbit_reader's
+   * handle_exception): always once open; during start-ok only a refused login from a client
+   * with the authentication_failure_close capability; during open only 530 NOT_ALLOWED.
+   */
+  private answersHandshakeError(code: number): boolean {
+    switch (this.state) {
+      case 'open':
+        return true;
+      case 'starting':
+      case 'tuning': {
+        const cap = this.capabilities['authentication_failure_close'];
+        return code === ReplyCode.ACCESS_REFUSED && cap?.type === 't' && cap.value;
+      }
+      case 'opening':
+        return code === ReplyCode.NOT_ALLOWED;
+      default:
+        return false;
+    }
+  }
+
+  /**
+   * The client asked to close: reply close-ok. Like RabbitMQ, leave the socket for the client
+   * to close, but not for longer than closeTimeout.
+   */
   closeByClient(): void {
     this.teardown();
     this.send(0, 'connection.close-ok', {});
     this.writer.flush();
     this.state = 'closed';
-    this.socket.end();
+    this.closeTimer = this.broker.clock.setTimeout(() => this.socket.destroy(), this.broker.config.closeTimeout);
   }
 
   /** Releases channels (requeueing unacked messages) and exclusive queues. Idempotent. */

@@ -1,4 +1,5 @@
 import { preconditionFailed } from '../errors.js';
+import { atom, formatParts, tuple } from '../frame/erlang-format.js';
 import type { FieldTable, FieldValue } from '../frame/field-table.js';
 
 /** RabbitMQ's largest TTL / expiry value (rabbit_misc:check_expiry). */
@@ -34,10 +35,11 @@ class ArgError {
   constructor(readonly term: string) {}
 }
 
+/** RabbitMQ 3.10's integer check, whose error is a quoted string. */
 function intValue(v: FieldValue): number {
   if (v.type === 'l') return Number(v.value);
   if ('bBsuIi'.includes(v.type)) return v.value as number;
-  throw new ArgError(`{unacceptable_type,${ERLANG_TYPE[v.type] ?? v.type}}`);
+  throw new ArgError(`"expected integer, got ${ERLANG_TYPE[v.type] ?? v.type}"`);
 }
 
 function nonNegInt(v: FieldValue): number {
@@ -102,22 +104,43 @@ export function parseQueueArguments(args: FieldTable, resource: string): QueueSe
     settings.maxPriority = n;
   });
   check('x-overflow', (v) => {
+    if (v.type !== 'S') throw new ArgError('invalid_overflow');
     const s = longstr(v);
     if (s !== 'drop-head' && s !== 'reject-publish' && s !== 'reject-publish-dlx') throw new ArgError('invalid_overflow');
     settings.overflow = s;
   });
   check('x-queue-mode', (v) => {
     const s = longstr(v);
-    if (s !== 'default' && s !== 'lazy') throw new ArgError('invalid_queue_mode');
+    if (s !== 'default' && s !== 'lazy') throw new ArgError(`"unsupported queue mode '${s}'"`);
   });
   check('x-single-active-consumer', (v) => (settings.singleActiveConsumer = bool(v)));
   check('x-queue-type', (v) => {
     const s = longstr(v);
-    if (s !== 'classic' && s !== 'quorum') throw new ArgError('invalid_queue_type');
+    if (s !== 'classic' && s !== 'quorum') throw new ArgError(`"unsupported queue type '${s}'"`);
     settings.queueType = s;
   });
   check('x-delivery-limit', (v) => (settings.deliveryLimit = nonNegInt(v)));
+  if (settings.queueType === 'quorum') {
+    for (const key of QUORUM_UNSUPPORTED) {
+      if (args[key] !== undefined) throw preconditionFailed(`invalid arg '${key}' for ${resource} of queue type rabbit_quorum_queue`);
+    }
+  }
   return settings;
+}
+
+/** Arguments a RabbitMQ 3.10 quorum queue refuses. */
+const QUORUM_UNSUPPORTED = ['x-max-priority'];
+
+/** basic.consume's x-priority (rabbit_amqqueue:check_consume_arguments). */
+export function parseConsumerPriority(args: FieldTable, resource: string): number {
+  const v = args['x-priority'];
+  if (v === undefined) return 0;
+  try {
+    return intValue(v);
+  } catch (err) {
+    if (err instanceof ArgError) throw preconditionFailed(`invalid arg 'x-priority' for ${resource}: ${err.term}`);
+    throw err;
+  }
 }
 
 /**
@@ -127,14 +150,12 @@ export function parseQueueArguments(args: FieldTable, resource: string): QueueSe
 export function parseExpiration(expiration: string | undefined): number | undefined {
   if (expiration === undefined) return undefined;
   const m = /^([+-]?\d+)(.*)$/s.exec(expiration);
-  let term: string;
-  if (!m) term = '{error,no_integer}';
-  else if (m[2] !== '') term = `{error,{leftover_string,"${m[2]}"}}`;
-  else {
-    const n = Number(m[1]);
-    if (n < 0) term = `{error,{value_negative,${n}}}`;
-    else if (n > MAX_EXPIRY_TIMER) term = `{error,{value_too_large,${n}}}`;
-    else return n;
-  }
-  throw preconditionFailed(`invalid expiration '${expiration}': ${term}`);
+  const prefix = `invalid expiration '${expiration}': `;
+  if (!m) throw preconditionFailed(`${prefix}no_integer`);
+  if (m[2] !== '') throw preconditionFailed(`${prefix}{leftover_string,"${m[2]}"}`);
+  const n = BigInt(m[1] as string);
+  // The error term is printed with ~p, which wraps long terms as Erlang does.
+  if (n < 0n) throw preconditionFailed(formatParts([prefix, { p: tuple(atom('value_negative'), n) }]));
+  if (n > BigInt(MAX_EXPIRY_TIMER)) throw preconditionFailed(formatParts([prefix, { p: tuple(atom('value_too_large'), n) }]));
+  return Number(n);
 }

@@ -175,7 +175,8 @@ export class Queue {
       }
     }
     this.ready.push(entry);
-    if (this.consumers.length > 0) this.dispatch();
+    // A consumer that can take the message now gets it even with a TTL of 0 (RabbitMQ ttl guide).
+    if (this.consumers.length > 0) this.dispatch(entry);
     if (entry.expiresAt !== 0) this.expireHead();
     if (settings.maxLength !== undefined || settings.maxLengthBytes !== undefined) this.dropHeadOverLimit();
     return persisted ? EnqueueResult.Durable : EnqueueResult.Transient;
@@ -290,6 +291,8 @@ export class Queue {
     this.expireHead();
     const m = this.ready.shift();
     this.refill();
+    // Messages that expired behind the head go now, so get-ok's message-count is exact.
+    this.expireHead();
     return m;
   }
 
@@ -335,8 +338,19 @@ export class Queue {
           continue;
         }
       }
-      // The redelivered mark (and a quorum queue's delivery count) survive a restart.
-      if (entry.persisted && (firstReturn || this.isQuorum)) this.deps.store.update(this.storeKey, this.storeEntry(entry));
+      if (this.isQuorum) {
+        // A quorum queue (rabbit_fifo) puts a returned message at the back of the queue.
+        const oldSeq = entry.seq;
+        entry.seq = this.nextSeq++;
+        if (entry.persisted) {
+          this.deps.store.remove(this.storeKey, oldSeq);
+          this.deps.store.enqueue(this.storeKey, this.storeEntry(entry), entry.msg);
+        }
+        this.ready.push(entry);
+        continue;
+      }
+      // The redelivered mark survives a restart.
+      if (entry.persisted && firstReturn) this.deps.store.update(this.storeKey, this.storeEntry(entry));
       this.ready.insertSorted(entry);
     }
     if (overLimit.length > 0) this.remove(overLimit, 'delivery_limit');
@@ -464,8 +478,11 @@ export class Queue {
     if (this.messageCount > 0 && this.consumers.length > 0) this.dispatch();
   }
 
-  /** Hands ready messages to consumers with credit: priority first, round-robin within it. */
-  dispatch(): void {
+  /**
+   * Hands ready messages to consumers with credit: priority first, round-robin within it.
+   * fresh is a message being enqueued right now: it is delivered even if its TTL is already up.
+   */
+  dispatch(fresh?: QueuedMessage): void {
     if (this.dispatching || this.deleted) return;
     this.dispatching = true;
     try {
@@ -477,7 +494,7 @@ export class Queue {
           continue;
         }
         const head = this.ready.peek() as QueuedMessage;
-        if (head.expiresAt !== 0 && head.expiresAt <= now) {
+        if (head.expiresAt !== 0 && head.expiresAt <= now && head !== fresh) {
           this.expireHead();
           continue;
         }

@@ -48,8 +48,7 @@ export interface QueueDeclare {
 /** Queue arguments RabbitMQ compares on redeclaration (rabbit_amqqueue:assert_args_equivalence). */
 const QUEUE_EQUIVALENCE_KEYS = [
   'x-expires', 'x-message-ttl', 'x-max-length', 'x-max-length-bytes', 'x-max-priority', 'x-overflow',
-  'x-dead-letter-exchange', 'x-dead-letter-routing-key', 'x-queue-mode', 'x-queue-type',
-  'x-single-active-consumer',
+  'x-dead-letter-exchange', 'x-dead-letter-routing-key', 'x-queue-mode', 'x-single-active-consumer',
 ] as const;
 const EXCHANGE_EQUIVALENCE_KEYS = ['alternate-exchange'] as const;
 
@@ -58,6 +57,8 @@ const STANDARD_EXCHANGES: Array<[string, string]> = [
   ['amq.direct', 'direct'], ['amq.fanout', 'fanout'], ['amq.topic', 'topic'],
   ['amq.headers', 'headers'], ['amq.match', 'headers'],
 ];
+/** The firehose tracer's exchange, present (internal) in every RabbitMQ vhost. */
+const TRACE_EXCHANGE = 'amq.rabbitmq.trace';
 
 export interface VHostDeps {
   log: Logger;
@@ -87,6 +88,7 @@ export class VHost {
   ) {
     this.defaultExchange = this.createExchange('', 'direct', true, false, false, {});
     for (const [name, type] of STANDARD_EXCHANGES) this.createExchange(name, type, true, false, false, {});
+    this.createExchange(TRACE_EXCHANGE, 'topic', true, false, true, {});
   }
 
   private rs(kind: 'queue' | 'exchange', name: string): string {
@@ -108,7 +110,8 @@ export class VHost {
     }
     // rabbit_channel checks the type before anything else, and an unknown one is a hard error.
     const type = this.deps.exchangeTypes.get(d.type);
-    if (!type) throw commandInvalid(`unknown exchange type '${d.type}'`);
+    // rabbit_exchange:check_type: '' is a known atom but no type ("invalid"), others "unknown".
+    if (!type) throw commandInvalid(`${d.type === '' ? 'invalid' : 'unknown'} exchange type '${d.type}'`);
     if (d.name === '') throw accessRefused('operation not permitted on the default exchange');
     const existing = this.exchanges.get(d.name);
     if (existing) {
@@ -183,7 +186,11 @@ export class VHost {
   }
 
   declareQueue(d: QueueDeclare): Queue {
-    if (d.passive) return this.getQueue(d.name, d.owner);
+    if (d.passive) {
+      const q = this.getQueue(d.name, d.owner);
+      q.touch(); // a declare, even passive, renews an x-expires lease
+      return q;
+    }
     let name = d.name;
     if (name === '') name = `amq.gen-${randomBytes(16).toString('base64url')}`;
     else if (name.startsWith('amq.')) throw accessRefused(`queue name '${name}' contains reserved prefix 'amq.*'`);
@@ -196,6 +203,8 @@ export class VHost {
       assertFieldEquivalent('durable', existing.durable, durable, rs);
       assertFieldEquivalent('auto_delete', existing.autoDelete, d.autoDelete, rs);
       assertArgsEquivalent(existing.arguments, d.arguments, rs, QUEUE_EQUIVALENCE_KEYS);
+      // A queue declared with an explicit x-queue-type keeps it; one declared without takes any.
+      if (existing.arguments['x-queue-type'] !== undefined) assertArgsEquivalent(existing.arguments, d.arguments, rs, ['x-queue-type']);
       existing.touch();
       return existing;
     }

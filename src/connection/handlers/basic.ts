@@ -2,10 +2,11 @@ import { accessRefused, ConnectionError, notFound, preconditionFailed, ReplyCode
 import type { FieldTable, FieldValue } from '../../frame/field-table.js';
 import type { BasicPublishArgs } from '../../frame/generated/methods.js';
 import { encodeMethodFrame } from '../../frame/generated/methods.js';
-import { decodeContentHeader, encodeContentHeaderPayload } from '../../frame/generated/properties.js';
+import { decodeContentHeader, encodeContentHeaderPayload, type BasicProperties } from '../../frame/generated/properties.js';
+import { fieldTypeName } from '../../vhost/equivalence.js';
 import { Consumer } from '../../queue/consumer.js';
 import { Message } from '../../queue/message.js';
-import { parseExpiration } from '../../queue/queue-arguments.js';
+import { parseConsumerPriority, parseExpiration } from '../../queue/queue-arguments.js';
 import { enqueueAll, type Queue } from '../../queue/queue.js';
 import { delayOf, DelayedMessageExchange } from '../../exchange/delayed-message-exchange.js';
 import type { Exchange } from '../../vhost/exchange.js';
@@ -31,13 +32,13 @@ export const basicHandlers: ChannelHandlers = {
     }
     const vhost = ch.vhost;
     const queue = vhost.getQueue(ch.queueName(args.queue), ch.conn);
-    if (queue.hasExclusiveConsumer() || (args.exclusive && queue.consumerCount > 0)) {
+    // Single-active-consumer queues refuse exclusive consumers outright.
+    if (queue.hasExclusiveConsumer() || (args.exclusive && (queue.consumerCount > 0 || queue.settings.singleActiveConsumer))) {
       throw accessRefused(`queue '${queue.name}' in vhost '${vhost.name}' in exclusive use`);
     }
     const tag = args.consumerTag === '' ? ch.generateConsumerTag() : args.consumerTag;
-    const consumer = new Consumer(
-      tag, ch, queue, args.noAck, args.exclusive, ch.consumerPrefetch, consumerPriority(args.arguments), args.arguments,
-    );
+    const priority = parseConsumerPriority(args.arguments, `queue '${queue.name}' in vhost '${vhost.name}'`);
+    const consumer = new Consumer(tag, ch, queue, args.noAck, args.exclusive, ch.consumerPrefetch, priority, args.arguments);
     ch.consumers.set(tag, consumer);
     if (!args.noWait) ch.send('basic.consume-ok', { consumerTag: tag });
     queue.addConsumer(consumer);
@@ -70,9 +71,13 @@ export const basicHandlers: ChannelHandlers = {
       throw new ConnectionError(ReplyCode.NOT_IMPLEMENTED, `prefetch_size!=0 (${args.prefetchSize})`);
     }
     // RabbitMQ's meaning (consumer-prefetch doc): global=false applies to each new consumer,
-    // global=true is shared by all consumers on the channel.
+    // global=true is shared by all consumers on the channel. As in rabbit_channel, a
+    // per-consumer qos also lifts the channel-wide limit.
     if (args.global) ch.globalPrefetch = args.prefetchCount;
-    else ch.consumerPrefetch = args.prefetchCount;
+    else {
+      ch.consumerPrefetch = args.prefetchCount;
+      ch.globalPrefetch = 0;
+    }
     ch.send('basic.qos-ok', {});
     ch.resumeDelivery();
   },
@@ -89,12 +94,15 @@ function recover(ch: Channel, requeue: boolean): void {
   ch.reject(ch.takeDeliveries(0, true), true);
 }
 
-function consumerPriority(args: FieldTable): number {
-  const p = args['x-priority'];
-  if (!p) return 0;
-  if (p.type === 'l') return Number(p.value);
-  if (typeof p.value === 'number' && 'bBsuIi'.includes(p.type)) return p.value;
-  throw preconditionFailed(`invalid arg 'x-priority' for consumer: expected an integer`);
+/** rabbit_basic:message's checks: CC/BCC must be arrays, delivery-mode 1 or 2 (or absent). */
+function checkMessage(properties: BasicProperties): void {
+  const headers = properties.headers;
+  for (const key of ['CC', 'BCC']) {
+    const v = headers?.[key];
+    if (v && v.type !== 'A') throw preconditionFailed(`invalid message: {unacceptable_type_in_header,"${key}",${fieldTypeName(v.type)}}`);
+  }
+  const mode = properties.deliveryMode;
+  if (mode !== undefined && mode !== 1 && mode !== 2) throw preconditionFailed(`invalid message: {delivery_mode_unknown,${mode}}`);
 }
 
 /** Routing keys named by the CC and BCC headers (RabbitMQ's sender-selected distribution). */
@@ -141,6 +149,7 @@ export function publishContent(ch: Channel, args: BasicPublishArgs, header: Buff
   }
   const headers = properties.headers;
   const ttl = parseExpiration(properties.expiration);
+  checkMessage(properties);
   const cc = senderSelectedRoutingKeys(headers);
   if (args.exchange === '' && isReplyAddress(args.routingKey)) {
     // Direct reply-to: the reply goes straight to the waiting channel, or is unroutable.

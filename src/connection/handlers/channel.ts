@@ -15,5 +15,6 @@ export const channelClassHandlers: ChannelHandlers = {
   },
   'channel.flow-ok': () => {},
   'channel.close': (ch) => ch.closeByClient(),
-  'channel.close-ok': () => {},
+  // access.request is long deprecated; RabbitMQ still answers it with ticket 1.
+  'access.request': (ch) => ch.send('access.request-ok', { reserved1: 1 }),
 };

@@ -12,9 +12,7 @@ const FRAME_MIN_SIZE = 4096;
  */
 export function handleConnectionMethod(conn: Connection, method: Method): void {
   const expect = (state: Connection['state']) => {
-    if (conn.state !== state) {
-      throw new ConnectionError(ReplyCode.COMMAND_INVALID, `unexpected method ${method.name} in state ${conn.state}`).at(method.classId, method.methodId);
-    }
+    if (conn.state !== state) throw unexpectedInState(conn, method);
   };
   switch (method.name) {
     case 'connection.start-ok': {
@@ -29,7 +27,7 @@ export function handleConnectionMethod(conn: Connection, method: Method): void {
         throw new ConnectionError(
           ReplyCode.ACCESS_REFUSED,
           `Login was refused using authentication mechanism ${mechanism}. For details see the broker logfile.`,
-        ).at(method.classId, method.methodId);
+        ).withoutMethod();
       }
       conn.username = credentials.username;
       conn.state = 'tuning';
@@ -68,6 +66,7 @@ export function handleConnectionMethod(conn: Connection, method: Method): void {
       conn.closeByClient();
       return;
     case 'connection.close-ok':
+      if (conn.state === 'open') throw unexpectedInState(conn, method);
       conn.destroy();
       return;
     case 'connection.blocked':
@@ -78,15 +77,22 @@ export function handleConnectionMethod(conn: Connection, method: Method): void {
       conn.send(0, 'connection.update-secret-ok', {});
       return;
     default:
-      throw new ConnectionError(ReplyCode.COMMAND_INVALID, `unexpected method ${method.name} on channel 0`).at(method.classId, method.methodId);
+      throw unexpectedInState(conn, method);
   }
+}
+
+/** rabbit_reader's answer to a method channel 0 does not expect in its state. */
+function unexpectedInState(conn: Connection, method: Method): ConnectionError {
+  const state = conn.state === 'open' ? 'running' : conn.state;
+  return new ConnectionError(ReplyCode.CHANNEL_ERROR, `unexpected method in connection state ${state}`).at(method.classId, method.methodId);
 }
 
 function parseCredentials(mechanism: string, response: Buffer): { username: string; password: string } {
   if (mechanism === 'PLAIN') {
     // authzid \0 authcid \0 password
     const parts = response.toString('utf8').split('\u0000');
-    if (parts.length !== 3) return { username: '', password: '' };
+    // RabbitMQ's PLAIN parser crashes on anything else: the client just loses the socket.
+    if (parts.length !== 3) throw new ConnectionError(ReplyCode.SYNTAX_ERROR, 'malformed PLAIN response');
     return { username: parts[1] as string, password: parts[2] as string };
   }
   if (mechanism === 'AMQPLAIN') {

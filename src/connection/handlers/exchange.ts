@@ -21,9 +21,10 @@ export const exchangeHandlers: ChannelHandlers = {
   },
   'exchange.unbind': (ch, args) => {
     const vhost = ch.vhost;
-    const source = vhost.getExchange(args.source);
-    const destination = vhost.getExchange(args.destination);
-    vhost.unbind(source, destination, args.routingKey, args.arguments);
+    // As for queue.unbind, a missing exchange on either side is not an error in RabbitMQ 3.10.
+    const source = vhost.exchanges.get(args.source);
+    const destination = vhost.exchanges.get(args.destination);
+    if (source && destination) vhost.unbind(source, destination, args.routingKey, args.arguments);
     if (!args.noWait) ch.send('exchange.unbind-ok', {});
   },
 };

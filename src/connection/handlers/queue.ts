@@ -29,9 +29,13 @@ export const queueHandlers: ChannelHandlers = {
   },
   'queue.unbind': (ch, args) => {
     const vhost = ch.vhost;
-    const exchange = vhost.getExchange(args.exchange);
-    const queue = vhost.getQueue(ch.queueName(args.queue), ch.conn);
-    vhost.unbind(exchange, queue, args.routingKey, args.arguments);
+    // RabbitMQ 3.10 answers unbind-ok when the exchange or the queue does not exist.
+    const exchange = vhost.exchanges.get(args.exchange);
+    const queue = vhost.queues.get(ch.queueName(args.queue));
+    if (exchange && queue) {
+      vhost.getQueue(queue.name, ch.conn);
+      vhost.unbind(exchange, queue, args.routingKey, args.arguments);
+    }
     ch.send('queue.unbind-ok', {});
   },
   'queue.purge': (ch, args) => {
