@@ -158,7 +158,7 @@ export class RawClient {
     const user = opts.user ?? this.address.user;
     const password = opts.password ?? this.address.password;
     this.sendProtocolHeader();
-    const start = await this.nextMethod(['connection.start']);
+    const start = await this.nextMethod(['connection.start'], 5000);
     if (!start) return this.failed(result);
     result.start = start.args as MethodArgsByName['connection.start'];
     const props: FieldTable = { product: F.str('warren-conformance'), platform: F.str('Node.js') };
@@ -169,7 +169,7 @@ export class RawClient {
       response: opts.response ?? Buffer.from(`\u0000${user}\u0000${password}`),
       locale: opts.locale ?? 'en_US',
     });
-    const tune = await this.nextMethod(['connection.tune', 'connection.close']);
+    const tune = await this.nextMethod(['connection.tune', 'connection.close'], 5000);
     if (!tune || tune.name !== 'connection.tune') return this.failed(result, tune);
     result.tune = tune.args;
     this.method(0, 'connection.tune-ok', {
@@ -177,9 +177,8 @@ export class RawClient {
       frameMax: opts.frameMax ?? tune.args.frameMax,
       heartbeat: opts.heartbeat ?? 0,
     });
-    if (opts.frameMax !== undefined || tune.args.frameMax) this.reader.frameMax = 0;
     this.method(0, 'connection.open', { virtualHost: opts.vhost ?? this.address.vhost, reserved1: '', reserved2: false });
-    const open = await this.nextMethod(['connection.open-ok', 'connection.close']);
+    const open = await this.nextMethod(['connection.open-ok', 'connection.close'], 5000);
     if (!open || open.name !== 'connection.open-ok') return this.failed(result, open);
     result.opened = true;
     return result;
@@ -187,7 +186,7 @@ export class RawClient {
 
   private async failed(result: HandshakeResult, m?: Method): Promise<HandshakeResult> {
     if (m && m.name === 'connection.close') result.close = closeInfo(m);
-    await this.waitClosed(1500);
+    await this.waitClosed(4000);
     result.socketClosed = this.closed;
     return result;
   }
@@ -289,6 +288,19 @@ export class RawClient {
     if (m && this.autoCloseOk) await this.waitClosed(timeoutMs);
     else if (!m) await this.waitClosed(200);
     return { close: m ? closeInfo(m) : null, socketClosed: this.closed };
+  }
+
+  /**
+   * Waits until the server closes something (a channel.close or connection.close arrives, or
+   * the socket closes), then returns every frame received since the cursor and whether the
+   * socket is closed. After a connection.close (answered with close-ok) it waits up to
+   * socketWaitMs for the server to close the socket.
+   */
+  async outcome(socketWaitMs = 1000, timeoutMs = 3000): Promise<{ frames: unknown[]; socketClosed: boolean }> {
+    const isClose = (f: RawFrame): boolean => f.method?.name === 'connection.close' || f.method?.name === 'channel.close';
+    await this.until(() => this.frames.slice(this.cursor).some(isClose) || this.closed, timeoutMs);
+    if (this.frames.slice(this.cursor).some((f) => f.method?.name === 'connection.close')) await this.waitClosed(socketWaitMs);
+    return { frames: this.drain(), socketClosed: this.closed };
   }
 
   /** The next channel.close or connection.close, whichever comes first. */
