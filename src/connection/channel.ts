@@ -255,7 +255,8 @@ export class Channel implements ConsumerHost {
     let n = 0;
     while (a < acks.length || n < nacks.length) {
       if (n < nacks.length && (a >= acks.length || (nacks[n] as number) < (acks[a] as number))) {
-        writer.write(encodeBasicNack(this.id, nacks[n++] as number, false, false));
+        // requeue=true: the field's default in RabbitMQ's basic.nack record, which it sends as is.
+        writer.write(encodeBasicNack(this.id, nacks[n++] as number, false, true));
         continue;
       }
       // A run of acks up to the next nack (and below the cutoff) is one multiple ack.
@@ -293,7 +294,8 @@ export class Channel implements ConsumerHost {
     this.conn.writer.writeContent(
       this.id,
       encodeBasicDeliver(this.id, consumer.tag, tag, entry.redelivered, msg.exchange, msg.routingKey),
-      queue.isQuorum ? withDeliveryCount(entry) : msg.header,
+      // A quorum queue tells a consumer how often the message came back (not on the first try).
+      queue.isQuorum && entry.deliveryCount > 0 ? withDeliveryCount(entry) : msg.header,
       msg.body,
     );
   }
@@ -384,6 +386,11 @@ export class Channel implements ConsumerHost {
       return;
     }
     this.applyReject(deliveries, requeue);
+  }
+
+  /** basic.recover: every unacked delivery goes back to its queue now, transaction or not. */
+  recoverAll(): void {
+    this.applyReject(this.takeDeliveries(0, true), true);
   }
 
   private applyReject(deliveries: Delivery[], requeue: boolean): void {
@@ -482,12 +489,14 @@ export class Channel implements ConsumerHost {
     // Uncommitted publishes are dropped; uncommitted acks never happened.
     this.rollbackTx();
     cancelReplyTo(this);
-    for (const c of this.consumers.values()) c.queue.removeConsumer(c);
-    this.consumers.clear();
+    // Requeue before the consumers go, so the next (single active) consumer sees the returned
+    // messages first, in their original order.
     const all = [...this.unacked.values()];
     this.unacked.clear();
     this.consumerUnacked = 0;
     for (const [queue, entries] of groupByQueue(all)) queue.requeue(entries);
+    for (const c of this.consumers.values()) c.queue.removeConsumer(c);
+    this.consumers.clear();
   }
 
   /** Soft error: tell the client with channel.close and wait for its close-ok. */

@@ -2,8 +2,8 @@ import { preconditionFailed } from '../errors.js';
 import { atom, formatParts, tuple } from '../frame/erlang-format.js';
 import type { FieldTable, FieldValue } from '../frame/field-table.js';
 
-/** RabbitMQ's largest TTL / expiry value (rabbit_misc:check_expiry). */
-const MAX_EXPIRY_TIMER = 4294967295;
+/** RabbitMQ 3.10's largest TTL / expiry value in ms (rabbit_misc:check_expiry: ten years). */
+const MAX_EXPIRY_TIMER = 315_360_000_000;
 /** rabbit_priority_queue: priorities above this are refused. */
 const MAX_SUPPORTED_PRIORITY = 255;
 
@@ -104,7 +104,6 @@ export function parseQueueArguments(args: FieldTable, resource: string): QueueSe
     settings.maxPriority = n;
   });
   check('x-overflow', (v) => {
-    if (v.type !== 'S') throw new ArgError('invalid_overflow');
     const s = longstr(v);
     if (s !== 'drop-head' && s !== 'reject-publish' && s !== 'reject-publish-dlx') throw new ArgError('invalid_overflow');
     settings.overflow = s;
@@ -120,16 +119,18 @@ export function parseQueueArguments(args: FieldTable, resource: string): QueueSe
     settings.queueType = s;
   });
   check('x-delivery-limit', (v) => (settings.deliveryLimit = nonNegInt(v)));
-  if (settings.queueType === 'quorum') {
-    for (const key of QUORUM_UNSUPPORTED) {
-      if (args[key] !== undefined) throw preconditionFailed(`invalid arg '${key}' for ${resource} of queue type rabbit_quorum_queue`);
-    }
+  const [unsupported, typeName] = settings.queueType === 'quorum'
+    ? [QUORUM_UNSUPPORTED, 'rabbit_quorum_queue']
+    : [CLASSIC_UNSUPPORTED, 'rabbit_classic_queue'];
+  for (const key of unsupported) {
+    if (args[key] !== undefined) throw preconditionFailed(`invalid arg '${key}' for ${resource} of queue type ${typeName}`);
   }
   return settings;
 }
 
-/** Arguments a RabbitMQ 3.10 quorum queue refuses. */
-const QUORUM_UNSUPPORTED = ['x-max-priority'];
+/** Arguments each RabbitMQ 3.10 queue type refuses (its capabilities' unsupported args). */
+const QUORUM_UNSUPPORTED = ['x-max-priority', 'x-queue-mode'];
+const CLASSIC_UNSUPPORTED = ['x-delivery-limit', 'x-max-in-memory-length', 'x-max-in-memory-bytes'];
 
 /** basic.consume's x-priority (rabbit_amqqueue:check_consume_arguments). */
 export function parseConsumerPriority(args: FieldTable, resource: string): number {

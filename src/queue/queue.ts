@@ -6,7 +6,7 @@ import type { Consumer } from './consumer.js';
 import { Message } from './message.js';
 import type { QueueSettings } from './queue-arguments.js';
 import type { QueuedMessage } from './queued-message.js';
-import { PriorityReadyList, ReadyList, type ReadyStore } from './ready-list.js';
+import { PriorityReadyList, ReadyList, ReturnsFirstList, type ReadyStore } from './ready-list.js';
 
 export interface QueueOptions {
   vhost: string;
@@ -113,7 +113,8 @@ export class Queue {
     this.settings = options.settings;
     this.storeKey = `${options.vhost}\u0000${options.name}`;
     const max = this.settings.maxPriority;
-    this.ready = max !== undefined && max > 0 ? new PriorityReadyList(max) : new ReadyList();
+    const list = max !== undefined && max > 0 ? new PriorityReadyList(max) : new ReadyList();
+    this.ready = this.isQuorum && this.settings.deliveryLimit !== undefined ? new ReturnsFirstList(list) : list;
     this.touch();
   }
 
@@ -338,8 +339,9 @@ export class Queue {
           continue;
         }
       }
-      if (this.isQuorum) {
-        // A quorum queue (rabbit_fifo) puts a returned message at the back of the queue.
+      if (this.isQuorum && limit === undefined) {
+        // Without a delivery limit a quorum queue (rabbit_fifo, 3.10) puts a returned message
+        // at the back of the queue; with one, ReturnsFirstList serves returns first.
         const oldSeq = entry.seq;
         entry.seq = this.nextSeq++;
         if (entry.persisted) {
@@ -354,6 +356,8 @@ export class Queue {
       this.ready.insertSorted(entry);
     }
     if (overLimit.length > 0) this.remove(overLimit, 'delivery_limit');
+    // Requeued messages count against x-max-length again: the head goes first.
+    if (this.settings.maxLength !== undefined || this.settings.maxLengthBytes !== undefined) this.dropHeadOverLimit();
     this.expireHead();
     this.maybeDispatch();
   }

@@ -137,3 +137,50 @@ export class PriorityReadyList implements ReadyStore {
     return all;
   }
 }
+
+/**
+ * A quorum queue with x-delivery-limit (rabbit_fifo in RabbitMQ 3.10) hands returned messages
+ * out again before anything else, in the order they came back.
+ */
+export class ReturnsFirstList implements ReadyStore {
+  private returns: QueuedMessage[] = [];
+  private returnsBytes = 0;
+
+  constructor(private readonly inner: ReadyStore) {}
+
+  get length(): number {
+    return this.returns.length + this.inner.length;
+  }
+
+  get byteSize(): number {
+    return this.returnsBytes + this.inner.byteSize;
+  }
+
+  peek(): QueuedMessage | undefined {
+    return this.returns[0] ?? this.inner.peek();
+  }
+
+  push(m: QueuedMessage): void {
+    this.inner.push(m);
+  }
+
+  shift(): QueuedMessage | undefined {
+    const m = this.returns.shift();
+    if (!m) return this.inner.shift();
+    this.returnsBytes -= m.msg.size;
+    return m;
+  }
+
+  /** A returned message joins the returns, behind earlier ones. */
+  insertSorted(m: QueuedMessage): void {
+    this.returns.push(m);
+    this.returnsBytes += m.msg.size;
+  }
+
+  drain(): QueuedMessage[] {
+    const all = [...this.returns, ...this.inner.drain()];
+    this.returns = [];
+    this.returnsBytes = 0;
+    return all;
+  }
+}

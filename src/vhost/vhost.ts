@@ -203,8 +203,10 @@ export class VHost {
       assertFieldEquivalent('durable', existing.durable, durable, rs);
       assertFieldEquivalent('auto_delete', existing.autoDelete, d.autoDelete, rs);
       assertArgsEquivalent(existing.arguments, d.arguments, rs, QUEUE_EQUIVALENCE_KEYS);
-      // A queue declared with an explicit x-queue-type keeps it; one declared without takes any.
-      if (existing.arguments['x-queue-type'] !== undefined) assertArgsEquivalent(existing.arguments, d.arguments, rs, ['x-queue-type']);
+      // x-queue-type is compared with a missing value standing for 'classic'.
+      if (queueTypeOf(existing.arguments) !== queueTypeOf(d.arguments)) {
+        assertArgsEquivalent(existing.arguments, d.arguments, rs, ['x-queue-type']);
+      }
       existing.touch();
       return existing;
     }
@@ -215,6 +217,7 @@ export class VHost {
     }
     const settings = parseQueueArguments(d.arguments, rs);
     if (settings.queueType === 'quorum') {
+      if (d.name === '') throw preconditionFailed('Cannot declare a server-named queue for type rabbit_quorum_queue');
       // rabbit_quorum_queue:declare refuses what a replicated queue cannot be.
       if (!d.durable) throw preconditionFailed(`invalid property 'non-durable' for ${rs}`);
       if (d.exclusive) throw preconditionFailed(`invalid property 'exclusive-owner' for ${rs}`);
@@ -434,6 +437,11 @@ export class VHost {
       }
     }
   }
+}
+
+function queueTypeOf(args: FieldTable): string {
+  const t = args['x-queue-type'];
+  return t && t.type === 'S' ? t.value.toString('utf8') : 'classic';
 }
 
 function addTo<K>(map: Map<K, Set<string>>, key: K, id: string): void {

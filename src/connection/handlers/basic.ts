@@ -91,7 +91,7 @@ export const basicHandlers: ChannelHandlers = {
 
 function recover(ch: Channel, requeue: boolean): void {
   if (!requeue) throw new ConnectionError(ReplyCode.NOT_IMPLEMENTED, 'requeue=false');
-  ch.reject(ch.takeDeliveries(0, true), true);
+  ch.recoverAll();
 }
 
 /** rabbit_basic:message's checks: CC/BCC must be arrays, delivery-mode 1 or 2 (or absent). */
