@@ -86,6 +86,16 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('unhandledRejection', (reason) => {
+    // lmdb-js rejects an internal promise of its own when a commit fails (disk full); the store
+    // has already reported that failure, nacked the confirms and blocked publishers.
+    if (reason instanceof Error && 'commitError' in reason) {
+      broker.log.debug({ err: reason.message }, 'LMDB commit failure (already reported by the store)');
+      return;
+    }
+    broker.log.fatal({ err: reason }, 'unhandled promise rejection');
+    process.exit(1);
+  });
 }
 
 /** Run when executed directly (node dist/main.js, tsx src/main.ts); bin/warren.js calls main() itself. */

@@ -297,8 +297,8 @@ class LmdbCore {
     const format = this.meta.get(FORMAT_KEY);
     if (format === undefined) {
       this.root.transactionSync(() => {
-        this.meta.put(FORMAT_KEY, Buffer.from([FORMAT]), 0);
-        this.meta.put(TURN_KEY, ONE_BYTE, 0);
+        quiet(this.meta.put(FORMAT_KEY, Buffer.from([FORMAT]), 0));
+        quiet(this.meta.put(TURN_KEY, ONE_BYTE, 0));
       });
     } else if (format[0] !== FORMAT) {
       throw new Error(`data dir ${this.dir} holds store format ${format[0]}, this broker reads format ${FORMAT}`);
@@ -383,7 +383,7 @@ class LmdbCore {
       if (!q || !existing.has(msgId)) {
         problems.push(q ? `entry ${q.name}#${seqOfEntryKey(key)} refers to missing message ${msgId}` : `entry of unknown queue id ${qid}`);
         const k = Buffer.from(key);
-        fixes.push(() => void this.entriesDb.remove(k));
+        fixes.push(() => quiet(this.entriesDb.remove(k)));
         continue;
       }
       entries++;
@@ -400,28 +400,28 @@ class LmdbCore {
       if (actual === 0) {
         problems.push(`refcount ${stored} of message ${id} that no entry refers to`);
         const k = Buffer.from(key);
-        fixes.push(() => void this.refsDb.remove(k));
+        fixes.push(() => quiet(this.refsDb.remove(k)));
       } else if (stored !== actual) {
         problems.push(`message ${id} refcount ${stored}, entries say ${actual}`);
         const k = Buffer.from(key);
-        fixes.push(() => void this.refsDb.put(k, u32(actual)));
+        fixes.push(() => quiet(this.refsDb.put(k, u32(actual))));
       }
     }
     for (const id of existing) {
       const actual = refcounts.get(id) ?? 0;
       if (actual === 0) {
         problems.push(`orphan message ${id} (no entry refers to it)`);
-        fixes.push(() => void this.messagesDb.remove(messageKey(id)));
+        fixes.push(() => quiet(this.messagesDb.remove(messageKey(id))));
       } else if (!haveRefs.has(id)) {
         problems.push(`message ${id} has no refcount (entries say ${actual})`);
-        fixes.push(() => void this.refsDb.put(messageKey(id), u32(actual)));
+        fixes.push(() => quiet(this.refsDb.put(messageKey(id), u32(actual))));
       }
     }
     for (const [id, q] of queues) {
       if (q.count !== q.storedCount || q.bytes !== q.storedBytes) {
         problems.push(`queue ${q.name} counters ${q.storedCount}/${q.storedBytes} bytes, entries say ${q.count}/${q.bytes}`);
         const value = queueValue(id, q.count, q.bytes);
-        fixes.push(() => void this.queuesDb.put(q.key, value));
+        fixes.push(() => quiet(this.queuesDb.put(q.key, value)));
       }
     }
     if (repair && fixes.length > 0) {
@@ -521,11 +521,13 @@ class LmdbCore {
     let written: Promise<boolean>;
     try {
       written = this.meta.ifVersion(TURN_KEY, turn, () => {
-        this.meta.put(TURN_KEY, ONE_BYTE, turn + 1);
+        // Each write inside the block returns the block's commit promise too; its failure is
+        // handled once, on `written`, so these must not surface as unhandled rejections.
+        quiet(this.meta.put(TURN_KEY, ONE_BYTE, turn + 1));
         for (let i = 0; i < dbs.length; i++) {
           const v = values[i];
-          if (v) dbs[i]!.put(keys[i]!, v);
-          else dbs[i]!.remove(keys[i]!);
+          if (v) quiet(dbs[i]!.put(keys[i]!, v));
+          else quiet(dbs[i]!.remove(keys[i]!));
         }
       });
     } catch (err) {
@@ -1037,4 +1039,9 @@ export class LmdbStore implements Store {
 
 export function openLmdbStore(dir: string, opts: LmdbStoreOptions = {}): LmdbStore {
   return new LmdbStore(dir, opts);
+}
+
+/** Marks a write's promise as handled: a failed commit is reported through the batch instead. */
+function quiet(p: unknown): void {
+  if (p && typeof (p as Promise<unknown>).then === 'function') (p as Promise<unknown>).then(undefined, () => {});
 }

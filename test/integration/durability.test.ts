@@ -1,55 +1,10 @@
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { channel, confirmChannel, connect, type ConsumeMessage } from '../support/amqp.js';
 import { collect } from '../support/broker.js';
-
-/** A broker in a child process, so the test can SIGKILL it (issue: nothing confirmed is ever lost). */
-class BrokerProcess {
-  private constructor(
-    readonly child: ChildProcess,
-    readonly port: number,
-  ) {}
-
-  static start(dataDir: string): Promise<BrokerProcess> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--log-level', 'info'], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    return new Promise((resolve, reject) => {
-      const lines = createInterface({ input: child.stdout! });
-      lines.on('line', (line) => {
-        try {
-          const entry = JSON.parse(line) as { port?: number; msg?: string };
-          if (entry.msg?.startsWith('warren listening') && entry.port) resolve(new BrokerProcess(child, entry.port));
-        } catch {
-          /* not a log line */
-        }
-      });
-      child.once('exit', (code) => reject(new Error(`broker exited with ${code} before listening`)));
-    });
-  }
-
-  get url(): string {
-    return `amqp://guest:guest@127.0.0.1:${this.port}`;
-  }
-
-  kill(): Promise<void> {
-    return new Promise((resolve) => {
-      this.child.once('exit', () => resolve());
-      this.child.kill('SIGKILL');
-    });
-  }
-
-  stop(): Promise<number | null> {
-    return new Promise((resolve) => {
-      this.child.once('exit', (code) => resolve(code));
-      this.child.kill('SIGTERM');
-    });
-  }
-}
+import { BrokerProcess } from '../support/broker-process.js';
 
 describe('durability: SIGKILL crash recovery (LMDB store)', function () {
   this.timeout(60000);
