@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { FakeClock } from '../../src/clock.js';
-import { channel, closedWith, confirmChannel, connect, type Channel, type ChannelModel, type ConsumeMessage } from '../support/amqp.js';
+import { channel, closedWith, confirmChannel, connect, type Channel, type ConsumeMessage } from '../support/amqp.js';
 import { collect, useBroker } from '../support/broker.js';
+import { useSession } from '../support/session.js';
 import { RawClient } from '../support/raw-client.js';
 
 /**
@@ -12,26 +13,8 @@ import { RawClient } from '../support/raw-client.js';
 describe('consumers (RabbitMQ consumers guide)', () => {
   const broker = useBroker();
 
-  /** Raw peers opened by a test; destroyed after it even when an assertion fails. */
-  const raws: RawClient[] = [];
-  async function openRaw(): Promise<RawClient> {
-    const c = await RawClient.open(broker.port);
-    raws.push(c);
-    return c;
-  }
-  afterEach(() => {
-    for (const c of raws.splice(0)) c.close();
-  });
-  let conn: ChannelModel;
-  let seq = 0;
-  const uniq = (prefix: string) => `${prefix}-${++seq}`;
-
-  beforeEach(async () => {
-    conn = await connect(broker.url);
-  });
-  afterEach(async () => {
-    await conn.close().catch(() => {});
-  });
+  const session = useSession(broker);
+  const { uniq, openRaw } = session;
 
   async function tempQueue(ch: Channel, args: Record<string, unknown> = {}): Promise<string> {
     return (await ch.assertQueue('', { exclusive: true, arguments: args })).queue;
@@ -47,7 +30,7 @@ describe('consumers (RabbitMQ consumers guide)', () => {
 
   describe('basic.consume / basic.cancel (spec 1.8.3.3-5)', () => {
     it('consuming from a missing queue is 404', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       expect(await closedWith(ch.consume('no-such-queue', () => {}))).to.deep.equal({
         code: 404, text: "NOT_FOUND - no queue 'no-such-queue' in vhost '/'", classId: 60, methodId: 20,
       });
@@ -76,8 +59,8 @@ describe('consumers (RabbitMQ consumers guide)', () => {
     });
 
     it('the same consumer tag on another channel is fine', async () => {
-      const ch1 = await channel(conn);
-      const ch2 = await channel(conn);
+      const ch1 = await channel(session.conn);
+      const ch2 = await channel(session.conn);
       const q = await tempQueue(ch1);
       await ch1.consume(q, () => {}, { consumerTag: 'shared' });
       await ch2.consume(q, () => {}, { consumerTag: 'shared' });
@@ -95,7 +78,7 @@ describe('consumers (RabbitMQ consumers guide)', () => {
     });
 
     it('cancelling an unknown consumer tag answers cancel-ok', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       await ch.cancel('never-consumed');
       await ch.checkExchange('amq.direct');
     });
@@ -120,11 +103,11 @@ describe('consumers (RabbitMQ consumers guide)', () => {
     });
 
     it('amqplib sees the server cancel as a null message', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = uniq('cancel-null');
       await ch.assertQueue(q);
       const cancelled = new Promise<null>((resolve) => ch.consume(q, (m) => { if (m === null) resolve(null); }));
-      const ch2 = await channel(conn);
+      const ch2 = await channel(session.conn);
       await ch2.deleteQueue(q);
       expect(await cancelled).to.equal(null);
     });
@@ -132,7 +115,7 @@ describe('consumers (RabbitMQ consumers guide)', () => {
 
   describe('redelivery (RabbitMQ confirms guide: consumer acknowledgements)', () => {
     it('a requeued message keeps its place: nacked deliveries come back first, in queue order, with redelivered=true', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = await tempQueue(ch);
       for (const b of ['a', 'b', 'c', 'd']) ch.sendToQueue(q, Buffer.from(b));
       await ch.prefetch(2);
@@ -148,7 +131,7 @@ describe('consumers (RabbitMQ consumers guide)', () => {
     });
 
     it('a lost ack means redelivery with redelivered=true: a consumer whose connection drops loses its unacked messages to the next consumer, in order', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = uniq('lost-ack');
       await ch.assertQueue(q);
       for (const b of ['one', 'two', 'three']) ch.sendToQueue(q, Buffer.from(b));
@@ -173,8 +156,8 @@ describe('consumers (RabbitMQ consumers guide)', () => {
     const sac = { 'x-single-active-consumer': true };
 
     it('a second consumer under single-active-consumer receives nothing until the first goes; then it takes over in order', async () => {
-      const chA = await channel(conn);
-      const chB = await channel(conn);
+      const chA = await channel(session.conn);
+      const chB = await channel(session.conn);
       const q = await tempQueue(chB, sac);
       await chA.prefetch(1);
       const a: string[] = [];
@@ -194,7 +177,7 @@ describe('consumers (RabbitMQ consumers guide)', () => {
     });
 
     it('the next consumer takes over when the active consumer\'s connection drops', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = uniq('sac-drop');
       await ch.assertQueue(q, { arguments: sac });
       const c = await openRaw();
@@ -212,7 +195,7 @@ describe('consumers (RabbitMQ consumers guide)', () => {
     });
 
     it('an exclusive consumer on a single-active-consumer queue is 403 "in exclusive use"', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = await tempQueue(ch, sac);
       expect(await closedWith(ch.consume(q, () => {}, { exclusive: true }))).to.deep.equal({
         code: 403, text: `ACCESS_REFUSED - queue '${q}' in vhost '/' in exclusive use`, classId: 60, methodId: 20,
@@ -222,9 +205,9 @@ describe('consumers (RabbitMQ consumers guide)', () => {
 
   describe('consumer priorities (RabbitMQ consumer-priority guide)', () => {
     it('higher x-priority consumers get messages first (round-robin among equals) until their prefetch is full', async () => {
-      const hi1 = await channel(conn);
-      const hi2 = await channel(conn);
-      const lo = await channel(conn);
+      const hi1 = await channel(session.conn);
+      const hi2 = await channel(session.conn);
+      const lo = await channel(session.conn);
       const q = await tempQueue(hi1);
       await hi1.prefetch(2);
       await hi2.prefetch(2);
@@ -238,7 +221,7 @@ describe('consumers (RabbitMQ consumers guide)', () => {
     });
 
     it('a non-integer x-priority is 406 with RabbitMQ wording', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = await tempQueue(ch);
       expect(await closedWith(ch.consume(q, () => {}, { arguments: { 'x-priority': 'high' } }))).to.deep.equal({
         code: 406, text: `PRECONDITION_FAILED - invalid arg 'x-priority' for queue '${q}' in vhost '/': "expected integer, got longstr"`, classId: 60, methodId: 20,
@@ -248,8 +231,8 @@ describe('consumers (RabbitMQ consumers guide)', () => {
 
   describe('direct reply-to (RabbitMQ direct-reply-to guide) — feature in progress', () => {
     it('a request published with reply-to amq.rabbitmq.reply-to gets a unique reply address; a reply to it reaches the requester', async () => {
-      const requester = await channel(conn);
-      const responder = await channel(conn);
+      const requester = await channel(session.conn);
+      const responder = await channel(session.conn);
       const q = await tempQueue(responder);
       const reply = new Promise<ConsumeMessage>((resolve) => requester.consume('amq.rabbitmq.reply-to', (m) => { if (m) resolve(m); }, { noAck: true }));
       await requester.checkQueue('amq.rabbitmq.reply-to');
@@ -265,7 +248,7 @@ describe('consumers (RabbitMQ consumers guide)', () => {
     });
 
     it('publishing with reply-to amq.rabbitmq.reply-to without consuming from it is 406 "fast reply consumer does not exist"', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = await tempQueue(ch);
       const closed = new Promise<{ code: number; message: string; classId: number; methodId: number }>((resolve) => ch.once('error', resolve as never));
       ch.sendToQueue(q, Buffer.from('req'), { replyTo: 'amq.rabbitmq.reply-to' });
@@ -275,14 +258,14 @@ describe('consumers (RabbitMQ consumers guide)', () => {
     });
 
     it('consuming amq.rabbitmq.reply-to in acknowledgement mode is 406 "reply consumer cannot acknowledge"', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       expect(await closedWith(ch.consume('amq.rabbitmq.reply-to', () => {}, { noAck: false }))).to.deep.equal({
         code: 406, text: 'PRECONDITION_FAILED - reply consumer cannot acknowledge', classId: 60, methodId: 20,
       });
     });
 
     it('a mandatory publish to an unknown reply address is returned 312 NO_ROUTE', async () => {
-      const ch = await confirmChannel(conn);
+      const ch = await confirmChannel(session.conn);
       const returned: number[] = [];
       ch.on('return', (m: ConsumeMessage) => returned.push((m.fields as unknown as { replyCode: number }).replyCode));
       ch.publish('', 'amq.rabbitmq.reply-to.bogus', Buffer.from('r'), { mandatory: true });

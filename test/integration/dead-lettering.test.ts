@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import { FakeClock } from '../../src/clock.js';
 import { F, type FieldTable, type FieldValue } from '../../src/frame/field-table.js';
 import { decodeContentHeader } from '../../src/frame/generated/properties.js';
-import { channel, confirmChannel, connect, type Channel, type ChannelModel, type GetMessage } from '../support/amqp.js';
+import { channel, confirmChannel, type Channel, type GetMessage } from '../support/amqp.js';
 import { useBroker } from '../support/broker.js';
-import { RawClient } from '../support/raw-client.js';
+import { drainBodies as drain, useSession } from '../support/session.js';
 
 /**
  * Dead-lettering (RabbitMQ dlx guide): reasons rejected, expired, maxlen and delivery_limit; the
@@ -16,28 +16,10 @@ describe('dead-lettering (RabbitMQ dlx guide)', () => {
   const clock = new FakeClock();
   const broker = useBroker({ clock, heartbeat: 0 });
 
-  /** Raw peers opened by a test; destroyed after it even when an assertion fails. */
-  const raws: RawClient[] = [];
-  async function openRaw(): Promise<RawClient> {
-    const c = await RawClient.open(broker.port);
-    raws.push(c);
-    return c;
-  }
-  afterEach(() => {
-    for (const c of raws.splice(0)) c.close();
-  });
-  let conn: ChannelModel;
-  let seq = 0;
-  const uniq = (prefix: string) => `${prefix}-${++seq}`;
+  const session = useSession(broker);
+  const { uniq, openRaw } = session;
   /** x-death "time" as amqplib decodes an AMQP timestamp: whole seconds of the broker clock. */
   const nowStamp = () => ({ '!': 'timestamp', value: Math.floor(clock.now() / 1000) });
-
-  beforeEach(async () => {
-    conn = await connect(broker.url);
-  });
-  afterEach(async () => {
-    await conn.close().catch(() => {});
-  });
 
   type Death = Record<string, unknown>;
   const deaths = (m: GetMessage) => (m.properties.headers?.['x-death'] ?? []) as unknown as Death[];
@@ -46,15 +28,6 @@ describe('dead-lettering (RabbitMQ dlx guide)', () => {
     const m = await ch.get(queue, { noAck: true });
     if (!m) throw new Error(`expected a message in ${queue}`);
     return m;
-  }
-
-  async function drain(ch: Channel, queue: string): Promise<string[]> {
-    const out: string[] = [];
-    for (;;) {
-      const m = await ch.get(queue, { noAck: true });
-      if (!m) return out;
-      out.push(m.content.toString());
-    }
   }
 
   /** A topic dead-letter exchange with a catch-all queue behind it. */
@@ -68,7 +41,7 @@ describe('dead-lettering (RabbitMQ dlx guide)', () => {
 
   describe('reason expired', () => {
     it('an expired order message reaches its dead-letter queue with a correct x-death', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const { dlx, dlq } = await sink(ch);
       const orders = uniq('orders');
       await ch.assertQueue(orders, { exclusive: true, arguments: { 'x-message-ttl': 30000, 'x-dead-letter-exchange': dlx } });
@@ -96,7 +69,7 @@ describe('dead-lettering (RabbitMQ dlx guide)', () => {
     });
 
     it('x-death is written with RabbitMQ\'s field types and key order (raw frames: count long, time timestamp)', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const src = uniq('typed');
       const dst = uniq('typed-dlq');
       await ch.assertQueue(dst, { exclusive: false });
@@ -128,7 +101,7 @@ describe('dead-lettering (RabbitMQ dlx guide)', () => {
     });
 
     it('x-dead-letter-routing-key replaces the routing key and drops the CC header; routing-keys still lists the originals', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const { dlx, dlq } = await sink(ch);
       const q = uniq('dlrk');
       await ch.assertQueue(q, { exclusive: true, arguments: { 'x-dead-letter-exchange': dlx, 'x-dead-letter-routing-key': 'dl.key' } });
@@ -148,7 +121,7 @@ describe('dead-lettering (RabbitMQ dlx guide)', () => {
 
   describe('reason rejected', () => {
     it('basic.reject and basic.nack with requeue=false dead-letter (reason rejected); requeue=true does not', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const { dlx, dlq } = await sink(ch);
       const q = uniq('rej');
       await ch.assertQueue(q, { exclusive: true, arguments: { 'x-dead-letter-exchange': dlx } });
@@ -179,7 +152,7 @@ describe('dead-lettering (RabbitMQ dlx guide)', () => {
     });
 
     it('keeps the other properties and records original-expiration when a message with an expiration is rejected', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = uniq('props');
       const dst = uniq('props-dlq');
       await ch.assertQueue(dst, { exclusive: true });
@@ -203,7 +176,7 @@ describe('dead-lettering (RabbitMQ dlx guide)', () => {
     });
 
     it('the count increments when the same message dies again in the same queue for the same reason (entry rewritten with sorted keys)', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = uniq('self-reject');
       await ch.assertQueue(q, { exclusive: true, arguments: { 'x-dead-letter-exchange': '' } });
       ch.sendToQueue(q, Buffer.from('loop'));
@@ -224,7 +197,7 @@ describe('dead-lettering (RabbitMQ dlx guide)', () => {
 
   describe('reason maxlen (RabbitMQ maxlength guide)', () => {
     it('drop-head dead-letters the oldest messages with reason maxlen', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const { dlx, dlq } = await sink(ch);
       const q = uniq('maxlen');
       await ch.assertQueue(q, { exclusive: true, arguments: { 'x-max-length': 2, 'x-dead-letter-exchange': dlx } });
@@ -242,7 +215,7 @@ describe('dead-lettering (RabbitMQ dlx guide)', () => {
     });
 
     it('x-max-length-bytes drop-head dead-letters by bytes', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const { dlx, dlq } = await sink(ch);
       const q = uniq('maxbytes');
       await ch.assertQueue(q, { exclusive: true, arguments: { 'x-max-length-bytes': 10, 'x-dead-letter-exchange': dlx } });
@@ -252,7 +225,7 @@ describe('dead-lettering (RabbitMQ dlx guide)', () => {
     });
 
     it('reject-publish-dlx nacks the new message and dead-letters it (reason maxlen); reject-publish does not dead-letter', async () => {
-      const ch = await confirmChannel(conn);
+      const ch = await confirmChannel(session.conn);
       const { dlx, dlq } = await sink(ch);
       const q = uniq('rp-dlx');
       await ch.assertQueue(q, { exclusive: true, arguments: { 'x-max-length': 1, 'x-overflow': 'reject-publish-dlx', 'x-dead-letter-exchange': dlx } });
@@ -282,7 +255,7 @@ describe('dead-lettering (RabbitMQ dlx guide)', () => {
 
   describe('reason delivery_limit (RabbitMQ quorum-queues guide: poison message handling)', () => {
     it('a quorum queue dead-letters a message redelivered past x-delivery-limit; x-delivery-count is not carried over', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const { dlx, dlq } = await sink(ch);
       const q = uniq('poison');
       await ch.assertQueue(q, { durable: true, arguments: { 'x-queue-type': 'quorum', 'x-delivery-limit': 2, 'x-dead-letter-exchange': dlx } });
@@ -317,7 +290,7 @@ describe('dead-lettering (RabbitMQ dlx guide)', () => {
     const summary = (m: GetMessage) => deaths(m).map((d) => `${d['queue']}:${d['reason']}:${d['count']}`);
 
     it('an expired message in a dead-letter cycle is dropped when it would reach a queue it already expired in', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q1 = uniq('cycle-1');
       const q2 = uniq('cycle-2');
       const witness = uniq('cycle-w');
@@ -343,7 +316,7 @@ describe('dead-lettering (RabbitMQ dlx guide)', () => {
     });
 
     it('a queue that dead-letters expired messages to itself drops them', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = uniq('self-expire');
       await ch.assertQueue(q, { exclusive: true, arguments: { 'x-message-ttl': 20, 'x-dead-letter-exchange': '' } });
       ch.sendToQueue(q, Buffer.from('loop'));
@@ -354,7 +327,7 @@ describe('dead-lettering (RabbitMQ dlx guide)', () => {
     });
 
     it('a cycle with a rejection in it continues, and each (queue, reason) keeps its own count, most recent first', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q1 = uniq('rcycle-1');
       const q2 = uniq('rcycle-2');
       await ch.assertQueue(q1, { exclusive: true, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': q2 } });
@@ -377,7 +350,7 @@ describe('dead-lettering (RabbitMQ dlx guide)', () => {
     });
 
     it('expired in one queue, rejected in the next: the expired entry moves to the front with its count incremented', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q1 = uniq('mcycle-1');
       const q2 = uniq('mcycle-2');
       await ch.assertQueue(q1, { exclusive: true, arguments: { 'x-message-ttl': 20, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': q2 } });
@@ -401,7 +374,7 @@ describe('dead-lettering (RabbitMQ dlx guide)', () => {
     });
 
     it('a missing dead-letter exchange drops the message quietly', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = uniq('missing-dlx');
       await ch.assertQueue(q, { exclusive: true, arguments: { 'x-dead-letter-exchange': 'no-such-dlx' } });
       ch.sendToQueue(q, Buffer.from('m'));

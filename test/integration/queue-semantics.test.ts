@@ -2,8 +2,9 @@ import { expect } from 'chai';
 import { FakeClock } from '../../src/clock.js';
 import { F } from '../../src/frame/field-table.js';
 import type { Method } from '../../src/frame/generated/methods.js';
-import { channel, closedWith, confirmChannel, connect, type Channel, type ChannelModel, type ConfirmChannel } from '../support/amqp.js';
+import { channel, closedWith, confirmChannel, type Channel, type ConfirmChannel } from '../support/amqp.js';
 import { useBroker } from '../support/broker.js';
+import { drainBodies as drain, useSession } from '../support/session.js';
 import { RawClient } from '../support/raw-client.js';
 
 /**
@@ -17,35 +18,8 @@ describe('queue semantics', () => {
   // heartbeat 0: moving the fake clock must not time out idle test connections.
   const broker = useBroker({ clock, heartbeat: 0 });
 
-  /** Raw peers opened by a test; destroyed after it even when an assertion fails. */
-  const raws: RawClient[] = [];
-  async function openRaw(): Promise<RawClient> {
-    const c = await RawClient.open(broker.port);
-    raws.push(c);
-    return c;
-  }
-  afterEach(() => {
-    for (const c of raws.splice(0)) c.close();
-  });
-  let conn: ChannelModel;
-  let seq = 0;
-  const uniq = (prefix: string) => `${prefix}-${++seq}`;
-
-  beforeEach(async () => {
-    conn = await connect(broker.url);
-  });
-  afterEach(async () => {
-    await conn.close().catch(() => {});
-  });
-
-  async function drain(ch: Channel, queue: string): Promise<string[]> {
-    const out: string[] = [];
-    for (;;) {
-      const m = await ch.get(queue, { noAck: true });
-      if (!m) return out;
-      out.push(m.content.toString());
-    }
-  }
+  const session = useSession(broker);
+  const { uniq, openRaw } = session;
 
   /** A fanout dead-letter exchange with one queue behind it; returns both names. */
   async function deadLetterSink(ch: Channel): Promise<{ dlx: string; dlq: string }> {
@@ -97,7 +71,7 @@ describe('queue semantics', () => {
     ];
     for (const [arg, value, term] of invalid) {
       it(`${arg} = ${JSON.stringify(value)} is 406 "invalid arg '${arg}' … ${term}"`, async () => {
-        const ch = await channel(conn);
+        const ch = await channel(session.conn);
         const q = uniq('argq');
         const err = await closedWith(ch.assertQueue(q, { exclusive: true, arguments: { [arg]: value } }));
         expect(err).to.deep.equal({ code: 406, text: `PRECONDITION_FAILED - invalid arg '${arg}' for queue '${q}' in vhost '/': ${term}`, classId: 50, methodId: 10 });
@@ -105,13 +79,13 @@ describe('queue semantics', () => {
     }
 
     it('x-dead-letter-routing-key without x-dead-letter-exchange is 406 routing_key_but_no_dlx_defined', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const err = await closedWith(ch.assertQueue('dlrk-only', { exclusive: true, arguments: { 'x-dead-letter-routing-key': 'k' } }));
       expect(err.text).to.equal("PRECONDITION_FAILED - invalid arg 'x-dead-letter-routing-key' for queue 'dlrk-only' in vhost '/': routing_key_but_no_dlx_defined");
     });
 
     it('a non-string x-dead-letter-exchange is 406 with RabbitMQ\'s "invalid type" wording', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const err = await closedWith(ch.assertQueue('dlx-type', { exclusive: true, arguments: { 'x-dead-letter-exchange': 5 } }));
       expect(err.text).to.equal("PRECONDITION_FAILED - invalid type 'byte' for arg 'x-dead-letter-exchange' in queue 'dlx-type' in vhost '/'");
     });
@@ -120,7 +94,7 @@ describe('queue semantics', () => {
       const got = [];
       const expected = [];
       for (const arg of ['x-delivery-limit', 'x-max-in-memory-length']) {
-        const ch = await channel(conn);
+        const ch = await channel(session.conn);
         const q = uniq('classic-only');
         got.push(await closedWith(ch.assertQueue(q, { exclusive: true, arguments: { [arg]: 5 } })).then((e) => e.text, (e: Error) => e.message));
         expected.push(`PRECONDITION_FAILED - invalid arg '${arg}' for queue '${q}' in vhost '/' of queue type rabbit_classic_queue`);
@@ -129,7 +103,7 @@ describe('queue semantics', () => {
     });
 
     it('accepts boundary and unknown arguments: TTL/expires above 2^32-1, x-max-priority 0, x-unknown', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       for (const args of [{ 'x-message-ttl': 4294967296 }, { 'x-expires': 4294967296 }, { 'x-expires': 4294967295 }, { 'x-max-priority': 0 }, { 'x-unknown': 1 }, { 'x-overflow': 'drop-head' }]) {
         const q = uniq('ok-args');
         await ch.assertQueue(q, { exclusive: true, arguments: args });
@@ -146,7 +120,7 @@ describe('queue semantics', () => {
         [{ 'x-max-length': 100 }, { 'x-max-length': '100' }, (q) => `inequivalent arg 'x-max-length' for queue '${q}' in vhost '/': received '100' but current is '100'`],
       ];
       for (const [first, second, text] of cases) {
-        const ch = await channel(conn);
+        const ch = await channel(session.conn);
         const q = uniq('equiv');
         await ch.assertQueue(q, { exclusive: true, arguments: first });
         const err = await closedWith(ch.assertQueue(q, { exclusive: true, arguments: second }));
@@ -156,20 +130,20 @@ describe('queue semantics', () => {
     });
 
     it("x-queue-type 'classic' matches a queue declared without x-queue-type; 'quorum' does not", async () => {
-      let ch = await channel(conn);
+      let ch = await channel(session.conn);
       const q = uniq('qtype');
       await ch.assertQueue(q, { durable: true });
       await ch.assertQueue(q, { durable: true, arguments: { 'x-queue-type': 'classic' } });
       const err = await closedWith(ch.assertQueue(q, { durable: true, arguments: { 'x-queue-type': 'quorum' } }));
       expect(err.text).to.equal(`PRECONDITION_FAILED - inequivalent arg 'x-queue-type' for queue '${q}' in vhost '/': received the value 'quorum' of type 'longstr' but current is none`);
-      ch = await channel(conn);
+      ch = await channel(session.conn);
       await ch.deleteQueue(q);
     });
   });
 
   describe('message TTL (RabbitMQ ttl guide)', () => {
     it('x-message-ttl expires a message after exactly the TTL and dead-letters it (reason expired)', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const { dlx, dlq } = await deadLetterSink(ch);
       const q = uniq('ttl');
       await ch.assertQueue(q, { exclusive: true, arguments: { 'x-message-ttl': 1000, 'x-dead-letter-exchange': dlx } });
@@ -185,7 +159,7 @@ describe('queue semantics', () => {
     });
 
     it('per-message expiration expires a message; the lower of message and queue TTL applies', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = uniq('ttl-min');
       await ch.assertQueue(q, { exclusive: true, arguments: { 'x-message-ttl': 500 } });
       ch.sendToQueue(q, Buffer.from('short'), { expiration: '100' });
@@ -201,7 +175,7 @@ describe('queue semantics', () => {
     });
 
     it('a delivered message keeps its expiration property', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = uniq('ttl-prop');
       await ch.assertQueue(q, { exclusive: true });
       ch.sendToQueue(q, Buffer.from('m'), { expiration: '60000' });
@@ -210,7 +184,7 @@ describe('queue semantics', () => {
     });
 
     it('expiration "0" is delivered to a consumer that can take it at once, with the property kept', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const { dlx, dlq } = await deadLetterSink(ch);
       const q = uniq('exp0-consumer');
       await ch.assertQueue(q, { exclusive: true, arguments: { 'x-dead-letter-exchange': dlx } });
@@ -225,7 +199,7 @@ describe('queue semantics', () => {
     });
 
     it('expiration "0" with no consumer able to take it expires at once (dead-lettered), leaving later messages', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const { dlx, dlq } = await deadLetterSink(ch);
       const q = uniq('exp0');
       await ch.assertQueue(q, { exclusive: true, arguments: { 'x-dead-letter-exchange': dlx } });
@@ -236,7 +210,7 @@ describe('queue semantics', () => {
     });
 
     it('expiration "0" expires when the only consumer is at its prefetch limit', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const { dlx, dlq } = await deadLetterSink(ch);
       const q = uniq('exp0-full');
       await ch.assertQueue(q, { exclusive: true, arguments: { 'x-dead-letter-exchange': dlx } });
@@ -250,7 +224,7 @@ describe('queue semantics', () => {
     });
 
     it('x-message-ttl 0 expires a message at once when nobody is consuming', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const { dlx, dlq } = await deadLetterSink(ch);
       const q = uniq('qttl0');
       await ch.assertQueue(q, { exclusive: true, arguments: { 'x-message-ttl': 0, 'x-dead-letter-exchange': dlx } });
@@ -271,7 +245,7 @@ describe('queue semantics', () => {
     ];
     for (const [expiration, term] of badExpirations) {
       it(`an invalid expiration ${JSON.stringify(expiration)} closes the channel with 406 "invalid expiration …: ${term}" (rabbit_basic:parse_expiration)`, async () => {
-        const ch = await channel(conn);
+        const ch = await channel(session.conn);
         const q = (await ch.assertQueue('', { exclusive: true })).queue;
         expect(await publishRefused(ch, q, { expiration })).to.deep.equal({
           code: 406, text: `PRECONDITION_FAILED - invalid expiration '${expiration}': ${term}`, classId: 60, methodId: 40,
@@ -280,7 +254,7 @@ describe('queue semantics', () => {
     }
 
     it('accepts expirations "+5", "00" and values above 2^32-1', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = (await ch.assertQueue('', { exclusive: true })).queue;
       ch.sendToQueue(q, Buffer.from('big'), { expiration: '4294967296' });
       ch.sendToQueue(q, Buffer.from('max'), { expiration: '4294967295' });
@@ -291,7 +265,7 @@ describe('queue semantics', () => {
     });
 
     it('expiry happens at the head only: a long-TTL head holds back later expired messages', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const { dlx, dlq } = await deadLetterSink(ch);
       const q = uniq('head-only');
       await ch.assertQueue(q, { exclusive: true, arguments: { 'x-dead-letter-exchange': dlx } });
@@ -309,7 +283,7 @@ describe('queue semantics', () => {
     });
 
     it('fetching the head drops expired messages behind it: get-ok message-count excludes them', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const { dlx, dlq } = await deadLetterSink(ch);
       const q = uniq('head-get');
       await ch.assertQueue(q, { exclusive: true, arguments: { 'x-dead-letter-exchange': dlx } });
@@ -326,7 +300,7 @@ describe('queue semantics', () => {
     });
 
     it('a message whose TTL ran out while it was unacknowledged expires when it is requeued', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const { dlx, dlq } = await deadLetterSink(ch);
       const q = uniq('requeue-expired');
       await ch.assertQueue(q, { exclusive: true, arguments: { 'x-message-ttl': 80, 'x-dead-letter-exchange': dlx } });
@@ -353,7 +327,7 @@ describe('queue semantics', () => {
     }
 
     it('deletes an unused queue after x-expires, not before', async () => {
-      const ch = await confirmChannel(conn);
+      const ch = await confirmChannel(session.conn);
       const q = uniq('expires');
       await ch.assertQueue(q, { arguments: { 'x-expires': 1000 } });
       clock.advance(999);
@@ -364,7 +338,7 @@ describe('queue semantics', () => {
     });
 
     it('a consumer keeps the queue alive; the period restarts when the last consumer goes', async () => {
-      const ch = await confirmChannel(conn);
+      const ch = await confirmChannel(session.conn);
       const q = uniq('expires-consumer');
       await ch.assertQueue(q, { arguments: { 'x-expires': 1000 } });
       const { consumerTag } = await ch.consume(q, () => {});
@@ -378,7 +352,7 @@ describe('queue semantics', () => {
     });
 
     it('a redeclare (even passive) or a basic.get restarts the period', async () => {
-      const ch = await confirmChannel(conn);
+      const ch = await confirmChannel(session.conn);
       const q = uniq('expires-reset');
       await ch.assertQueue(q, { arguments: { 'x-expires': 1000 } });
       clock.advance(600);
@@ -393,7 +367,7 @@ describe('queue semantics', () => {
     });
 
     it('the messages of an expired queue are dropped, not dead-lettered', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const { dlx, dlq } = await deadLetterSink(ch);
       const q = uniq('expires-dl');
       await ch.assertQueue(q, { arguments: { 'x-expires': 100, 'x-dead-letter-exchange': dlx } });
@@ -401,14 +375,14 @@ describe('queue semantics', () => {
       await ch.checkQueue(q);
       clock.advance(100);
       expect((await closedWith(ch.checkQueue(q))).code).to.equal(404);
-      const ch2 = await channel(conn);
+      const ch2 = await channel(session.conn);
       expect(await drain(ch2, dlq)).to.deep.equal([]);
     });
   });
 
   describe('length limits and overflow (RabbitMQ maxlength guide)', () => {
     it('drop-head (default) drops the oldest ready messages beyond x-max-length', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = uniq('maxlen');
       await ch.assertQueue(q, { exclusive: true, arguments: { 'x-max-length': 2 } });
       for (const b of ['1', '2', '3', '4']) ch.sendToQueue(q, Buffer.from(b));
@@ -416,7 +390,7 @@ describe('queue semantics', () => {
     });
 
     it('x-max-length 0 keeps nothing', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = uniq('maxlen0');
       await ch.assertQueue(q, { exclusive: true, arguments: { 'x-max-length': 0 } });
       ch.sendToQueue(q, Buffer.from('a'));
@@ -424,7 +398,7 @@ describe('queue semantics', () => {
     });
 
     it('x-max-length-bytes counts body bytes; a message larger than the limit drops itself', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = uniq('maxbytes');
       await ch.assertQueue(q, { exclusive: true, arguments: { 'x-max-length-bytes': 10 } });
       for (const b of ['aaaa', 'bbbb', 'cccc']) ch.sendToQueue(q, Buffer.from(b));
@@ -434,7 +408,7 @@ describe('queue semantics', () => {
     });
 
     it('only ready messages count, and a requeue beyond the limit drops from the head', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = uniq('maxlen-unacked');
       await ch.assertQueue(q, { exclusive: true, arguments: { 'x-max-length': 1 } });
       ch.sendToQueue(q, Buffer.from('a'));
@@ -448,7 +422,7 @@ describe('queue semantics', () => {
     });
 
     it('reject-publish nacks the publishes that do not fit (confirm mode) and keeps the queue as it was', async () => {
-      const ch = await confirmChannel(conn);
+      const ch = await confirmChannel(session.conn);
       const q = uniq('reject-publish');
       await ch.assertQueue(q, { exclusive: true, arguments: { 'x-max-length': 2, 'x-overflow': 'reject-publish' } });
       const outcome: Record<string, string> = {};
@@ -487,7 +461,7 @@ describe('queue semantics', () => {
     });
 
     it('reject-publish without confirms drops the new message silently', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = uniq('reject-silent');
       await ch.assertQueue(q, { exclusive: true, arguments: { 'x-max-length': 1, 'x-overflow': 'reject-publish' } });
       ch.sendToQueue(q, Buffer.from('a'));
@@ -496,7 +470,7 @@ describe('queue semantics', () => {
     });
 
     it('a message refused by one of several queues is nacked but still delivered to the others', async () => {
-      const ch = await confirmChannel(conn);
+      const ch = await confirmChannel(session.conn);
       const x = uniq('fan-reject');
       await ch.assertExchange(x, 'fanout', { durable: false, autoDelete: true });
       const full = (await ch.assertQueue('', { exclusive: true, arguments: { 'x-max-length': 1, 'x-overflow': 'reject-publish' } })).queue;
@@ -515,7 +489,7 @@ describe('queue semantics', () => {
 
   describe('priority queues (RabbitMQ priority guide)', () => {
     it('delivers higher priorities first, FIFO within a priority; above x-max-priority counts as the max, none as 0', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = (await ch.assertQueue('', { exclusive: true, arguments: { 'x-max-priority': 5 } })).queue;
       const sent: Array<[string, number | undefined]> = [['a', 1], ['b', 5], ['c', undefined], ['d', 9], ['e', 5], ['f', 0], ['g', 3], ['h', 1]];
       for (const [body, priority] of sent) ch.sendToQueue(q, Buffer.from(body), priority === undefined ? {} : { priority });
@@ -529,7 +503,7 @@ describe('queue semantics', () => {
     });
 
     it('a requeued message keeps its place within its priority', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = (await ch.assertQueue('', { exclusive: true, arguments: { 'x-max-priority': 5 } })).queue;
       ch.sendToQueue(q, Buffer.from('lo1'), { priority: 1 });
       ch.sendToQueue(q, Buffer.from('hi1'), { priority: 4 });
@@ -562,7 +536,7 @@ describe('queue semantics', () => {
       const got = [];
       const expected = [];
       for (const [q, opts, text] of cases) {
-        const ch = await channel(conn);
+        const ch = await channel(session.conn);
         got.push(await closedWith(ch.assertQueue(q, { ...opts, arguments: quorum })).catch((e: Error) => e.message));
         expected.push({ code: 406, text: `PRECONDITION_FAILED - ${text(q)}`, classId: 50, methodId: 10 });
       }
@@ -573,17 +547,17 @@ describe('queue semantics', () => {
       const got = [];
       const expected = [];
       for (const [arg, value] of [['x-max-priority', 5], ['x-queue-mode', 'lazy']] as const) {
-        const ch = await channel(conn);
+        const ch = await channel(session.conn);
         const q = uniq('qq-classic-arg');
         got.push(await closedWith(ch.assertQueue(q, { durable: true, arguments: { ...quorum, [arg]: value } })).then((e) => e.text, (e: Error) => e.message));
         expected.push(`PRECONDITION_FAILED - invalid arg '${arg}' for queue '${q}' in vhost '/' of queue type rabbit_quorum_queue`);
-        await (await channel(conn)).deleteQueue(q);
+        await (await channel(session.conn)).deleteQueue(q);
       }
       expect(got).to.deep.equal(expected);
     });
 
     it('declares with durable=true and reports counts; accepts x-message-ttl and reject-publish-dlx', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = uniq('qq-ok');
       expect(await ch.assertQueue(q, { durable: true, arguments: quorum })).to.deep.equal({ queue: q, messageCount: 0, consumerCount: 0 });
       const q2 = uniq('qq-ok-args');
@@ -593,7 +567,7 @@ describe('queue semantics', () => {
     });
 
     it('a consumer redelivery carries x-delivery-count (absent on the first delivery); messages past x-delivery-limit are dropped', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = uniq('qq-count');
       await ch.assertQueue(q, { durable: true, arguments: { ...quorum, 'x-delivery-limit': 1 } });
       ch.sendToQueue(q, Buffer.from('a'));
@@ -620,7 +594,7 @@ describe('queue semantics', () => {
     });
 
     it('without x-delivery-limit a requeued message goes to the back of a quorum queue (3.10)', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = uniq('qq-requeue-back');
       await ch.assertQueue(q, { durable: true, arguments: quorum });
       for (const b of ['a', 'b', 'c']) ch.sendToQueue(q, Buffer.from(b));
@@ -640,7 +614,7 @@ describe('queue semantics', () => {
     });
 
     it('with x-delivery-limit requeued messages are redelivered first, in the order they were returned (3.10)', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = uniq('qq-requeue-front');
       await ch.assertQueue(q, { durable: true, arguments: { ...quorum, 'x-delivery-limit': 5 } });
       for (const b of ['a', 'b', 'c']) ch.sendToQueue(q, Buffer.from(b));
@@ -660,7 +634,7 @@ describe('queue semantics', () => {
     });
 
     it('basic.get from a quorum queue carries x-delivery-count from the first delivery (0, 1, …)', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = uniq('qq-get-count');
       await ch.assertQueue(q, { durable: true, arguments: quorum });
       ch.sendToQueue(q, Buffer.from('p'), { headers: { a: 1 } });

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { channel, closedWith, confirmChannel, connect, type Channel, type ChannelModel, type ConsumeMessage } from '../support/amqp.js';
+import { channel, closedWith, confirmChannel, type Channel, type ConsumeMessage } from '../support/amqp.js';
 import { FakeClock } from '../../src/clock.js';
 import { useBroker } from '../support/broker.js';
-import { RawClient } from '../support/raw-client.js';
+import { drainBodies as drain, useSession } from '../support/session.js';
 
 /**
  * Routing (issue 3): exchange declare/delete rules, bindings (queue and exchange-to-exchange),
@@ -13,37 +13,8 @@ import { RawClient } from '../support/raw-client.js';
 describe('routing (exchanges and bindings)', () => {
   const broker = useBroker();
 
-  /** Raw peers opened by a test; destroyed after it even when an assertion fails. */
-  const raws: RawClient[] = [];
-  async function openRaw(): Promise<RawClient> {
-    const c = await RawClient.open(broker.port);
-    raws.push(c);
-    return c;
-  }
-  afterEach(() => {
-    for (const c of raws.splice(0)) c.close();
-  });
-  let conn: ChannelModel;
-  let seq = 0;
-  /** A name no other test uses (the broker is shared by the whole describe). */
-  const uniq = (prefix: string) => `${prefix}-${++seq}`;
-
-  beforeEach(async () => {
-    conn = await connect(broker.url);
-  });
-  afterEach(async () => {
-    await conn.close().catch(() => {});
-  });
-
-  /** Takes every ready message off a queue (no-ack) and returns the bodies in order. */
-  async function drain(ch: Channel, queue: string): Promise<string[]> {
-    const out: string[] = [];
-    for (;;) {
-      const m = await ch.get(queue, { noAck: true });
-      if (!m) return out;
-      out.push(m.content.toString());
-    }
-  }
+  const session = useSession(broker);
+  const { uniq, openRaw } = session;
 
   /** Takes every ready message off a queue (no-ack) with its routing fields and headers. */
   async function drainFull(ch: Channel, queue: string) {
@@ -81,7 +52,7 @@ describe('routing (exchanges and bindings)', () => {
 
   describe('exchange.declare (spec 1.6.2.1; RabbitMQ exchanges guide)', () => {
     it('declares direct, fanout, topic and headers exchanges that route to bound queues (queue.bind to every type)', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const names = { direct: uniq('d'), fanout: uniq('f'), topic: uniq('t'), headers: uniq('h') };
       for (const [type, name] of Object.entries(names)) await ch.assertExchange(name, type, { durable: false });
       const q = await tempQueue(ch);
@@ -100,7 +71,7 @@ describe('routing (exchanges and bindings)', () => {
     });
 
     it('redeclaring with the same properties is fine; with another type is 406 inequivalent arg \'type\'', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const x = uniq('redecl-type');
       await ch.assertExchange(x, 'direct', { durable: false });
       await ch.assertExchange(x, 'direct', { durable: false });
@@ -120,7 +91,7 @@ describe('routing (exchanges and bindings)', () => {
         ['internal', { durable: false, internal: true }, 'internal'],
       ];
       for (const [, opts, arg] of cases) {
-        const ch = await channel(conn);
+        const ch = await channel(session.conn);
         const x = uniq('redecl-flag');
         await ch.assertExchange(x, 'direct', { durable: false, autoDelete: false, internal: false });
         const err = await closedWith(ch.assertExchange(x, 'direct', opts));
@@ -134,43 +105,43 @@ describe('routing (exchanges and bindings)', () => {
       const changed = uniq('ae-changed');
       const removed = uniq('ae-removed');
       const other = uniq('other-args');
-      let ch = await channel(conn);
+      let ch = await channel(session.conn);
       await ch.assertExchange(added, 'direct', { durable: false });
       expect((await closedWith(ch.assertExchange(added, 'direct', { durable: false, alternateExchange: 'ae1' }))).text).to.equal(
         `PRECONDITION_FAILED - inequivalent arg 'alternate-exchange' for exchange '${added}' in vhost '/': received the value 'ae1' of type 'longstr' but current is none`,
       );
-      ch = await channel(conn);
+      ch = await channel(session.conn);
       await ch.assertExchange(changed, 'direct', { durable: false, alternateExchange: 'ae0' });
       expect((await closedWith(ch.assertExchange(changed, 'direct', { durable: false, alternateExchange: 'ae1' }))).text).to.equal(
         `PRECONDITION_FAILED - inequivalent arg 'alternate-exchange' for exchange '${changed}' in vhost '/': received 'ae1' but current is 'ae0'`,
       );
-      ch = await channel(conn);
+      ch = await channel(session.conn);
       await ch.assertExchange(removed, 'direct', { durable: false, alternateExchange: 'ae0' });
       expect((await closedWith(ch.assertExchange(removed, 'direct', { durable: false }))).text).to.equal(
         `PRECONDITION_FAILED - inequivalent arg 'alternate-exchange' for exchange '${removed}' in vhost '/': received none but current is the value 'ae0' of type 'longstr'`,
       );
-      ch = await channel(conn);
+      ch = await channel(session.conn);
       await ch.assertExchange(other, 'direct', { durable: false, arguments: { foo: 1 } });
       await ch.assertExchange(other, 'direct', { durable: false, arguments: { foo: 2 } });
       await ch.assertExchange(other, 'direct', { durable: false });
     });
 
     it('passive declare of a missing exchange is 404 NOT_FOUND', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const err = await closedWith(ch.checkExchange('no-such-exchange'));
       expect(err).to.deep.equal({ code: 404, text: "NOT_FOUND - no exchange 'no-such-exchange' in vhost '/'", classId: 40, methodId: 10 });
     });
 
     it("declaring an exchange named amq.* is 403 (reserved prefix); passive on a missing amq.* is 404", async () => {
-      let ch = await channel(conn);
+      let ch = await channel(session.conn);
       const err = await closedWith(ch.assertExchange('amq.foo', 'direct'));
       expect(err).to.deep.equal({ code: 403, text: "ACCESS_REFUSED - exchange name 'amq.foo' contains reserved prefix 'amq.*'", classId: 40, methodId: 10 });
-      ch = await channel(conn);
+      ch = await channel(session.conn);
       expect((await closedWith(ch.checkExchange('amq.foo'))).text).to.equal("NOT_FOUND - no exchange 'amq.foo' in vhost '/'");
     });
 
     it('redeclaring a predefined amq.* exchange with its own properties is fine; with others is 406', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       await ch.assertExchange('amq.direct', 'direct', { durable: true });
       await ch.assertExchange('amq.topic', 'topic', { durable: true });
       const err = await closedWith(ch.assertExchange('amq.direct', 'direct', { durable: false }));
@@ -178,7 +149,7 @@ describe('routing (exchanges and bindings)', () => {
     });
 
     it('declaring the default exchange is 403 "operation not permitted on the default exchange"', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const err = await closedWith(ch.assertExchange('', 'direct'));
       expect(err).to.deep.equal({ code: 403, text: 'ACCESS_REFUSED - operation not permitted on the default exchange', classId: 40, methodId: 10 });
     });
@@ -208,14 +179,14 @@ describe('routing (exchanges and bindings)', () => {
 
   describe('internal exchanges (RabbitMQ exchanges guide; e2e)', () => {
     it("publishing to an internal exchange is 403 \"cannot publish to internal exchange 'x' in vhost '/'\"", async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const x = uniq('internal');
       await ch.assertExchange(x, 'fanout', { durable: false, internal: true });
       expect(await publishRefused(ch, x, '')).to.deep.equal({ code: 403, text: `ACCESS_REFUSED - cannot publish to internal exchange '${x}' in vhost '/'`, classId: 60, methodId: 40 });
     });
 
     it('an internal exchange still receives through an exchange-to-exchange binding', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const x = uniq('internal-dest');
       await ch.assertExchange(x, 'fanout', { durable: false, internal: true });
       await ch.bindExchange(x, 'amq.direct', `${x}-key`);
@@ -229,7 +200,7 @@ describe('routing (exchanges and bindings)', () => {
 
   describe('auto-delete exchanges (RabbitMQ exchanges guide)', () => {
     it('is deleted when its last queue binding is removed, not before', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const x = uniq('autodel');
       await ch.assertExchange(x, 'direct', { durable: false, autoDelete: true });
       const q = await tempQueue(ch);
@@ -242,7 +213,7 @@ describe('routing (exchanges and bindings)', () => {
     });
 
     it('is deleted when the last bound queue is deleted', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const x = uniq('autodel-q');
       await ch.assertExchange(x, 'direct', { durable: false, autoDelete: true });
       const q = await tempQueue(ch);
@@ -252,7 +223,7 @@ describe('routing (exchanges and bindings)', () => {
     });
 
     it('is deleted when its last exchange-to-exchange binding (as source) goes, but not one where it is the destination', async () => {
-      let ch = await channel(conn);
+      let ch = await channel(session.conn);
       const src = uniq('autodel-src');
       const dst = uniq('autodel-dst');
       await ch.assertExchange(src, 'fanout', { durable: false, autoDelete: true });
@@ -260,7 +231,7 @@ describe('routing (exchanges and bindings)', () => {
       await ch.bindExchange('amq.fanout', src, '');
       await ch.unbindExchange('amq.fanout', src, '');
       expect((await closedWith(ch.checkExchange(src))).code).to.equal(404);
-      ch = await channel(conn);
+      ch = await channel(session.conn);
       await ch.bindExchange(dst, 'amq.fanout', '');
       await ch.unbindExchange(dst, 'amq.fanout', '');
       await ch.checkExchange(dst);
@@ -268,7 +239,7 @@ describe('routing (exchanges and bindings)', () => {
     });
 
     it('an auto-delete exchange that never had a binding stays', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const x = uniq('autodel-never');
       await ch.assertExchange(x, 'direct', { durable: false, autoDelete: true });
       await ch.checkExchange(x);
@@ -278,7 +249,7 @@ describe('routing (exchanges and bindings)', () => {
 
   describe('exchange.delete (spec 1.6.2.3)', () => {
     it('if-unused on an exchange with bindings is 406 "in use"', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const x = uniq('in-use');
       await ch.assertExchange(x, 'fanout', { durable: false });
       const q = await tempQueue(ch);
@@ -288,7 +259,7 @@ describe('routing (exchanges and bindings)', () => {
     });
 
     it('if-unused counts only bindings where the exchange is the source', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const x = uniq('dest-only');
       await ch.assertExchange(x, 'fanout', { durable: false });
       await ch.bindExchange(x, 'amq.fanout', '');
@@ -297,7 +268,7 @@ describe('routing (exchanges and bindings)', () => {
     });
 
     it('if-unused succeeds once the bound queue is gone', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const x = uniq('unused-after');
       await ch.assertExchange(x, 'fanout', { durable: false });
       const q = await tempQueue(ch);
@@ -307,22 +278,22 @@ describe('routing (exchanges and bindings)', () => {
     });
 
     it('deleting a missing exchange is fine (delete-ok), with or without if-unused', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       await ch.deleteExchange('never-declared');
       await ch.deleteExchange('never-declared', { ifUnused: true });
     });
 
     it('deleting a predefined amq.* exchange is 403; deleting the default exchange is 403', async () => {
-      let ch = await channel(conn);
+      let ch = await channel(session.conn);
       expect(await closedWith(ch.deleteExchange('amq.direct'))).to.deep.equal({
         code: 403, text: "ACCESS_REFUSED - deletion of system exchange 'amq.direct' in vhost '/' not allowed", classId: 40, methodId: 20,
       });
-      ch = await channel(conn);
+      ch = await channel(session.conn);
       expect((await closedWith(ch.deleteExchange(''))).text).to.equal('ACCESS_REFUSED - operation not permitted on the default exchange');
     });
 
     it('deleting an exchange removes its bindings: a new exchange of the same name routes nowhere', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const x = uniq('recreated');
       await ch.assertExchange(x, 'fanout', { durable: false });
       const q = await tempQueue(ch);
@@ -337,27 +308,27 @@ describe('routing (exchanges and bindings)', () => {
 
   describe('queue.bind / queue.unbind (spec 1.7.2.3, 1.7.2.5)', () => {
     it('binding to or unbinding from the default exchange is 403', async () => {
-      let ch = await channel(conn);
+      let ch = await channel(session.conn);
       const q = await tempQueue(ch);
       expect(await closedWith(ch.bindQueue(q, '', 'k'))).to.deep.equal({
         code: 403, text: 'ACCESS_REFUSED - operation not permitted on the default exchange', classId: 50, methodId: 20,
       });
-      ch = await channel(conn);
+      ch = await channel(session.conn);
       expect(await closedWith(ch.unbindQueue(q, '', q))).to.deep.equal({
         code: 403, text: 'ACCESS_REFUSED - operation not permitted on the default exchange', classId: 50, methodId: 50,
       });
     });
 
     it('binding a missing queue or to a missing exchange is 404', async () => {
-      let ch = await channel(conn);
+      let ch = await channel(session.conn);
       expect((await closedWith(ch.bindQueue('no-such-queue', 'amq.direct', 'k'))).text).to.equal("NOT_FOUND - no queue 'no-such-queue' in vhost '/'");
-      ch = await channel(conn);
+      ch = await channel(session.conn);
       const q = await tempQueue(ch);
       expect((await closedWith(ch.bindQueue(q, 'no-such-exchange', 'k'))).text).to.equal("NOT_FOUND - no exchange 'no-such-exchange' in vhost '/'");
     });
 
     it('unbinding a binding, queue or exchange that does not exist is fine (unbind-ok), as in RabbitMQ 3.10', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = await tempQueue(ch);
       await ch.unbindQueue(q, 'amq.direct', 'never-bound');
       await ch.unbindQueue('no-such-queue', 'amq.direct', 'k');
@@ -366,7 +337,7 @@ describe('routing (exchanges and bindings)', () => {
     });
 
     it('bind and unbind are idempotent: a double bind delivers once, a double unbind is fine', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = await tempQueue(ch);
       const key = uniq('twice');
       await ch.bindQueue(q, 'amq.direct', key);
@@ -380,7 +351,7 @@ describe('routing (exchanges and bindings)', () => {
     });
 
     it('a queue matched by several bindings of one exchange gets one copy', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = await tempQueue(ch);
       const key = uniq('multi');
       await ch.bindQueue(q, 'amq.topic', `${key}.x`);
@@ -392,7 +363,7 @@ describe('routing (exchanges and bindings)', () => {
     });
 
     it('headers bindings with different arguments are different bindings; unbind removes only the matching one', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = await tempQueue(ch);
       const x = uniq('hdr-args');
       await ch.assertExchange(x, 'headers', { durable: false, autoDelete: true });
@@ -410,24 +381,24 @@ describe('routing (exchanges and bindings)', () => {
 
   describe('exchange-to-exchange bindings (RabbitMQ e2e guide)', () => {
     it('binding to or from the default exchange is 403; a missing source or destination is 404', async () => {
-      let ch = await channel(conn);
+      let ch = await channel(session.conn);
       expect(await closedWith(ch.bindExchange('', 'amq.fanout', 'k'))).to.deep.equal({
         code: 403, text: 'ACCESS_REFUSED - operation not permitted on the default exchange', classId: 40, methodId: 30,
       });
-      ch = await channel(conn);
+      ch = await channel(session.conn);
       expect((await closedWith(ch.bindExchange('amq.fanout', '', 'k'))).code).to.equal(403);
-      ch = await channel(conn);
+      ch = await channel(session.conn);
       expect(await closedWith(ch.bindExchange('amq.fanout', 'no-such-src', 'k'))).to.deep.equal({
         code: 404, text: "NOT_FOUND - no exchange 'no-such-src' in vhost '/'", classId: 40, methodId: 30,
       });
-      ch = await channel(conn);
+      ch = await channel(session.conn);
       expect((await closedWith(ch.bindExchange('no-such-dst', 'amq.fanout', 'k'))).text).to.equal("NOT_FOUND - no exchange 'no-such-dst' in vhost '/'");
-      ch = await channel(conn);
+      ch = await channel(session.conn);
       await ch.unbindExchange('amq.topic', 'amq.fanout', 'never-bound');
     });
 
     it('routes through chains and cycles, and every queue gets the message once', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const e1 = uniq('e2e-1');
       const e2 = uniq('e2e-2');
       const e3 = uniq('e2e-3');
@@ -461,7 +432,7 @@ describe('routing (exchanges and bindings)', () => {
     });
 
     it('an exchange bound to itself delivers once', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const x = uniq('self');
       await ch.assertExchange(x, 'fanout', { durable: false });
       await ch.bindExchange(x, x, '');
@@ -497,7 +468,7 @@ describe('routing (exchanges and bindings)', () => {
     };
 
     it('matches #, #.#, a.#.b, a..b, the empty key and keys of only dots exactly as RabbitMQ', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const x = uniq('topic-matrix');
       await ch.assertExchange(x, 'topic', { durable: false, autoDelete: true });
       const queues: Record<string, string> = {};
@@ -514,7 +485,7 @@ describe('routing (exchanges and bindings)', () => {
 
   describe('headers exchange (RabbitMQ exchanges guide: headers)', () => {
     it('x-match all / any / all-with-x / any-with-x, value types and void, as RabbitMQ matches them', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const x = uniq('headers-matrix');
       await ch.assertExchange(x, 'headers', { durable: false, autoDelete: true });
       const bindings: Record<string, Record<string, unknown>> = {
@@ -560,7 +531,7 @@ describe('routing (exchanges and bindings)', () => {
     });
 
     it('an invalid x-match value is 406 with RabbitMQ wording', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const q = await tempQueue(ch);
       const err = await closedWith(ch.bindQueue(q, 'amq.headers', '', { 'x-match': 'some' }));
       expect(err).to.deep.equal({
@@ -571,7 +542,7 @@ describe('routing (exchanges and bindings)', () => {
 
   describe('alternate exchanges (RabbitMQ ae guide)', () => {
     it('unroutable messages follow a chain of alternate exchanges, keeping exchange and routing key', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const ae2 = uniq('ae2');
       const ae1 = uniq('ae1');
       const main = uniq('main');
@@ -592,7 +563,7 @@ describe('routing (exchanges and bindings)', () => {
     });
 
     it('a mandatory message the AE cannot route either comes back (312 NO_ROUTE) before its confirm; once the AE routes it, no return', async () => {
-      const ch = await confirmChannel(conn);
+      const ch = await confirmChannel(session.conn);
       const ae = uniq('ae-dead-end');
       const main = uniq('main-m');
       await ch.assertExchange(ae, 'direct', { durable: false });
@@ -615,7 +586,7 @@ describe('routing (exchanges and bindings)', () => {
     });
 
     it('a missing alternate exchange, or a cycle of them, leaves the message unroutable (mandatory return)', async () => {
-      const ch = await confirmChannel(conn);
+      const ch = await confirmChannel(session.conn);
       const missing = uniq('ae-missing');
       const c1 = uniq('ae-cycle-1');
       const c2 = uniq('ae-cycle-2');
@@ -635,7 +606,7 @@ describe('routing (exchanges and bindings)', () => {
     });
 
     it('an internal exchange can serve as alternate exchange', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const ae = uniq('ae-internal');
       const main = uniq('main-i');
       await ch.assertExchange(ae, 'fanout', { durable: false, internal: true });
@@ -651,7 +622,7 @@ describe('routing (exchanges and bindings)', () => {
 
   describe('sender-selected distribution: CC and BCC (RabbitMQ sender-selected guide)', () => {
     it('routes with the CC and BCC keys too; CC is delivered, BCC is removed before delivery', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const [a, b, c] = [uniq('cc-a'), uniq('cc-b'), uniq('cc-c')];
       const qa = await tempQueue(ch);
       const qb = await tempQueue(ch);
@@ -674,7 +645,7 @@ describe('routing (exchanges and bindings)', () => {
     });
 
     it('a mandatory message routed only by BCC is not returned; an unroutable one is returned without its BCC header', async () => {
-      const ch = await confirmChannel(conn);
+      const ch = await confirmChannel(session.conn);
       const key = uniq('bcc-only');
       const q = await tempQueue(ch);
       await ch.bindQueue(q, 'amq.direct', key);
@@ -693,7 +664,7 @@ describe('routing (exchanges and bindings)', () => {
         [{ CC: { a: 1 } }, 'PRECONDITION_FAILED - invalid message: {unacceptable_type_in_header,"CC",table}'],
       ];
       for (const [headers, text] of cases) {
-        const ch = await channel(conn);
+        const ch = await channel(session.conn);
         expect(await publishRefused(ch, 'amq.direct', 'k', { headers })).to.deep.equal({ code: 406, text, classId: 60, methodId: 40 });
       }
     });
@@ -701,7 +672,7 @@ describe('routing (exchanges and bindings)', () => {
 
   describe('mandatory and confirms (RabbitMQ confirms guide; spec 1.8.3.9)', () => {
     it('basic.return of an unroutable mandatory message arrives before the publisher confirm', async () => {
-      const ch = await confirmChannel(conn);
+      const ch = await confirmChannel(session.conn);
       const events: string[] = [];
       ch.on('return', (m: ConsumeMessage) => events.push(`return ${m.content.toString()}`));
       ch.publish('amq.fanout', 'k', Buffer.from('1'), { mandatory: true }, () => events.push('ack 1'));
@@ -726,7 +697,7 @@ describe('routing (exchanges and bindings)', () => {
     }
 
     it('hashes the routing key onto weighted buckets: the same key always lands in the same queue (exact RabbitMQ placement)', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const qs = await ring(ch, 'ch1', {}, ['1', '2', '3']);
       for (let i = 0; i < 60; i++) ch.publish('ch1', `k${i}`, Buffer.from(`k${i}`));
       for (let i = 0; i < 5; i++) ch.publish('ch1', 'k7', Buffer.from(`again${i}`));
@@ -741,7 +712,7 @@ describe('routing (exchanges and bindings)', () => {
     });
 
     it('hash-header hashes a header value (a missing header hashes like undefined)', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const qs = await ring(ch, 'ch2', { 'hash-header': 'user' }, ['10', '10']);
       for (let i = 0; i < 20; i++) ch.publish('ch2', 'same', Buffer.from(`u${i}`), { headers: { user: `u${i}` } });
       ch.publish('ch2', 'same', Buffer.from('nohdr'), {});
@@ -756,7 +727,7 @@ describe('routing (exchanges and bindings)', () => {
     });
 
     it('hash-property hashes a message property (message_id, timestamp)', async () => {
-      const ch = await channel(conn);
+      const ch = await channel(session.conn);
       const byId = await ring(ch, 'ch3', { 'hash-property': 'message_id' }, ['5', '5']);
       for (let i = 0; i < 20; i++) ch.publish('ch3', 'same', Buffer.from(`m${i}`), { messageId: `m${i}` });
       ch.publish('ch3', 'same', Buffer.from('noprop'), {});
@@ -779,21 +750,21 @@ describe('routing (exchanges and bindings)', () => {
     });
 
     it('refuses a non-integer weight, both hash-header and hash-property, and an unknown property (406)', async () => {
-      let ch = await channel(conn);
+      let ch = await channel(session.conn);
       await ch.assertExchange('ch5', 'x-consistent-hash', { durable: false });
       const q = await tempQueue(ch);
       expect(await closedWith(ch.bindQueue(q, 'ch5', 'abc'))).to.deep.equal({
         code: 406, text: 'PRECONDITION_FAILED - The binding key must be an integer: <<"abc">>', classId: 50, methodId: 20,
       });
-      ch = await channel(conn);
+      ch = await channel(session.conn);
       expect((await closedWith(ch.assertExchange('ch6', 'x-consistent-hash', { durable: false, arguments: { 'hash-header': 'a', 'hash-property': 'message_id' } }))).text).to.equal(
         'PRECONDITION_FAILED - hash-header and hash-property are mutually exclusive',
       );
-      ch = await channel(conn);
+      ch = await channel(session.conn);
       expect((await closedWith(ch.assertExchange('ch7', 'x-consistent-hash', { durable: false, arguments: { 'hash-property': 'nope' } }))).text).to.equal(
         'PRECONDITION_FAILED - Unsupported property: nope',
       );
-      ch = await channel(conn);
+      ch = await channel(session.conn);
       await ch.deleteExchange('ch5');
     });
   });
@@ -803,23 +774,7 @@ describe('x-delayed-message exchange (rabbitmq-delayed-message-exchange plugin R
   // The reference RabbitMQ 3.10 here has no delayed-message plugin: these follow the plugin's README.
   const clock = new FakeClock();
   const broker = useBroker({ clock, heartbeat: 0 });
-  let conn: ChannelModel;
-
-  beforeEach(async () => {
-    conn = await connect(broker.url);
-  });
-  afterEach(async () => {
-    await conn.close().catch(() => {});
-  });
-
-  async function drain(ch: Channel, queue: string): Promise<string[]> {
-    const out: string[] = [];
-    for (;;) {
-      const m = await ch.get(queue, { noAck: true });
-      if (!m) return out;
-      out.push(m.content.toString());
-    }
-  }
+  const session = useSession(broker);
 
   async function delayed(ch: Channel, name: string, delayedType: string): Promise<string> {
     await ch.assertExchange(name, 'x-delayed-message', { durable: false, autoDelete: false, arguments: { 'x-delayed-type': delayedType } });
@@ -828,14 +783,14 @@ describe('x-delayed-message exchange (rabbitmq-delayed-message-exchange plugin R
   }
 
   it('declaring without x-delayed-type is 406 "Invalid argument, \'x-delayed-type\' must be an existing exchange type"', async () => {
-    const ch = await channel(conn);
+    const ch = await channel(session.conn);
     expect(await closedWith(ch.assertExchange('delayed-no-type', 'x-delayed-message', { durable: false }))).to.deep.equal({
       code: 406, text: "PRECONDITION_FAILED - Invalid argument, 'x-delayed-type' must be an existing exchange type", classId: 40, methodId: 10,
     });
   });
 
   it('holds a message with an x-delay header for that many milliseconds, then routes it by the x-delayed-type', async () => {
-    const ch = await channel(conn);
+    const ch = await channel(session.conn);
     const q = await delayed(ch, 'delayed-direct', 'direct');
     await ch.bindQueue(q, 'delayed-direct', 'rk');
     ch.publish('delayed-direct', 'rk', Buffer.from('later'), { headers: { 'x-delay': 5000 } });
@@ -851,7 +806,7 @@ describe('x-delayed-message exchange (rabbitmq-delayed-message-exchange plugin R
   });
 
   it('routes at once without x-delay, or with x-delay 0 or negative', async () => {
-    const ch = await channel(conn);
+    const ch = await channel(session.conn);
     const q = await delayed(ch, 'delayed-now', 'fanout');
     await ch.bindQueue(q, 'delayed-now', '');
     ch.publish('delayed-now', '', Buffer.from('none'));
@@ -862,7 +817,7 @@ describe('x-delayed-message exchange (rabbitmq-delayed-message-exchange plugin R
   });
 
   it('delivers in due-time order, not publish order, and honours the delayed type\'s binding patterns (topic)', async () => {
-    const ch = await channel(conn);
+    const ch = await channel(session.conn);
     const q = await delayed(ch, 'delayed-topic', 'topic');
     await ch.bindQueue(q, 'delayed-topic', 'orders.#');
     ch.publish('delayed-topic', 'orders.eu.new', Buffer.from('slow'), { headers: { 'x-delay': 2000 } });
@@ -877,7 +832,7 @@ describe('x-delayed-message exchange (rabbitmq-delayed-message-exchange plugin R
   });
 
   it('a message still waiting when its exchange is deleted is never delivered', async () => {
-    const ch = await channel(conn);
+    const ch = await channel(session.conn);
     const q = await delayed(ch, 'delayed-gone', 'fanout');
     await ch.bindQueue(q, 'delayed-gone', '');
     ch.publish('delayed-gone', '', Buffer.from('orphan'), { headers: { 'x-delay': 1000 } });
