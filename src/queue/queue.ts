@@ -159,28 +159,35 @@ export class Queue {
     const persisted = this.durable && msg.persistent;
     const entry = this.entryFor(msg, persisted);
     if (persisted) this.deps.store.enqueue(this.storeKey, this.storeEntry(entry), msg);
-    if (this.paged || this.ready.length >= this.memoryWindow) {
-      if (persisted && this.consumers.length === 0 && this.pageable) {
-        // Beyond the window a persistent message lives only in the store until it is needed.
-        if (!this.paged) this.diskFromSeq = entry.seq;
-        this.diskCount++;
-        this.diskBytes += msg.size;
-        if (settings.maxLength !== undefined || settings.maxLengthBytes !== undefined) this.dropHeadOverLimit();
-        return EnqueueResult.Durable;
-      }
-      if (this.paged) {
-        this.afterDisk.push(entry);
-        this.afterDiskBytes += msg.size;
-        if (settings.maxLength !== undefined || settings.maxLengthBytes !== undefined) this.dropHeadOverLimit();
-        return persisted ? EnqueueResult.Durable : EnqueueResult.Transient;
-      }
+    // An entry kept outside the ready window is neither delivered nor expired before paged in.
+    if (!this.placeOutsideWindow(entry)) {
+      this.ready.push(entry);
+      // A consumer that can take the message now gets it even with a TTL of 0 (RabbitMQ ttl guide).
+      if (this.consumers.length > 0) this.dispatch(entry);
+      if (entry.expiresAt !== 0) this.expireHead();
     }
-    this.ready.push(entry);
-    // A consumer that can take the message now gets it even with a TTL of 0 (RabbitMQ ttl guide).
-    if (this.consumers.length > 0) this.dispatch(entry);
-    if (entry.expiresAt !== 0) this.expireHead();
     if (settings.maxLength !== undefined || settings.maxLengthBytes !== undefined) this.dropHeadOverLimit();
     return persisted ? EnqueueResult.Durable : EnqueueResult.Transient;
+  }
+
+  /**
+   * Keeps a new entry out of the in-memory window when the window is full or messages are
+   * already paged out: a persistent one stays only in the store (when nobody consumes), a
+   * transient one waits in afterDisk behind the stored ones. Returns false when it belongs
+   * in the window.
+   */
+  private placeOutsideWindow(entry: QueuedMessage): boolean {
+    if (!this.paged && this.ready.length < this.memoryWindow) return false;
+    if (entry.persisted && this.consumers.length === 0 && this.pageable) {
+      if (!this.paged) this.diskFromSeq = entry.seq;
+      this.diskCount++;
+      this.diskBytes += entry.msg.size;
+      return true;
+    }
+    if (!this.paged) return false;
+    this.afterDisk.push(entry);
+    this.afterDiskBytes += entry.msg.size;
+    return true;
   }
 
   private entryFor(msg: Message, persisted: boolean): QueuedMessage {
