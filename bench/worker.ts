@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import amqp from 'amqplib';
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { percentile } from './lib/stats.js';
-import { processCpuMs, processRssKiB } from './lib/proc.js';
+import { processCpuMs, processRssKiB, systemBusyMs } from './lib/proc.js';
 import type {
   ConnectionsSpec, ConsumeSpec, FromWorker, PublishSpec, Sample, ToWorker, WorkerResult, WorkerSpec,
 } from './lib/protocol.js';
@@ -23,6 +23,8 @@ if (!spec || !process.send) {
   process.exit(2);
 }
 
+/** TCP_NODELAY on, as RabbitMQ's own clients (PerfTest, the Java client) set it; amqplib's default is off. */
+const CONNECT_OPTIONS = { noDelay: true };
 const errors: string[] = [];
 function send(msg: FromWorker): void {
   process.send?.(msg);
@@ -32,7 +34,7 @@ function cpuMs(): number {
   return (u.user + u.system) / 1000;
 }
 function sample(count: number, brokerPid: number): Sample {
-  return { t: performance.now(), count, cpuMs: cpuMs(), brokerCpuMs: brokerPid > 0 ? processCpuMs(brokerPid) : NaN };
+  return { t: performance.now(), count, cpuMs: cpuMs(), brokerCpuMs: brokerPid > 0 ? processCpuMs(brokerPid) : NaN, systemMs: systemBusyMs() };
 }
 function noteError(where: string, err: unknown): void {
   const text = `${where}: ${(err as Error)?.message ?? String(err)}`;
@@ -64,7 +66,7 @@ async function finish(result: Omit<WorkerResult, 'errors'>, models: ChannelModel
 // ---- publisher ---------------------------------------------------------------------------------
 
 async function publisher(s: PublishSpec): Promise<void> {
-  const model = await amqp.connect(s.url);
+  const model = await amqp.connect(s.url, CONNECT_OPTIONS);
   const ch: Channel = s.confirmWindow > 0 ? await model.createConfirmChannel() : await model.createChannel();
   watch(model, ch);
   const confirmCh = ch as ConfirmChannel;
@@ -154,9 +156,12 @@ async function publisher(s: PublishSpec): Promise<void> {
     running = false;
     if (pacer) clearInterval(pacer);
     // Give outstanding confirms a moment, so 'confirmed' can be checked against 'published'.
-    const wait = s.confirmWindow > 0
-      ? Promise.race([confirmCh.waitForConfirms().catch((e: unknown) => noteError('waitForConfirms', e)), new Promise((r) => setTimeout(r, 5000))])
-      : Promise.resolve();
+    // Without confirms, a round trip on the same channel (basic.qos → qos-ok) makes sure every
+    // publish left amqplib's buffers and reached the broker before the connection closes.
+    const flushed = s.confirmWindow > 0
+      ? confirmCh.waitForConfirms().catch((e: unknown) => noteError('waitForConfirms', e))
+      : ch.prefetch(0).catch((e: unknown) => noteError('flush (basic.qos)', e));
+    const wait = Promise.race([flushed, new Promise((r) => setTimeout(r, 10000))]);
     void wait.then(() => finish({ total: published, confirmed, nacked }, [model]));
   };
   send({ ev: 'ready' });
@@ -165,7 +170,7 @@ async function publisher(s: PublishSpec): Promise<void> {
 // ---- consumer ----------------------------------------------------------------------------------
 
 async function consumer(s: ConsumeSpec): Promise<void> {
-  const model = await amqp.connect(s.url);
+  const model = await amqp.connect(s.url, CONNECT_OPTIONS);
   const ch = await model.createChannel();
   watch(model, ch);
   if (!s.noAck && s.prefetch > 0) await ch.prefetch(s.prefetch);
@@ -190,6 +195,9 @@ async function consumer(s: ConsumeSpec): Promise<void> {
       if (count === s.expect) send({ ev: 'mark', sample: sample(count, s.brokerPid) });
     }
   };
+  // Drain mode: a first mark at subscription (CPU is measured from here, the rate from the
+  // 5% mark: a no-ack broker may have written everything before the consumer has read 5%).
+  if (s.expect > 0) send({ ev: 'mark', sample: sample(0, s.brokerPid) });
   for (const q of s.queues) await ch.consume(q, onMessage, { noAck: s.noAck });
 
   let progress: NodeJS.Timeout | undefined;
@@ -226,19 +234,29 @@ async function consumer(s: ConsumeSpec): Promise<void> {
 
 async function connections(s: ConnectionsSpec): Promise<void> {
   const settle = () => new Promise((r) => setTimeout(r, s.settleMs));
+  /** RSS is noisy (allocators grow and give back in steps): the median of 5 readings 200 ms apart. */
+  const rss = async (): Promise<number> => {
+    const xs: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 200));
+      xs.push(processRssKiB(s.brokerPid));
+    }
+    return xs.sort((a, b) => a - b)[2] as number;
+  };
   const models: ChannelModel[] = [];
   handlers.start = () => {
     void (async () => {
       await settle();
-      const rssBefore = processRssKiB(s.brokerPid);
+      const rssBefore = await rss();
       const cpu0 = cpuMs();
       const broker0 = processCpuMs(s.brokerPid);
+      const system0 = systemBusyMs();
       const t0 = performance.now();
       let next = 0;
       const opener = async (): Promise<void> => {
         while (next < s.count) {
           next++;
-          const m = await amqp.connect(s.url);
+          const m = await amqp.connect(s.url, CONNECT_OPTIONS);
           m.on('error', (err: Error) => noteError('connection error', err));
           models.push(m);
         }
@@ -247,17 +265,18 @@ async function connections(s: ConnectionsSpec): Promise<void> {
       const openMs = performance.now() - t0;
       const clientCpuMs = cpuMs() - cpu0;
       const brokerCpuMs = processCpuMs(s.brokerPid) - broker0;
+      const systemMs = systemBusyMs() - system0;
       await settle();
-      const rssConns = processRssKiB(s.brokerPid);
+      const rssConns = await rss();
       const channels = await Promise.all(models.map((m) => m.createChannel()));
       await settle();
-      const rssChannels = processRssKiB(s.brokerPid);
+      const rssChannels = await rss();
       void channels;
       await finish({
         total: models.length,
         connections: {
           opened: models.length, openMs, brokerRssBeforeKiB: rssBefore, brokerRssConnsKiB: rssConns,
-          brokerRssChannelsKiB: rssChannels, brokerCpuMs, clientCpuMs,
+          brokerRssChannelsKiB: rssChannels, brokerCpuMs, clientCpuMs, systemMs,
         },
       }, models);
     })().catch((err: unknown) => {

@@ -45,3 +45,32 @@ export function processAlive(pid: number): boolean {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
+
+/** Busy CPU time of the whole machine (all cores) in ms, from the first line of /proc/stat. */
+export function systemBusyMs(): number {
+  try {
+    const line = readFileSync('/proc/stat', 'latin1').split('\n', 1)[0] as string;
+    const f = line.trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal
+    const busy = (f[0] ?? 0) + (f[1] ?? 0) + (f[2] ?? 0) + (f[5] ?? 0) + (f[6] ?? 0) + (f[7] ?? 0);
+    return (busy * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * Waits (at most maxMs) until the machine has been nearly idle for a while: busy below
+ * `threshold` % of one core over a 300 ms window. Returns the last busy % seen.
+ */
+export async function awaitQuiet(maxMs: number, threshold = 15): Promise<number> {
+  const deadline = Date.now() + maxMs;
+  let busy = NaN;
+  for (;;) {
+    const a = systemBusyMs();
+    const t0 = Date.now();
+    await new Promise((r) => setTimeout(r, 300));
+    busy = ((systemBusyMs() - a) * 100) / (Date.now() - t0);
+    if (!(busy >= threshold) || Date.now() >= deadline) return busy;
+  }
+}

@@ -72,6 +72,8 @@ export interface Sample {
   cpuMs: number;
   /** utime+stime of the broker, ms (NaN if unreadable). */
   brokerCpuMs: number;
+  /** Busy CPU time of the whole machine, ms (/proc/stat). */
+  systemMs: number;
 }
 
 export type ToWorker =
@@ -105,6 +107,7 @@ export interface WorkerResult {
     brokerRssChannelsKiB: number;
     brokerCpuMs: number;
     clientCpuMs: number;
+    systemMs: number;
   };
   /** Errors the client saw (channel/connection closed by the broker, ...). */
   errors: string[];
