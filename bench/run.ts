@@ -35,7 +35,7 @@ const USAGE = `Usage: npm run bench -- [options]
   --no-build         do not rebuild a stale dist/
   --cpu-prof DIR     run Warren under node --cpu-prof, one .cpuprofile per scenario in DIR
                      (summarise with: npx tsx bench/cpuprofile-top.ts DIR/warren-NAME.cpuprofile)
-  --node-flags=F     extra node flags for Warren, e.g. --node-flags="--max-semi-space-size=64"
+  --node-flags=F     node flags for Warren (default "--max-semi-space-size=64", as bin/warren.js)
   --fill N           messages pre-filled for the consume scenarios (default 300000; --quick 150000)
   --connections N    connections opened by the connections scenario (default 500)
   --list             list the scenarios
@@ -112,7 +112,8 @@ function parseCli(argv: string[]): Cli | null {
     launch: {
       fromSource: values.src ?? false,
       cpuProfDir: cpuProf,
-      nodeFlags: (values['node-flags'] ?? '').split(/\s+/).filter(Boolean),
+      // Warren runs as bin/warren.js and npm start run it, unless --node-flags says otherwise.
+      nodeFlags: (values['node-flags'] ?? '--max-semi-space-size=64').split(/\s+/).filter(Boolean),
       logDir: mkdtempSync(join(tmpdir(), 'warren-bench-logs-')),
     },
     bench: {

@@ -80,6 +80,8 @@ export class VHost {
   private readonly bindings = new Map<string, Binding>();
   private readonly bySource = new Map<Exchange, Set<string>>();
   private readonly byDestination = new Map<Destination, Set<string>>();
+  /** Exchange-to-exchange bindings in this vhost; while there are none, routing takes a short cut. */
+  private exchangeBindings = 0;
   readonly defaultExchange: Exchange;
 
   constructor(
@@ -282,6 +284,7 @@ export class VHost {
     source.type.validateBinding(routingKey, args);
     source.router.bind(destination, routingKey, args);
     this.bindings.set(id, { source, destination, routingKey, args });
+    if (isExchange(destination)) this.exchangeBindings++;
     addTo(this.bySource, source, id);
     addTo(this.byDestination, destination, id);
     if (source.durable && destination.durable) this.deps.metadata.putBinding(this.bindingRecord(source, destination, routingKey, args));
@@ -299,6 +302,7 @@ export class VHost {
     const b = this.bindings.get(id);
     if (!b) return;
     this.bindings.delete(id);
+    if (isExchange(b.destination)) this.exchangeBindings--;
     b.source.router.unbind(b.destination, b.routingKey, b.args);
     this.bySource.get(b.source)?.delete(id);
     this.byDestination.get(b.destination)?.delete(id);
@@ -322,6 +326,18 @@ export class VHost {
   /** Bindings whose source is x (for tests and listings). */
   bindingsOf(x: Exchange): Binding[] {
     return [...(this.bySource.get(x) ?? [])].map((id) => this.bindings.get(id) as Binding);
+  }
+
+  /** The default exchange binds every queue by its name. */
+  private routeDefault(input: RoutingInput, out: Set<Destination>): void {
+    const q = this.queues.get(input.routingKey);
+    if (q) out.add(q);
+    if (input.ccRoutingKeys) {
+      for (const key of input.ccRoutingKeys) {
+        const cq = this.queues.get(key);
+        if (cq) out.add(cq);
+      }
+    }
   }
 
   // ---- delayed messages (x-delayed-message) -------------------------------------------------
@@ -405,6 +421,13 @@ export class VHost {
    * routes nowhere, as rabbit_exchange:route does).
    */
   route(exchange: Exchange, input: RoutingInput, out: Set<Queue>): void {
+    if (this.exchangeBindings === 0) {
+      // No exchange-to-exchange bindings: every destination is a queue.
+      const before = out.size;
+      if (exchange === this.defaultExchange) this.routeDefault(input, out);
+      else exchange.router.route(input, out as Set<Destination>);
+      if (out.size > before || exchange.alternateExchange === undefined) return;
+    }
     const visited = new Set<Exchange>();
     const pending: Exchange[] = [exchange];
     const dests = new Set<Destination>();
@@ -413,18 +436,8 @@ export class VHost {
       if (visited.has(x)) continue;
       visited.add(x);
       dests.clear();
-      if (x === this.defaultExchange) {
-        const q = this.queues.get(input.routingKey);
-        if (q) dests.add(q);
-        if (input.ccRoutingKeys) {
-          for (const key of input.ccRoutingKeys) {
-            const cq = this.queues.get(key);
-            if (cq) dests.add(cq);
-          }
-        }
-      } else {
-        x.router.route(input, dests);
-      }
+      if (x === this.defaultExchange) this.routeDefault(input, dests);
+      else x.router.route(input, dests);
       if (dests.size === 0) {
         const aeName = x.alternateExchange;
         const ae = aeName !== undefined ? this.exchanges.get(aeName) : undefined;

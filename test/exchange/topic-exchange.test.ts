@@ -24,6 +24,21 @@ describe('topic exchange', () => {
     }
   });
 
+  it('remembers matches per routing key and forgets them whenever the bindings change', () => {
+    const r = make();
+    r.bind('q1', 'a.*', {});
+    expect(routed(r, { routingKey: 'a.b' })).to.deep.equal(['q1']);
+    r.bind('q2', '#.b', {});
+    expect(routed(r, { routingKey: 'a.b' }).sort()).to.deep.equal(['q1', 'q2']);
+    r.unbind('q1', 'a.*', {});
+    expect(routed(r, { routingKey: 'a.b' })).to.deep.equal(['q2']);
+    r.removeDestination('q2');
+    expect(routed(r, { routingKey: 'a.b' })).to.deep.equal([]);
+    // More distinct keys than the cache holds still route correctly.
+    r.bind('q3', 'k.*', {});
+    for (let i = 0; i < 20000; i++) expect(routed(r, { routingKey: `k.${i}` })).to.deep.equal(['q3']);
+  });
+
   it('binding identity includes the arguments; routing ignores them', () => {
     const r = make();
     expect(r.bind('q', 'a.*', {})).to.equal(true);
