@@ -497,7 +497,8 @@ export class Queue {
     if (this.dispatching || this.deleted) return;
     this.dispatching = true;
     try {
-      const now = this.deps.clock.now();
+      // Read the clock only once a message with a TTL reaches the head.
+      let now = -1;
       for (;;) {
         if (this.ready.length === 0) {
           if (!this.paged) break;
@@ -505,9 +506,12 @@ export class Queue {
           continue;
         }
         const head = this.ready.peek() as QueuedMessage;
-        if (head.expiresAt !== 0 && head.expiresAt <= now && head !== fresh) {
-          this.expireHead();
-          continue;
+        if (head.expiresAt !== 0 && head !== fresh) {
+          if (now < 0) now = this.deps.clock.now();
+          if (head.expiresAt <= now) {
+            this.expireHead();
+            continue;
+          }
         }
         const consumer = this.pickConsumer();
         if (!consumer) break;
