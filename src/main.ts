@@ -3,6 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Broker } from './broker.js';
 import { readConfigFile, type BrokerConfig } from './config.js';
+import { createLogger, prettyDestination } from './log.js';
 
 const USAGE = `Usage: warren [options]
 
@@ -65,7 +66,9 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   }
   let broker: Broker;
   try {
-    broker = new Broker(config);
+    // People at a terminal get readable lines; pipes and files get pino's JSON lines.
+    const logger = process.stdout.isTTY ? createLogger(config.logLevel ?? 'info', prettyDestination()) : undefined;
+    broker = new Broker({ ...config, logger });
     await broker.listen();
   } catch (err) {
     process.stderr.write(`warren: cannot start: ${(err as Error).message}\n`);
