@@ -1,0 +1,56 @@
+import { expect } from 'chai';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startBroker, type RunningBroker } from '../../src/broker.js';
+import { FakeClock } from '../../src/clock.js';
+import { channel, confirmChannel, connect } from '../support/amqp.js';
+
+/**
+ * x-delayed-message on a durable exchange (rabbitmq-delayed-message-exchange README): a
+ * persistent delayed message is stored with its absolute due time, survives a restart, and is
+ * routed when that time comes — on the injected clock.
+ */
+describe('delayed messages of a durable x-delayed-message exchange survive a restart', () => {
+  let dataDir: string;
+  let broker: RunningBroker | undefined;
+  const start = Date.UTC(2026, 5, 1);
+
+  beforeEach(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'warren-delayed-'));
+  });
+  afterEach(async () => {
+    await broker?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('routes the stored message at its due time after the broker restarted', async () => {
+    const clock1 = new FakeClock(start);
+    broker = await startBroker({ port: 0, logLevel: 'silent', dataDir, clock: clock1, heartbeat: 0 });
+    const conn = await connect(broker.url);
+    const ch = await confirmChannel(conn);
+    await ch.assertExchange('later', 'x-delayed-message', { durable: true, arguments: { 'x-delayed-type': 'direct' } });
+    await ch.assertQueue('later-q', { durable: true });
+    await ch.bindQueue('later-q', 'later', 'k');
+    ch.publish('later', 'k', Buffer.from('in five seconds'), { persistent: true, headers: { 'x-delay': 5000 } });
+    ch.publish('later', 'k', Buffer.from('transient, lost on restart'), { persistent: false, headers: { 'x-delay': 5000 } });
+    await ch.waitForConfirms();
+    clock1.advance(2000);
+    expect((await ch.checkQueue('later-q')).messageCount).to.equal(0);
+    await conn.close();
+    await broker.close();
+
+    // Two seconds have passed; the restarted broker's clock goes on from there.
+    const clock2 = new FakeClock(start + 2000);
+    broker = await startBroker({ port: 0, logLevel: 'silent', dataDir, clock: clock2, heartbeat: 0 });
+    const conn2 = await connect(broker.url);
+    const ch2 = await channel(conn2);
+    clock2.advance(2999);
+    expect((await ch2.checkQueue('later-q')).messageCount).to.equal(0);
+    clock2.advance(1);
+    const m = await ch2.get('later-q', { noAck: true });
+    expect(m && m.content.toString()).to.equal('in five seconds');
+    expect(await ch2.get('later-q')).to.equal(false);
+    await conn2.close();
+  });
+});
