@@ -127,7 +127,11 @@ export class Broker implements BrokerContext {
       q.recover(crashed);
       messages += q.messageCount;
     }
-    for (const r of bindings) {
+    // RabbitMQ re-adds bindings after a restart in (routing key, destination) order, which decides
+    // the bucket order of an x-consistent-hash ring: do the same so keys map to the same queues.
+    const ordered = [...bindings].sort((a, b) =>
+      compare(a.routingKey, b.routingKey) || compare(a.destinationKind, b.destinationKind) || compare(a.destination, b.destination));
+    for (const r of ordered) {
       const vhost = this.vhosts.get(r.vhost);
       const source = vhost?.exchanges.get(r.source);
       const destination = r.destinationKind === 'queue' ? vhost?.queues.get(r.destination) : vhost?.exchanges.get(r.destination);
@@ -198,6 +202,10 @@ export class Broker implements BrokerContext {
     })();
     return this.closing;
   }
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 export interface RunningBroker {
