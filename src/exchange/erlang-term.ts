@@ -8,7 +8,7 @@
  * longstr/binary → binary, integer types → integer, f/d → float, t → true/false, D →
  * {Places, Digits}, F → [{Key, TypeAtom, Value}], A → [{TypeAtom, Value}], V → undefined.
  */
-import type { FieldTable, FieldValue } from '../frame/field-table.js';
+import { FIELD_TYPE_ATOMS, type FieldTable, type FieldValue } from '../frame/field-table.js';
 
 export type ErlTerm =
   | { readonly kind: 'atom'; readonly name: string }
@@ -27,27 +27,6 @@ export const binary = (bytes: Uint8Array | string): ErlTerm => ({
 });
 export const tuple = (...items: ErlTerm[]): ErlTerm => ({ kind: 'tuple', items });
 export const list = (items: readonly ErlTerm[]): ErlTerm => ({ kind: 'list', items });
-
-/** The type atom rabbit_binary_parser gives each field-value type tag. */
-export const FIELD_TYPE_ATOMS: Readonly<Record<FieldValue['type'], string>> = {
-  S: 'longstr',
-  I: 'signedint',
-  T: 'timestamp',
-  b: 'byte',
-  B: 'unsignedbyte',
-  s: 'short',
-  u: 'unsignedshort',
-  i: 'unsignedint',
-  l: 'long',
-  f: 'float',
-  d: 'double',
-  t: 'bool',
-  D: 'decimal',
-  F: 'table',
-  A: 'array',
-  x: 'binary',
-  V: 'void',
-};
 
 /** The Erlang value (without its type atom) of a field value. */
 export function fieldValueTerm(v: FieldValue): ErlTerm {

@@ -16,10 +16,10 @@
  *
  * validate_binding/2 rejects an x-match that is not one of the four longstrs (406, wording below).
  */
-import type { FieldTable, FieldValue } from '../frame/field-table.js';
 import { preconditionFailed } from '../errors.js';
 import { Added, BindingSet, Removed } from './binding-set.js';
-import { FIELD_TYPE_ATOMS, binary, fieldValueTerm, formatTerm, latin1ToText } from './erlang-term.js';
+import { FIELD_TYPE_ATOMS, type FieldTable, type FieldValue } from '../frame/field-table.js';
+import { binary, fieldValueTerm, formatTerm, latin1ToText } from './erlang-term.js';
 import type { ExchangeType, Router, RoutingInput } from './exchange-type.js';
 import { fieldTablesEqual, fieldValuesLooselyEqual } from './field-table-equality.js';
 

@@ -307,6 +307,13 @@ export function wrapRange<T>(fn: () => T): T {
   }
 }
 
+/** The type atom RabbitMQ (rabbit_binary_parser) gives each field-value type tag, as its reply texts print it. */
+export const FIELD_TYPE_ATOMS: Readonly<Record<FieldType, string>> = {
+  S: 'longstr', I: 'signedint', T: 'timestamp', b: 'byte', B: 'unsignedbyte', s: 'short', u: 'unsignedshort',
+  i: 'unsignedint', l: 'long', f: 'float', d: 'double', t: 'bool', D: 'decimal', F: 'table', A: 'array',
+  x: 'binary', V: 'void',
+};
+
 // --- builders --------------------------------------------------------------------------------
 
 const toBuf = (v: string | Buffer): Buffer => (typeof v === 'string' ? Buffer.from(v, 'utf8') : v);

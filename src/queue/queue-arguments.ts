@@ -1,6 +1,6 @@
 import { preconditionFailed } from '../errors.js';
 import { atom, formatParts, tuple } from '../frame/erlang-format.js';
-import type { FieldTable, FieldValue } from '../frame/field-table.js';
+import { FIELD_TYPE_ATOMS, type FieldTable, type FieldValue } from '../frame/field-table.js';
 
 /** RabbitMQ 3.10's largest TTL / expiry value in ms (rabbit_misc:check_expiry: ten years). */
 const MAX_EXPIRY_TIMER = 315_360_000_000;
@@ -24,13 +24,6 @@ export interface QueueSettings {
   deliveryLimit: number | undefined;
 }
 
-/** RabbitMQ's type names, as its error terms print them ({unacceptable_type,longstr}). */
-const ERLANG_TYPE: Record<string, string> = {
-  t: 'bool', b: 'byte', B: 'unsignedbyte', s: 'short', u: 'unsignedshort', I: 'signedint', i: 'unsignedint',
-  l: 'long', f: 'float', d: 'double', D: 'decimal', S: 'longstr', x: 'binary', A: 'array', T: 'timestamp',
-  F: 'table', V: 'void',
-};
-
 class ArgError {
   constructor(readonly term: string) {}
 }
@@ -39,7 +32,7 @@ class ArgError {
 function intValue(v: FieldValue): number {
   if (v.type === 'l') return Number(v.value);
   if ('bBsuIi'.includes(v.type)) return v.value as number;
-  throw new ArgError(`"expected integer, got ${ERLANG_TYPE[v.type] ?? v.type}"`);
+  throw new ArgError(`"expected integer, got ${FIELD_TYPE_ATOMS[v.type]}"`);
 }
 
 function nonNegInt(v: FieldValue): number {
@@ -56,12 +49,12 @@ function expiry(v: FieldValue): number {
 }
 
 function longstr(v: FieldValue): string {
-  if (v.type !== 'S') throw new ArgError(`{unacceptable_type,${ERLANG_TYPE[v.type] ?? v.type}}`);
+  if (v.type !== 'S') throw new ArgError(`{unacceptable_type,${FIELD_TYPE_ATOMS[v.type]}}`);
   return v.value.toString('utf8');
 }
 
 function bool(v: FieldValue): boolean {
-  if (v.type !== 't') throw new ArgError(`{unacceptable_type,${ERLANG_TYPE[v.type] ?? v.type}}`);
+  if (v.type !== 't') throw new ArgError(`{unacceptable_type,${FIELD_TYPE_ATOMS[v.type]}}`);
   return v.value;
 }
 

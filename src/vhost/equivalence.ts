@@ -1,16 +1,9 @@
 import { preconditionFailed } from '../errors.js';
-import type { FieldTable, FieldValue } from '../frame/field-table.js';
+import { FIELD_TYPE_ATOMS, type FieldTable, type FieldType, type FieldValue } from '../frame/field-table.js';
 
-/** RabbitMQ's names for field types, as they appear in its reply texts. */
-const TYPE_NAMES: Record<string, string> = {
-  t: 'bool', b: 'byte', B: 'unsignedbyte', s: 'short', u: 'unsignedshort', I: 'signedint', i: 'unsignedint',
-  l: 'long', f: 'float', d: 'double', D: 'decimal', S: 'longstr', x: 'binary', A: 'array', T: 'timestamp',
-  F: 'table', V: 'void',
-};
-
-/** Type classes RabbitMQ treats as equal when comparing arguments (rabbit_misc:type_class). */
+/** RabbitMQ's name for a field type, as its reply texts print it ('signedint', 'longstr'...). */
 export function fieldTypeName(type: string): string {
-  return TYPE_NAMES[type] ?? type;
+  return FIELD_TYPE_ATOMS[type as FieldType] ?? type;
 }
 
 function typeClass(type: string): string {
