@@ -25,6 +25,8 @@ export interface BrokerConfig {
   heartbeat: number;
   /** RabbitMQ's consumer_timeout: ms a delivery may stay unacknowledged (0 disables). */
   consumerTimeout: number;
+  /** Largest message body accepted (RabbitMQ's max_message_size, 128 MiB by default). */
+  maxMessageSize: number;
   /** Fraction of RAM above which publishers are blocked (RabbitMQ's vm_memory_high_watermark). */
   memoryHighWatermark: number;
   /** Ready messages a durable queue keeps in memory; more persistent ones wait in the store. */
@@ -55,6 +57,7 @@ export const DEFAULT_CONFIG: BrokerConfig = {
   channelMax: 2047,
   heartbeat: 60,
   consumerTimeout: 30 * 60 * 1000,
+  maxMessageSize: 128 * 1024 * 1024,
   memoryHighWatermark: 0.4,
   queueMemoryWindow: 4096,
   closeTimeout: 3000,

@@ -149,6 +149,13 @@ export class Channel implements ConsumerHost {
     }
     c.header = payload;
     c.bodySize = readBodySize(payload);
+    const max = this.conn.broker.config.maxMessageSize;
+    if (c.bodySize > max) {
+      // rabbit_channel:check_msg_size, checked as soon as the size is known so an oversized
+      // body is never buffered; its frames then arrive on a closing channel and are dropped.
+      this.content = null;
+      throw preconditionFailed(`message size ${c.bodySize} is larger than configured max size ${max}`).at(c.classId, c.methodId);
+    }
     if (c.bodySize === 0) this.completeContent(Buffer.alloc(0));
   }
 

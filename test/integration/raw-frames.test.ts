@@ -197,3 +197,20 @@ describe('connection negotiation and heartbeats', () => {
     c.close();
   });
 });
+
+describe('message size limit (RabbitMQ max_message_size)', () => {
+  const broker = useBroker({ maxMessageSize: 1000 });
+
+  it('closes the channel with 406 as soon as the header announces a body over the limit; the body is dropped', async () => {
+    const c = await RawClient.open(broker.port);
+    await c.openChannel(1);
+    c.method(1, 'basic.publish', { reserved1: 0, exchange: '', routingKey: 'q', mandatory: false, immediate: false });
+    c.write(encodeContentHeaderFrame(1, 60, 2000, {}));
+    c.write(encodeFrame(3, 1, Buffer.alloc(2000)));
+    const close = await c.expectMethod('channel.close');
+    expect(close.args).to.include({ replyCode: 406, replyText: 'PRECONDITION_FAILED - message size 2000 is larger than configured max size 1000', classId: 60, methodId: 40 });
+    c.method(1, 'channel.close-ok', {});
+    await c.openChannel(1);
+    c.close();
+  });
+});
