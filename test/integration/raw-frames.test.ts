@@ -10,7 +10,9 @@ import { RawClient } from '../support/raw-client.js';
 
 /** Bad input on raw frames gets RabbitMQ's answer and never harms other clients. */
 describe('malformed input (raw frames)', () => {
-  const broker = useBroker();
+  // After a fatal frame error RabbitMQ stops reading and drops the socket closeTimeout later
+  // (3 s); a short one keeps these tests quick.
+  const broker = useBroker({ closeTimeout: 200 });
 
   async function expectConnectionClose(c: RawClient, code: number, text?: string | RegExp): Promise<void> {
     const close = await c.expectMethod('connection.close');
