@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { notFound, preconditionFailed } from '../errors.js';
+import { notFound, preconditionFailed, resourceName } from '../errors.js';
 import type { BasicProperties } from '../frame/generated/properties.js';
 import { encodeMethodFrame } from '../frame/generated/methods.js';
 import type { Message } from '../queue/message.js';
@@ -88,6 +88,6 @@ export function deliverReply(ch: Channel, routingKey: string, msg: Message): boo
 /** queue.declare (always passive in effect) of a reply address: 0 messages, 1 consumer, or 404. */
 export function declareReplyAddress(ch: Channel, name: string, vhost: string): { queue: string; messageCount: number; consumerCount: number } {
   if (name === REPLY_TO || ch.conn.broker.replyTo.lookup(name)) return { queue: name, messageCount: 0, consumerCount: 1 };
-  throw notFound(`no queue '${name}' in vhost '${vhost}'`);
+  throw notFound(`no ${resourceName('queue', name, vhost)}`);
 }
 

@@ -1,4 +1,4 @@
-import { accessRefused, ConnectionError, notFound, preconditionFailed, ReplyCode } from '../../errors.js';
+import { accessRefused, ConnectionError, notFound, preconditionFailed, ReplyCode, resourceName } from '../../errors.js';
 import type { FieldTable, FieldValue } from '../../frame/field-table.js';
 import type { BasicPublishArgs } from '../../frame/generated/methods.js';
 import { encodeMethodFrame } from '../../frame/generated/methods.js';
@@ -32,12 +32,13 @@ export const basicHandlers: ChannelHandlers = {
     }
     const vhost = ch.vhost;
     const queue = vhost.getQueue(ch.queueName(args.queue), ch.conn);
+    const rs = resourceName('queue', queue.name, vhost.name);
     // Single-active-consumer queues refuse exclusive consumers outright.
     if (queue.hasExclusiveConsumer() || (args.exclusive && (queue.consumerCount > 0 || queue.settings.singleActiveConsumer))) {
-      throw accessRefused(`queue '${queue.name}' in vhost '${vhost.name}' in exclusive use`);
+      throw accessRefused(`${rs} in exclusive use`);
     }
     const tag = args.consumerTag === '' ? ch.generateConsumerTag() : args.consumerTag;
-    const priority = parseConsumerPriority(args.arguments, `queue '${queue.name}' in vhost '${vhost.name}'`);
+    const priority = parseConsumerPriority(args.arguments, rs);
     const consumer = new Consumer(tag, ch, queue, args.noAck, args.exclusive, ch.consumerPrefetch, priority, args.arguments);
     ch.consumers.set(tag, consumer);
     if (!args.noWait) ch.send('basic.consume-ok', { consumerTag: tag });
@@ -124,8 +125,8 @@ export function senderSelectedRoutingKeys(headers: FieldTable | undefined): stri
 export function checkPublishable(ch: Channel, name: string): Exchange {
   const vhost = ch.vhost;
   const exchange = vhost.exchanges.get(name);
-  if (!exchange) throw notFound(`no exchange '${name}' in vhost '${vhost.name}'`);
-  if (exchange.internal) throw accessRefused(`cannot publish to internal exchange '${name}' in vhost '${vhost.name}'`);
+  if (!exchange) throw notFound(`no ${resourceName('exchange', name, vhost.name)}`);
+  if (exchange.internal) throw accessRefused(`cannot publish to internal ${resourceName('exchange', name, vhost.name)}`);
   return exchange;
 }
 
