@@ -43,6 +43,14 @@ export class Message {
     return copy;
   }
 
+  /** This message as delivered: without the BCC header (RabbitMQ's sender-selected distribution). */
+  withoutBcc(): Message {
+    const headers = this.properties.headers;
+    if (!headers || headers['BCC'] === undefined) return this;
+    const { BCC: _bcc, ...rest } = headers;
+    return this.withProperties(this.id, this.exchange, this.routingKey, { ...this.properties, headers: rest });
+  }
+
   /**
    * Bodies arrive as views into socket chunks. A message that is kept (queued) must not pin a
    * large chunk for a small body, so it is compacted into its own memory once.

@@ -368,7 +368,7 @@ export class VHost {
       const queues = new Set<Queue>();
       const headers = msg.properties.headers;
       this.route(exchange, { routingKey: msg.routingKey, ccRoutingKeys, headers, properties: msg.properties as Record<string, unknown> }, queues);
-      enqueueAll(queues, msg);
+      enqueueAll(queues, msg.withoutBcc());
     }, record.dueAt - this.deps.clock.now());
     timers.set(record.seq, { timer, record: persisted ? record : undefined });
   }

@@ -32,7 +32,9 @@ describe('delayed messages of a durable x-delayed-message exchange survive a res
     await ch.assertExchange('later', 'x-delayed-message', { durable: true, arguments: { 'x-delayed-type': 'direct' } });
     await ch.assertQueue('later-q', { durable: true });
     await ch.bindQueue('later-q', 'later', 'k');
-    ch.publish('later', 'k', Buffer.from('in five seconds'), { persistent: true, headers: { 'x-delay': 5000 } });
+    await ch.assertQueue('later-bcc', { durable: true });
+    await ch.bindQueue('later-bcc', 'later', 'b');
+    ch.publish('later', 'k', Buffer.from('in five seconds'), { persistent: true, headers: { 'x-delay': 5000, BCC: ['b'] } });
     ch.publish('later', 'k', Buffer.from('transient, lost on restart'), { persistent: false, headers: { 'x-delay': 5000 } });
     await ch.waitForConfirms();
     clock1.advance(2000);
@@ -51,6 +53,10 @@ describe('delayed messages of a durable x-delayed-message exchange survive a res
     const m = await ch2.get('later-q', { noAck: true });
     expect(m && m.content.toString()).to.equal('in five seconds');
     expect(await ch2.get('later-q')).to.equal(false);
+    // The BCC key still routes after the restart, and the BCC header is not delivered.
+    const bcc = await ch2.get('later-bcc', { noAck: true });
+    expect(bcc && bcc.content.toString()).to.equal('in five seconds');
+    expect(bcc && bcc.properties.headers).to.deep.equal({ 'x-delay': 5000 });
     await conn2.close();
   });
 });

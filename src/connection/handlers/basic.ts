@@ -161,20 +161,17 @@ export function publishContent(ch: Channel, args: BasicPublishArgs, header: Buff
     return false;
   }
 
-  let msg = new Message(ch.conn.broker.nextMessageId(), args.exchange, args.routingKey, Message.compact(header), Message.compact(body), properties);
-  msg.ttl = ttl;
-  if (headers?.['BCC']) {
-    // BCC is removed before delivery (sender-selected distribution).
-    const { BCC: _bcc, ...rest } = headers;
-    msg = msg.withProperties(msg.id, msg.exchange, msg.routingKey, { ...properties, headers: rest });
-  }
+  const published = new Message(ch.conn.broker.nextMessageId(), args.exchange, args.routingKey, Message.compact(header), Message.compact(body), properties);
+  published.ttl = ttl;
+  const msg = published.withoutBcc();
   const seq = ch.confirmMode ? ch.nextPublishSeq() : 0;
 
   const delay = exchange.type instanceof DelayedMessageExchange ? delayOf(headers) : undefined;
   if (delay !== undefined) {
     // Held back by the delayed-message exchange; like the plugin, a mandatory publish is returned
     // because nothing is routed now.
-    const durable = vhost.delay(exchange, msg, cc, delay);
+    // It is held as published (BCC included), so a restart can still route to the BCC keys.
+    const durable = vhost.delay(exchange, published, cc, delay);
     if (args.mandatory) sendReturn(ch, args, msg);
     if (seq) ch.confirmWhenSafe(seq, durable);
     return durable;
