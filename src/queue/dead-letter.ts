@@ -1,6 +1,6 @@
 import { F, type FieldTable, type FieldValue } from '../frame/field-table.js';
 import type { BasicProperties } from '../frame/generated/properties.js';
-import type { Message } from './message.js';
+import { headerRoutingKeys, type Message } from './message.js';
 import type { DeadLetterReason } from './queue.js';
 
 export interface DeadLettered {
@@ -38,8 +38,7 @@ export function deadLetterMessage(
   const props = msg.properties;
   const headers: FieldTable = { ...(props.headers ?? {}) };
   const cc: string[] = [];
-  const ccHeader = headers['CC'];
-  if (ccHeader && ccHeader.type === 'A') for (const v of ccHeader.value) if (v.type === 'S') cc.push(v.value.toString('utf8'));
+  headerRoutingKeys(headers['CC'], cc);
   const originalKeys = [msg.routingKey, ...cc];
 
   const info: FieldTable = {

@@ -1,3 +1,4 @@
+import type { FieldTable, FieldValue } from '../frame/field-table.js';
 import { decodeContentHeader, encodeContentHeaderPayload, type BasicProperties } from '../frame/generated/properties.js';
 
 /**
@@ -60,4 +61,19 @@ export class Message {
     if (buf.buffer.byteLength <= buf.length * 2) return buf;
     return Buffer.from(buf);
   }
+}
+
+/** Adds the routing keys a CC or BCC header names (RabbitMQ's sender-selected distribution). */
+export function headerRoutingKeys(value: FieldValue | undefined, into: string[]): void {
+  if (!value || value.type !== 'A') return;
+  for (const v of value.value) if (v.type === 'S') into.push(v.value.toString('utf8'));
+}
+
+/** The CC then BCC routing keys of a message, or undefined when it names none. */
+export function senderSelectedRoutingKeys(headers: FieldTable | undefined): string[] | undefined {
+  if (!headers || (!headers['CC'] && !headers['BCC'])) return undefined;
+  const keys: string[] = [];
+  headerRoutingKeys(headers['CC'], keys);
+  headerRoutingKeys(headers['BCC'], keys);
+  return keys;
 }

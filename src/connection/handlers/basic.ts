@@ -1,11 +1,10 @@
 import { accessRefused, ConnectionError, notFound, preconditionFailed, ReplyCode, resourceName } from '../../errors.js';
-import type { FieldTable, FieldValue } from '../../frame/field-table.js';
 import type { BasicPublishArgs } from '../../frame/generated/methods.js';
 import { encodeMethodFrame } from '../../frame/generated/methods.js';
 import { decodeContentHeader, encodeContentHeaderPayload, type BasicProperties } from '../../frame/generated/properties.js';
 import { fieldTypeName } from '../../vhost/equivalence.js';
 import { Consumer } from '../../queue/consumer.js';
-import { Message } from '../../queue/message.js';
+import { Message, senderSelectedRoutingKeys } from '../../queue/message.js';
 import { parseConsumerPriority, parseExpiration } from '../../queue/queue-arguments.js';
 import { enqueueAll, type Queue } from '../../queue/queue.js';
 import { delayOf, DelayedMessageExchange } from '../../exchange/delayed-message-exchange.js';
@@ -104,21 +103,6 @@ function checkMessage(properties: BasicProperties): void {
   }
   const mode = properties.deliveryMode;
   if (mode !== undefined && mode !== 1 && mode !== 2) throw preconditionFailed(`invalid message: {delivery_mode_unknown,${mode}}`);
-}
-
-/** Routing keys named by the CC and BCC headers (RabbitMQ's sender-selected distribution). */
-function senderSelectedKeys(value: FieldValue | undefined, into: string[]): void {
-  if (!value || value.type !== 'A') return;
-  for (const v of value.value) if (v.type === 'S') into.push(v.value.toString('utf8'));
-}
-
-/** The CC then BCC routing keys of a message, or undefined when it names none. */
-export function senderSelectedRoutingKeys(headers: FieldTable | undefined): string[] | undefined {
-  if (!headers || (!headers['CC'] && !headers['BCC'])) return undefined;
-  const keys: string[] = [];
-  senderSelectedKeys(headers['CC'], keys);
-  senderSelectedKeys(headers['BCC'], keys);
-  return keys;
 }
 
 /** The exchange a basic.publish names, if it exists and may be published to (404 / 403). */
