@@ -295,7 +295,7 @@ export class Channel implements ConsumerHost {
       this.armAckTimeout();
       consumer.unacked++;
       this.consumerUnacked++;
-      queue.delivered(entry);
+      queue.delivered();
     }
     const msg = entry.msg;
     this.conn.writer.writeContent(
@@ -319,7 +319,7 @@ export class Channel implements ConsumerHost {
     else {
       this.unacked.set(tag, { tag, queue, entry, consumer: null, at: this.conn.broker.clock.now() });
       this.armAckTimeout();
-      queue.delivered(entry);
+      queue.delivered();
     }
     const msg = entry.msg;
     this.conn.writer.writeContent(

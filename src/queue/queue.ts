@@ -305,11 +305,11 @@ export class Queue {
   }
 
   /**
-   * Records that entry left the ready list for a delivery that needs an ack. Nothing is
+   * Records that a message left the ready list for a delivery that needs an ack. Nothing is
    * written: a requeue stores the redelivered mark, and after a crash every recovered message
    * counts as redelivered (see Broker.recover).
    */
-  delivered(_entry: QueuedMessage): void {
+  delivered(): void {
     this.unackedCount++;
   }
 
