@@ -14,7 +14,7 @@
  * - with `hash-property` = correlation_id | message_id | timestamp: that property as a binary
  *   (the timestamp in decimal), or `undefined` when absent.
  *
- * phash2, exs1024 and the jump hash are ported exactly (erlang-phash2.ts,
+ * phash2, exs1024 and the jump hash are ported exactly (src/erlang/phash2.ts,
  * jump-consistent-hash.ts), so with the same bindings made in the same order a message lands in
  * the same queue as on RabbitMQ.
  *
@@ -27,8 +27,10 @@
 import type { FieldTable } from '../frame/field-table.js';
 import { internalError, preconditionFailed } from '../errors.js';
 import { Added, BindingSet, Removed } from './binding-set.js';
-import { atom, binary, formatString, formatTerm, latin1ToText, typedFieldValueTerm, type ErlTerm } from './erlang-term.js';
-import { phash2 } from './erlang-phash2.js';
+import { formatString, formatTerm, latin1ToText } from '../erlang/format.js';
+import { phash2 } from '../erlang/phash2.js';
+import { atom, binary, type ErlTerm } from '../erlang/term.js';
+import { typedFieldValueTerm } from '../frame/field-term.js';
 import type { ExchangeType, Router, RoutingInput } from './exchange-type.js';
 import { jumpConsistentHash } from './jump-consistent-hash.js';
 
@@ -70,7 +72,7 @@ export class ConsistentHashExchange implements ExchangeType {
       throw preconditionFailed('hash-header and hash-property are mutually exclusive');
     }
     if (property !== undefined && !(PROPERTIES as readonly string[]).includes(property)) {
-      throw preconditionFailed(latin1ToText(`Unsupported property: ${formatString(args['hash-property']!.value as Buffer)}`));
+      throw preconditionFailed(latin1ToText(`Unsupported property: ${formatString(args['hash-property']!.value as Buffer)}`, 'latin1'));
     }
   }
 
@@ -78,7 +80,7 @@ export class ConsistentHashExchange implements ExchangeType {
   validateBinding(bindingKey: string, _args: FieldTable): void {
     const weight = parseWeight(bindingKey);
     if (weight === undefined) {
-      throw preconditionFailed(latin1ToText(`The binding key must be an integer: ${formatTerm(binary(bindingKey))}`));
+      throw preconditionFailed(latin1ToText(`The binding key must be an integer: ${formatTerm(binary(bindingKey))}`, 'latin1'));
     }
     if (weight < 1n) throw preconditionFailed('The binding key must be greater than 0');
   }

@@ -19,7 +19,9 @@
 import { preconditionFailed } from '../errors.js';
 import { Added, BindingSet, Removed } from './binding-set.js';
 import { FIELD_TYPE_ATOMS, type FieldTable, type FieldValue } from '../frame/field-table.js';
-import { binary, fieldValueTerm, formatTerm, latin1ToText } from './erlang-term.js';
+import { formatTerm, latin1ToText } from '../erlang/format.js';
+import { binary } from '../erlang/term.js';
+import { fieldValueTerm } from '../frame/field-term.js';
 import type { ExchangeType, Router, RoutingInput } from './exchange-type.js';
 import { fieldTablesEqual, fieldValuesLooselyEqual } from './field-table-equality.js';
 
@@ -47,11 +49,11 @@ export class HeadersExchange implements ExchangeType {
     if (xMatch.type === 'S') {
       if (X_MATCH_VALUES.includes(xMatch.value.toString('latin1'))) return;
       throw preconditionFailed(
-        latin1ToText(`Invalid x-match field value ${formatTerm(binary(xMatch.value))}; expected all, any, all-with-x, or any-with-x`),
+        latin1ToText(`Invalid x-match field value ${formatTerm(binary(xMatch.value))}; expected all, any, all-with-x, or any-with-x`, 'latin1'),
       );
     }
     throw preconditionFailed(
-      latin1ToText(`Invalid x-match field type ${FIELD_TYPE_ATOMS[xMatch.type]} (value ${formatTerm(fieldValueTerm(xMatch))}); expected longstr`),
+      latin1ToText(`Invalid x-match field type ${FIELD_TYPE_ATOMS[xMatch.type]} (value ${formatTerm(fieldValueTerm(xMatch))}); expected longstr`, 'latin1'),
     );
   }
 

@@ -18,7 +18,9 @@
  *   (541 INTERNAL_ERROR) are only a fallback for code that does not special-case it.
  */
 import { ConnectionError, ReplyCode } from '../errors.js';
-import { atom, formatParts, latin1ToText, tuple, writeBinaryInts, type ErlTerm } from './erlang-format.js';
+import { latin1ToText, writeBinaryInts } from '../erlang/format.js';
+import { formatParts } from '../erlang/pretty.js';
+import { atom, binary, int, tuple, type ErlTerm } from '../erlang/term.js';
 
 export class FatalFrameError extends ConnectionError {
   readonly fatal = true;
@@ -43,7 +45,7 @@ function snippet(payload: Buffer): [string, Buffer] {
 /** "type ~p, ~s octets = ~p: ~p" (rabbit_reader:frame_error/5). */
 export function frameErrorText(type: number, payload: Buffer, error: ErlTerm): string {
   const [str, bin] = snippet(payload);
-  return latin1ToText(formatParts([`type ${type}, ${str} octets = `, { p: bin }, ': ', { p: error }]));
+  return latin1ToText(formatParts([`type ${type}, ${str} octets = `, { p: binary(bin) }, ': ', { p: error }]));
 }
 
 /** "type ~p, ~s octets = ~p" (rabbit_reader:unexpected_frame/4), code 505. */
@@ -51,7 +53,7 @@ export function unexpectedFrameError(type: number, payload: Buffer): ConnectionE
   const [str, bin] = snippet(payload);
   return new ConnectionError(
     ReplyCode.UNEXPECTED_FRAME,
-    latin1ToText(formatParts([`type ${type}, ${str} octets = `, { p: bin }])),
+    latin1ToText(formatParts([`type ${type}, ${str} octets = `, { p: binary(bin) }])),
   );
 }
 
@@ -61,12 +63,12 @@ export function unknownFrameError(type: number, payload: Buffer): ConnectionErro
 }
 
 export function frameTooLargeError(type: number, payloadSize: number, frameMax: number): FatalFrameError {
-  const err = tuple(atom('frame_too_large'), payloadSize, frameMax - 8);
+  const err = tuple(atom('frame_too_large'), int(payloadSize), int(frameMax - 8));
   return new FatalFrameError(ReplyCode.FRAME_ERROR, frameErrorText(type, Buffer.alloc(0), err));
 }
 
 export function badFrameEndError(type: number, payload: Buffer, endMarker: number): FatalFrameError {
-  const err = tuple(atom('invalid_frame_end_marker'), endMarker);
+  const err = tuple(atom('invalid_frame_end_marker'), int(endMarker));
   return new FatalFrameError(ReplyCode.FRAME_ERROR, frameErrorText(type, payload, err));
 }
 

@@ -1,5 +1,6 @@
 import { preconditionFailed } from '../errors.js';
-import { atom, formatParts, tuple } from '../frame/erlang-format.js';
+import { formatParts } from '../erlang/pretty.js';
+import { atom, int, tuple } from '../erlang/term.js';
 import { FIELD_TYPE_ATOMS, type FieldTable, type FieldValue } from '../frame/field-table.js';
 
 /** RabbitMQ 3.10's largest TTL / expiry value in ms (rabbit_misc:check_expiry: ten years). */
@@ -149,7 +150,7 @@ export function parseExpiration(expiration: string | undefined): number | undefi
   if (m[2] !== '') throw preconditionFailed(`${prefix}{leftover_string,"${m[2]}"}`);
   const n = BigInt(m[1] as string);
   // The error term is printed with ~p, which wraps long terms as Erlang does.
-  if (n < 0n) throw preconditionFailed(formatParts([prefix, { p: tuple(atom('value_negative'), n) }]));
-  if (n > BigInt(MAX_EXPIRY_TIMER)) throw preconditionFailed(formatParts([prefix, { p: tuple(atom('value_too_large'), n) }]));
+  if (n < 0n) throw preconditionFailed(formatParts([prefix, { p: tuple(atom('value_negative'), int(n)) }]));
+  if (n > BigInt(MAX_EXPIRY_TIMER)) throw preconditionFailed(formatParts([prefix, { p: tuple(atom('value_too_large'), int(n)) }]));
   return Number(n);
 }

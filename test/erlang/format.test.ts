@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { atom, binary, fieldTableTerm, fieldValueTerm, float, formatFloat, formatTerm, int, list, tuple } from '../../src/exchange/erlang-term.js';
-import { fv } from './amqplib-values.js';
+import { formatFloat, formatString, formatTerm, latin1ToText, writeTerm } from '../../src/erlang/format.js';
+import { atom, binary, float, int, list, tuple } from '../../src/erlang/term.js';
 
 // io_lib:format("~p", ...) as RabbitMQ uses it in reply texts; expected strings printed by OTP 25.
 describe('formatTerm (io_lib ~p)', () => {
@@ -33,11 +33,27 @@ describe('formatTerm (io_lib ~p)', () => {
     expect(formatTerm(float(1.5))).to.equal('1.5');
   });
 
-  it('turns field values into rabbit_binary_parser terms', () => {
-    expect(formatTerm(fieldValueTerm(fv(null)))).to.equal('undefined');
-    expect(formatTerm(fieldValueTerm(fv(true)))).to.equal('true');
-    expect(formatTerm(fieldValueTerm(fv([1, 'a'])))).to.equal('[{byte,1},{longstr,<<"a">>}]');
-    expect(formatTerm(fieldValueTerm(fv({ '!': 'decimal', value: { places: 2, digits: 5 } })))).to.equal('{2,5}');
-    expect(formatTerm(fieldTableTerm({ k: fv({ '!': 'long', value: 5 }) }))).to.equal('[{<<"k">>,long,5}]');
+  it('~w writes binaries as bytes, the rest as ~p does', () => {
+    expect(writeTerm(binary('abc'))).to.equal('<<97,98,99>>');
+    expect(writeTerm(tuple(atom('a'), list([int(1), float(0.5)]), binary('')))).to.equal('{a,[1,0.5],<<>>}');
+  });
+
+  it('~s of a binary gives its bytes as latin1 characters', () => {
+    expect(formatString(Buffer.from('é'))).to.equal('\u00c3\u00a9');
+    expect(formatString('plain')).to.equal('plain');
+  });
+});
+
+describe('latin1ToText (Erlang char list → reply-text string)', () => {
+  it('gives the string whose UTF-8 is the same bytes when they are valid UTF-8', () => {
+    expect(latin1ToText('abc')).to.equal('abc');
+    expect(latin1ToText(formatTerm(binary('é')))).to.equal('<<"é">>');
+    expect(latin1ToText(formatTerm(binary('é')), 'latin1')).to.equal('<<"é">>');
+  });
+
+  it("stands in for invalid UTF-8 with U+FFFD ('replace') or the latin1 characters ('latin1')", () => {
+    const text = formatTerm(binary(Buffer.from([0xe9]))); // <<"é">> in latin1: the lone byte E9
+    expect(latin1ToText(text)).to.equal('<<"\ufffd">>');
+    expect(latin1ToText(text, 'latin1')).to.equal('<<"\u00e9">>');
   });
 });

@@ -6,9 +6,9 @@
  * lookup2 MIX over 32-bit words, "block_hash" for binaries, hashpjw for atom names), for the
  * term kinds in ErlTerm: atoms, integers (small and big), floats, binaries, tuples and proper
  * lists. The result is masked to 27 bits, as phash2/1 does. Checked against erlang:phash2/1 of
- * OTP 25 (test/exchange/erlang-phash2.test.ts).
+ * OTP 25 (test/erlang/phash2.test.ts).
  */
-import type { ErlTerm } from './erlang-term.js';
+import type { ErlTerm } from './term.js';
 
 const HCONST = 0x9e3779b9;
 const HCONST_2 = 0x3c6ef372;

@@ -1,56 +1,20 @@
 /**
- * Just enough of Erlang's term printing to word frame errors exactly as RabbitMQ 3.10 does.
+ * `~p` of terms too long for their line, as Erlang prints them in the reply texts clients see.
  *
- * RabbitMQ builds some reply texts with `io_lib:format`: `~w` (`io_lib:write`, one line) and `~p`
- * (`io_lib_pretty`, which breaks terms that do not fit in 80 columns, indenting continuation lines
- * to the column where the term started). Clients see those newlines and spaces in the reply-text,
- * e.g. `FRAME_ERROR - type 1, all octets = <<0,60,...>>: {invalid_frame_end_marker,\n<spaces>0}`.
- * This module ports the parts of OTP 25's io_lib_pretty (print/print_length/cind/pp/pp_binary)
- * that the terms RabbitMQ's frame errors use need: integers, plain atoms, binaries and tuples,
- * printed with the latin1 encoding (`~p`, not `~tp`). Its output is compared against `erl` in
- * test/frame/erlang-format.test.ts.
+ * io_lib_pretty breaks a term that does not fit in 80 columns over several lines, indenting
+ * continuation lines to the column where the term started; clients see those newlines and
+ * spaces, e.g. `FRAME_ERROR - type 1, all octets = <<0,60,...>>: {invalid_frame_end_marker,\n
+ * <spaces>0}`. This ports the parts of OTP 25's io_lib_pretty (print/print_length/cind/pp/
+ * pp_binary) that tuples and binaries need, printed with the latin1 encoding (`~p`, not `~tp`).
+ * Lists are printed on one line, never broken (see format.ts). Its output is compared against
+ * `erl` in test/erlang/pretty.test.ts.
  *
- * Output strings hold latin1 code points (one per byte, as Erlang's char lists do); use
- * `latin1ToText` to turn them into the JS string whose UTF-8 encoding gives the same bytes
- * whenever those bytes are valid UTF-8.
+ * Output strings hold latin1 code points; use latin1ToText (format.ts) for the wire.
  */
-
-export class ErlAtom {
-  constructor(readonly name: string) {}
-}
-export class ErlTuple {
-  readonly items: ErlTerm[];
-  constructor(items: ErlTerm[]) {
-    this.items = items;
-  }
-}
-export type ErlTerm = number | bigint | ErlAtom | ErlTuple | Buffer;
-
-export const atom = (name: string): ErlAtom => new ErlAtom(name);
-export const tuple = (...items: ErlTerm[]): ErlTuple => new ErlTuple(items);
+import { formatTerm, printableBinary } from './format.js';
+import type { ErlTerm } from './term.js';
 
 const LINE_LENGTH = 80;
-
-/** `~w`: io_lib:write. Binaries are always written as byte lists. */
-export function writeTerm(t: ErlTerm): string {
-  if (typeof t === 'number' || typeof t === 'bigint') return String(t);
-  if (t instanceof ErlAtom) return t.name;
-  if (t instanceof ErlTuple) return '{' + t.items.map(writeTerm).join(',') + '}';
-  return writeBinaryInts(t, Infinity);
-}
-
-/** `<<1,2,3>>`; stops once the text is longer than `limit` characters (then it is cut anyway). */
-export function writeBinaryInts(b: Buffer, limit: number): string {
-  let s = '<<';
-  for (let i = 0; i < b.length; i++) {
-    if (i > 0) s += ',';
-    s += b[i];
-    if (s.length > limit) return s;
-  }
-  return s + '>>';
-}
-
-// --- ~p -------------------------------------------------------------------------------------
 
 /** io_lib_pretty's intermediate format, for the term shapes we print. */
 type If =
@@ -58,64 +22,32 @@ type If =
   | { k: 'bin'; tokens: string[]; len: number }
   | { k: 'tuple'; tagged: boolean; items: If[]; len: number };
 
-function isLatin1Printable(c: number): boolean {
-  return (
-    (c >= 0x20 && c <= 0x7e) ||
-    (c >= 0xa0 && c <= 0xff) ||
-    c === 0x0a || c === 0x0d || c === 0x09 || c === 0x0b || c === 0x08 || c === 0x0c || c === 0x1b
-  );
-}
-
-const ESCAPES: Record<number, string> = {
-  0x22: '\\"',
-  0x5c: '\\\\',
-  0x0a: '\\n',
-  0x0d: '\\r',
-  0x09: '\\t',
-  0x0b: '\\v',
-  0x08: '\\b',
-  0x0c: '\\f',
-  0x1b: '\\e',
-};
-
 function printLength(t: ErlTerm): If {
-  if (typeof t === 'number' || typeof t === 'bigint') {
-    const s = String(t);
-    return { k: 'leaf', s, len: s.length };
-  }
-  if (t instanceof ErlAtom) return { k: 'leaf', s: t.name, len: t.name.length };
-  if (t instanceof ErlTuple) {
-    if (t.items.length === 0) return { k: 'leaf', s: '{}', len: 2 };
-    const items = t.items.map(printLength);
-    let len = 2 + items.length - 1;
-    for (const i of items) len += i.len;
-    return { k: 'tuple', tagged: t.items[0] instanceof ErlAtom && t.items.length > 1, items, len };
-  }
-  if (t.length === 0) return { k: 'leaf', s: '<<>>', len: 4 };
-  let printable = true;
-  for (let i = 0; i < t.length; i++) {
-    if (!isLatin1Printable(t[i]!)) {
-      printable = false;
-      break;
+  switch (t.kind) {
+    case 'tuple': {
+      if (t.items.length === 0) return { k: 'leaf', s: '{}', len: 2 };
+      const items = t.items.map(printLength);
+      let len = 2 + items.length - 1;
+      for (const i of items) len += i.len;
+      return { k: 'tuple', tagged: t.items[0]!.kind === 'atom' && t.items.length > 1, items, len };
+    }
+    case 'binary': {
+      const text = t.bytes.length === 0 ? '<<>>' : printableBinary(t.bytes);
+      if (text !== undefined) return { k: 'leaf', s: text, len: text.length };
+      const tokens: string[] = [];
+      let len = 4 + t.bytes.length - 1;
+      for (const b of t.bytes) {
+        const tok = String(b);
+        tokens.push(tok);
+        len += tok.length;
+      }
+      return { k: 'bin', tokens, len };
+    }
+    default: {
+      const s = formatTerm(t); // atoms, numbers, and lists (kept on one line)
+      return { k: 'leaf', s, len: s.length };
     }
   }
-  if (printable) {
-    let s = '"';
-    for (let i = 0; i < t.length; i++) {
-      const c = t[i]!;
-      s += ESCAPES[c] ?? String.fromCharCode(c);
-    }
-    s += '"';
-    return { k: 'leaf', s: '<<' + s + '>>', len: 4 + s.length };
-  }
-  const tokens: string[] = [];
-  let len = 4 + t.length - 1;
-  for (let i = 0; i < t.length; i++) {
-    const tok = String(t[i]);
-    tokens.push(tok);
-    len += tok.length;
-  }
-  return { k: 'bin', tokens, len };
 }
 
 function write(f: If): string {
@@ -137,7 +69,7 @@ class NoGood extends Error {}
 
 /** `~p` of `t` when `col0` characters precede it on the current line. */
 export function printTerm(t: ErlTerm, col0: number): string {
-  if (!(t instanceof ErlTuple) && !Buffer.isBuffer(t)) return writeTerm(t);
+  if (t.kind !== 'tuple' && t.kind !== 'binary') return formatTerm(t);
   const col = col0 + 1; // io_lib_format passes the 1-based column
   const f = printLength(t);
   const ll = LINE_LENGTH;
@@ -291,11 +223,4 @@ export function formatParts(parts: Array<string | { p: ErlTerm }>): string {
     }
   }
   return out;
-}
-
-/** Erlang char list (latin1 code points) → the JS string with the same bytes when they are valid UTF-8. */
-export function latin1ToText(s: string): string {
-  // eslint-disable-next-line no-control-regex
-  if (/^[\x00-\x7f]*$/.test(s)) return s;
-  return Buffer.from(s, 'latin1').toString('utf8');
 }
