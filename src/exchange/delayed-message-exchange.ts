@@ -1,5 +1,5 @@
 import { ConnectionError, preconditionFailed, ReplyCode } from '../errors.js';
-import type { FieldTable } from '../frame/field-table.js';
+import { fieldInteger, type FieldTable } from '../frame/field-table.js';
 import type { ExchangeType, ExchangeTypeRegistry, Router } from './exchange-type.js';
 
 /**
@@ -37,8 +37,6 @@ export class DelayedMessageExchange implements ExchangeType {
 
 /** The x-delay header in ms when it asks for a delay (an integer > 0), else undefined. */
 export function delayOf(headers: FieldTable | undefined): number | undefined {
-  const v = headers?.['x-delay'];
-  if (!v) return undefined;
-  const n = v.type === 'l' ? Number(v.value) : 'bBsuIi'.includes(v.type) ? (v.value as number) : undefined;
+  const n = fieldInteger(headers?.['x-delay']);
   return n !== undefined && n > 0 ? n : undefined;
 }

@@ -18,7 +18,7 @@
  */
 import { preconditionFailed } from '../errors.js';
 import { Added, BindingSet, Removed } from './binding-set.js';
-import { FIELD_TYPE_ATOMS, type FieldTable, type FieldValue } from '../frame/field-table.js';
+import { fieldTypeName, type FieldTable, type FieldValue } from '../frame/field-table.js';
 import { formatTerm, latin1ToText } from '../erlang/format.js';
 import { binary } from '../erlang/term.js';
 import { fieldValueTerm } from '../frame/field-term.js';
@@ -53,7 +53,7 @@ export class HeadersExchange implements ExchangeType {
       );
     }
     throw preconditionFailed(
-      latin1ToText(`Invalid x-match field type ${FIELD_TYPE_ATOMS[xMatch.type]} (value ${formatTerm(fieldValueTerm(xMatch))}); expected longstr`, 'latin1'),
+      latin1ToText(`Invalid x-match field type ${fieldTypeName(xMatch.type)} (value ${formatTerm(fieldValueTerm(xMatch))}); expected longstr`, 'latin1'),
     );
   }
 

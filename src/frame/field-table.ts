@@ -307,12 +307,35 @@ export function wrapRange<T>(fn: () => T): T {
   }
 }
 
-/** The type atom RabbitMQ (rabbit_binary_parser) gives each field-value type tag, as its reply texts print it. */
-export const FIELD_TYPE_ATOMS: Readonly<Record<FieldType, string>> = {
+// --- reading values --------------------------------------------------------------------------
+
+const FIELD_TYPE_ATOMS: Readonly<Record<FieldType, string>> = {
   S: 'longstr', I: 'signedint', T: 'timestamp', b: 'byte', B: 'unsignedbyte', s: 'short', u: 'unsignedshort',
   i: 'unsignedint', l: 'long', f: 'float', d: 'double', t: 'bool', D: 'decimal', F: 'table', A: 'array',
   x: 'binary', V: 'void',
 };
+
+/** The type atom RabbitMQ (rabbit_binary_parser) gives a field type, as its reply texts print it ('signedint', 'longstr'...). */
+export function fieldTypeName(type: FieldType): string {
+  return FIELD_TYPE_ATOMS[type];
+}
+
+/** The types RabbitMQ checks as integers: b B s u I i l (not the timestamp T). */
+export function isIntegerType(type: FieldType): boolean {
+  return 'bBsuIil'.includes(type);
+}
+
+/** The value of an integer type (see isIntegerType) as a number, else undefined. */
+export function fieldInteger(v: FieldValue | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (v.type === 'l') return Number(v.value);
+  return isIntegerType(v.type) ? (v.value as number) : undefined;
+}
+
+/** A longstr's text (UTF-8), else undefined. */
+export function fieldString(v: FieldValue | undefined): string | undefined {
+  return v !== undefined && v.type === 'S' ? v.value.toString('utf8') : undefined;
+}
 
 // --- builders --------------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@
  * {Places, Digits}, F → [{Key, TypeAtom, Value}], A → [{TypeAtom, Value}], V → undefined.
  */
 import { atom, binary, float, int, list, tuple, type ErlTerm } from '../erlang/term.js';
-import { FIELD_TYPE_ATOMS, type FieldTable, type FieldValue } from './field-table.js';
+import { fieldTypeName, type FieldTable, type FieldValue } from './field-table.js';
 
 /** The Erlang value (without its type atom) of a field value. */
 export function fieldValueTerm(v: FieldValue): ErlTerm {
@@ -33,10 +33,10 @@ export function fieldValueTerm(v: FieldValue): ErlTerm {
 
 /** {TypeAtom, Value}: what rabbit_misc:table_lookup/2 returns for a present key. */
 export function typedFieldValueTerm(v: FieldValue): ErlTerm {
-  return tuple(atom(FIELD_TYPE_ATOMS[v.type]), fieldValueTerm(v));
+  return tuple(atom(fieldTypeName(v.type)), fieldValueTerm(v));
 }
 
 /** [{Key, TypeAtom, Value}] in the table's key order. */
 export function fieldTableTerm(t: FieldTable): ErlTerm {
-  return list(Object.entries(t).map(([k, v]) => tuple(binary(k), atom(FIELD_TYPE_ATOMS[v.type]), fieldValueTerm(v))));
+  return list(Object.entries(t).map(([k, v]) => tuple(binary(k), atom(fieldTypeName(v.type)), fieldValueTerm(v))));
 }

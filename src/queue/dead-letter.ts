@@ -1,4 +1,4 @@
-import { F, type FieldTable, type FieldValue } from '../frame/field-table.js';
+import { F, fieldString, type FieldTable, type FieldValue } from '../frame/field-table.js';
 import type { BasicProperties } from '../frame/generated/properties.js';
 import { headerRoutingKeys, type Message } from './message.js';
 import type { DeadLetterReason } from './queue.js';
@@ -7,10 +7,6 @@ export interface DeadLettered {
   message: Message;
   /** The keys to route with: the x-dead-letter-routing-key, or the original key and CC keys. */
   routingKeys: string[];
-}
-
-function str(v: FieldValue | undefined): string | undefined {
-  return v && v.type === 'S' ? v.value.toString('utf8') : undefined;
 }
 
 /** Sorts a table by key, as rabbit_misc:sort_field_table does when RabbitMQ rewrites headers. */
@@ -61,7 +57,7 @@ export function deadLetterMessage(
   } else {
     const deaths = existing.value;
     const matchIndex = deaths.findIndex(
-      (d) => d.type === 'F' && str(d.value['queue']) === queueName && str(d.value['reason']) === reason,
+      (d) => d.type === 'F' && fieldString(d.value['queue']) === queueName && fieldString(d.value['reason']) === reason,
     );
     let entry: FieldTable;
     const others = deaths.filter((_, i) => i !== matchIndex);
@@ -94,7 +90,7 @@ export function isDeadLetterCycle(message: Message, targetQueue: string): boolea
   const deaths = message.properties.headers?.['x-death'];
   if (!deaths || deaths.type !== 'A') return false;
   const list = deaths.value;
-  const idx = list.findIndex((d) => d.type === 'F' && str(d.value['queue']) === targetQueue);
+  const idx = list.findIndex((d) => d.type === 'F' && fieldString(d.value['queue']) === targetQueue);
   if (idx < 0) return false;
-  return list.slice(0, idx + 1).every((d) => d.type === 'F' && str(d.value['reason']) !== 'rejected');
+  return list.slice(0, idx + 1).every((d) => d.type === 'F' && fieldString(d.value['reason']) !== 'rejected');
 }

@@ -1,7 +1,7 @@
 import { preconditionFailed } from '../errors.js';
 import { formatParts } from '../erlang/pretty.js';
 import { atom, int, tuple } from '../erlang/term.js';
-import { FIELD_TYPE_ATOMS, type FieldTable, type FieldValue } from '../frame/field-table.js';
+import { fieldInteger, fieldTypeName, type FieldTable, type FieldValue } from '../frame/field-table.js';
 
 /** RabbitMQ 3.10's largest TTL / expiry value in ms (rabbit_misc:check_expiry: ten years). */
 const MAX_EXPIRY_TIMER = 315_360_000_000;
@@ -31,9 +31,9 @@ class ArgError {
 
 /** RabbitMQ 3.10's integer check, whose error is a quoted string. */
 function intValue(v: FieldValue): number {
-  if (v.type === 'l') return Number(v.value);
-  if ('bBsuIi'.includes(v.type)) return v.value as number;
-  throw new ArgError(`"expected integer, got ${FIELD_TYPE_ATOMS[v.type]}"`);
+  const n = fieldInteger(v);
+  if (n === undefined) throw new ArgError(`"expected integer, got ${fieldTypeName(v.type)}"`);
+  return n;
 }
 
 function nonNegInt(v: FieldValue): number {
@@ -50,12 +50,12 @@ function expiry(v: FieldValue): number {
 }
 
 function longstr(v: FieldValue): string {
-  if (v.type !== 'S') throw new ArgError(`{unacceptable_type,${FIELD_TYPE_ATOMS[v.type]}}`);
+  if (v.type !== 'S') throw new ArgError(`{unacceptable_type,${fieldTypeName(v.type)}}`);
   return v.value.toString('utf8');
 }
 
 function bool(v: FieldValue): boolean {
-  if (v.type !== 't') throw new ArgError(`{unacceptable_type,${FIELD_TYPE_ATOMS[v.type]}}`);
+  if (v.type !== 't') throw new ArgError(`{unacceptable_type,${fieldTypeName(v.type)}}`);
   return v.value;
 }
 

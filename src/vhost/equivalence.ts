@@ -1,13 +1,8 @@
 import { preconditionFailed } from '../errors.js';
-import { FIELD_TYPE_ATOMS, type FieldTable, type FieldType, type FieldValue } from '../frame/field-table.js';
+import { fieldTypeName, isIntegerType, type FieldTable, type FieldType, type FieldValue } from '../frame/field-table.js';
 
-/** RabbitMQ's name for a field type, as its reply texts print it ('signedint', 'longstr'...). */
-export function fieldTypeName(type: string): string {
-  return FIELD_TYPE_ATOMS[type as FieldType] ?? type;
-}
-
-function typeClass(type: string): string {
-  return 'bBsuIil'.includes(type) ? 'int' : 'fd'.includes(type) ? 'float' : type;
+function typeClass(type: FieldType): string {
+  return isIntegerType(type) ? 'int' : 'fd'.includes(type) ? 'float' : type;
 }
 
 function plain(v: FieldValue): string {

@@ -1,5 +1,5 @@
 import type { ExchangeType, Router } from '../exchange/exchange-type.js';
-import type { FieldTable } from '../frame/field-table.js';
+import { fieldString, type FieldTable } from '../frame/field-table.js';
 import type { Queue } from '../queue/queue.js';
 
 export type Destination = Queue | Exchange;
@@ -23,8 +23,7 @@ export class Exchange {
 
   /** The alternate-exchange argument, if any (RabbitMQ's "ae" doc page). */
   get alternateExchange(): string | undefined {
-    const ae = this.args['alternate-exchange'];
-    return ae && ae.type === 'S' ? ae.value.toString('utf8') : undefined;
+    return fieldString(this.args['alternate-exchange']);
   }
 }
 

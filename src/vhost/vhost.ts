@@ -3,7 +3,7 @@ import {
   accessRefused, ChannelError, commandInvalid, notFound, preconditionFailed, resourceLocked, resourceName,
 } from '../errors.js';
 import type { ExchangeTypeRegistry, RoutingInput } from '../exchange/exchange-type.js';
-import { encodeTable, type FieldTable } from '../frame/field-table.js';
+import { encodeTable, fieldString, fieldTypeName, type FieldTable } from '../frame/field-table.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../clock.js';
 import { deadLetterMessage, isDeadLetterCycle } from '../queue/dead-letter.js';
@@ -14,7 +14,7 @@ import type { Timer } from '../clock.js';
 import type { DelayedRecord } from '../store/metadata-store.js';
 import type { QueuedMessage } from '../queue/queued-message.js';
 import type { MetadataStore } from '../store/metadata-store.js';
-import { assertArgsEquivalent, assertFieldEquivalent, fieldTypeName } from './equivalence.js';
+import { assertArgsEquivalent, assertFieldEquivalent } from './equivalence.js';
 import { Exchange, isExchange, type Destination } from './exchange.js';
 
 export interface Binding {
@@ -453,8 +453,7 @@ export class VHost {
 }
 
 function queueTypeOf(args: FieldTable): string {
-  const t = args['x-queue-type'];
-  return t && t.type === 'S' ? t.value.toString('utf8') : 'classic';
+  return fieldString(args['x-queue-type']) ?? 'classic';
 }
 
 function addTo<K>(map: Map<K, Set<string>>, key: K, id: string): void {

@@ -1,55 +1,21 @@
 /**
- * Field values written the way amqplib (the client the recorded cases were sent with) encodes
- * plain JavaScript values in a field table (amqplib lib/codec.js encodeFieldValue): strings →
- * longstr 'S'; integers → the smallest of byte 'b', short 's', signedint 'I', long 'l'; other
- * numbers → double 'd'; booleans → 't'; null → void 'V'; Buffers → 'x'; arrays → 'A'; other
- * objects → table 'F'; {'!': type, value} picks the type.
+ * Field values as the broker receives them from amqplib (the client the recorded cases were sent
+ * with): fromJS makes amqplib's type choices (strings → longstr 'S'; integers → the smallest of
+ * byte 'b', short 's', signedint 'I', long 'l'; other numbers → double 'd'; booleans → 't'; null
+ * → void 'V'; Buffers → 'x'; arrays → 'A'; other objects → table 'F'; {'!': type, value} picks
+ * the type), and the value goes through the codec, so e.g. a 'float' is rounded to 32 bits.
  */
-import type { FieldTable, FieldValue } from '../../src/frame/field-table.js';
+import { decodeFieldValue, decodeTable, encodeTable, fieldValueSize, fromJS, tableFromJS, writeFieldValue, type FieldTable, type FieldValue } from '../../src/frame/field-table.js';
 
 export function fv(v: unknown): FieldValue {
-  if (v !== null && typeof v === 'object' && Object.prototype.hasOwnProperty.call(v, '!')) {
-    const { '!': t, value } = v as { '!': string; value: any };
-    switch (t) {
-      case 'long':
-        return { type: 'l', value: BigInt(value) };
-      case 'timestamp':
-        return { type: 'T', value };
-      case 'decimal':
-        return { type: 'D', value };
-      case 'int':
-        return { type: 'I', value };
-      case 'short':
-        return { type: 's', value };
-      case 'byte':
-        return { type: 'b', value };
-      case 'float':
-        return { type: 'f', value: Math.fround(value) }; // sent as 32 bits
-      case 'double':
-        return { type: 'd', value };
-      default:
-        throw new Error(`no such amqplib type ${t}`);
-    }
-  }
-  if (typeof v === 'number') {
-    if (!Number.isInteger(v)) return { type: 'd', value: v };
-    if (v >= -128 && v < 128) return { type: 'b', value: v };
-    if (v >= -0x8000 && v < 0x8000) return { type: 's', value: v };
-    if (v >= -0x80000000 && v < 0x80000000) return { type: 'I', value: v };
-    return { type: 'l', value: BigInt(v) };
-  }
-  if (typeof v === 'string') return { type: 'S', value: Buffer.from(v, 'utf8') };
-  if (typeof v === 'boolean') return { type: 't', value: v };
-  if (v === null) return { type: 'V', value: null };
-  if (Buffer.isBuffer(v)) return { type: 'x', value: v };
-  if (Array.isArray(v)) return { type: 'A', value: v.map(fv) };
-  return { type: 'F', value: ft(v as Record<string, unknown>) };
+  const value = fromJS(v);
+  const buf = Buffer.alloc(fieldValueSize(value));
+  writeFieldValue(buf, 0, value);
+  return decodeFieldValue(buf, 0).value;
 }
 
 export function ft(o: Record<string, unknown> | undefined): FieldTable {
-  const t: FieldTable = {};
-  if (o !== undefined) for (const [k, v] of Object.entries(o)) t[k] = fv(v);
-  return t;
+  return decodeTable(encodeTable(tableFromJS(o ?? {})), 0).table;
 }
 
 /** Shorthands for hand-written tables. */

@@ -2,7 +2,7 @@ import { accessRefused, ConnectionError, notFound, preconditionFailed, ReplyCode
 import type { BasicPublishArgs } from '../../frame/generated/methods.js';
 import { encodeMethodFrame } from '../../frame/generated/methods.js';
 import { decodeContentHeader, encodeContentHeaderPayload, type BasicProperties } from '../../frame/generated/properties.js';
-import { fieldTypeName } from '../../vhost/equivalence.js';
+import { fieldTypeName } from '../../frame/field-table.js';
 import { Consumer } from '../../queue/consumer.js';
 import { Message, senderSelectedRoutingKeys } from '../../queue/message.js';
 import { parseConsumerPriority, parseExpiration } from '../../queue/queue-arguments.js';
