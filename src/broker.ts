@@ -7,7 +7,7 @@ import { Connection } from './connection/connection.js';
 import type { BrokerContext } from './connection/context.js';
 import { ReplyToRegistry } from './connection/direct-reply-to.js';
 import { ReplyCode, replyText } from './errors.js';
-import { defaultExchangeTypes, type ExchangeTypeRegistry } from './exchange/exchange-type.js';
+import { defaultExchangeTypes, type ExchangeTypeRegistry } from './exchange/exchange-type-registry.js';
 import { decodeTable } from './frame/field-table.js';
 import { createLogger, type Logger } from './log.js';
 import { MemoryMonitor } from './memory-monitor.js';

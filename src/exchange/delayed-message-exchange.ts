@@ -1,6 +1,6 @@
 import { ConnectionError, preconditionFailed, ReplyCode } from '../errors.js';
 import { fieldInteger, type FieldTable } from '../frame/field-table.js';
-import type { ExchangeType, ExchangeTypeRegistry, Router } from './exchange-type.js';
+import type { ExchangeType, ExchangeTypeLookup, Router } from './exchange-type.js';
 
 /**
  * `x-delayed-message`, compatible with the community rabbitmq-delayed-message-exchange plugin:
@@ -10,7 +10,7 @@ import type { ExchangeType, ExchangeTypeRegistry, Router } from './exchange-type
 export class DelayedMessageExchange implements ExchangeType {
   readonly name = 'x-delayed-message';
 
-  constructor(private readonly registry: ExchangeTypeRegistry) {}
+  constructor(private readonly registry: ExchangeTypeLookup) {}
 
   private delegate(args: FieldTable): ExchangeType {
     const t = args['x-delayed-type'];

@@ -1,18 +1,13 @@
 /**
- * The exchange-type seam (DESIGN.md, convention 6): every exchange type registers here by name,
- * and the vhost layer asks the registry for it. Routing is pure — no I/O, no broker state.
+ * The exchange-type seam (DESIGN.md, convention 6): what an exchange type is. Every type
+ * registers by name in the registry (exchange-type-registry.ts), and the vhost layer looks it up
+ * there. Routing is pure — no I/O, no broker state.
  *
  * A Router holds the bindings of ONE exchange. Binding identity is RabbitMQ's: the triple
  * (destination, binding key, arguments), arguments compared structurally (see fieldTablesEqual).
  * D is whatever the vhost layer binds to — a queue object or an exchange object.
  */
 import type { FieldTable } from '../frame/field-table.js';
-import { ConsistentHashExchange } from './consistent-hash-exchange.js';
-import { DelayedMessageExchange } from './delayed-message-exchange.js';
-import { DirectExchange } from './direct-exchange.js';
-import { FanoutExchange } from './fanout-exchange.js';
-import { HeadersExchange } from './headers-exchange.js';
-import { TopicExchange } from './topic-exchange.js';
 
 export interface RoutingInput {
   /** The routing key of basic.publish. */
@@ -60,32 +55,7 @@ export interface ExchangeType {
   createRouter<D>(exchangeArgs: FieldTable): Router<D>;
 }
 
-/** Exchange types by name. No singleton: each broker/vhost owns one (DESIGN.md, convention 3). */
-export class ExchangeTypeRegistry {
-  private readonly types = new Map<string, ExchangeType>();
-
-  /** Registers (or replaces) the type under its name. */
-  register(t: ExchangeType): void {
-    this.types.set(t.name, t);
-  }
-
-  get(name: string): ExchangeType | undefined {
-    return this.types.get(name);
-  }
-
-  names(): string[] {
-    return [...this.types.keys()];
-  }
-}
-
-/** A new registry holding direct, fanout, topic, headers and x-consistent-hash. */
-export function defaultExchangeTypes(): ExchangeTypeRegistry {
-  const registry = new ExchangeTypeRegistry();
-  registry.register(new DirectExchange());
-  registry.register(new FanoutExchange());
-  registry.register(new TopicExchange());
-  registry.register(new HeadersExchange());
-  registry.register(new ConsistentHashExchange());
-  registry.register(new DelayedMessageExchange(registry));
-  return registry;
+/** Finding a type by name: what the vhost layer and x-delayed-message need of the registry. */
+export interface ExchangeTypeLookup {
+  get(name: string): ExchangeType | undefined;
 }

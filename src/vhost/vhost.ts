@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import {
   accessRefused, ChannelError, commandInvalid, notFound, preconditionFailed, resourceLocked, resourceName,
 } from '../errors.js';
-import type { ExchangeTypeRegistry, RoutingInput } from '../exchange/exchange-type.js';
+import type { ExchangeTypeLookup, RoutingInput } from '../exchange/exchange-type.js';
 import { encodeTable, fieldString, fieldTypeName, type FieldTable } from '../frame/field-table.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../clock.js';
@@ -63,7 +63,7 @@ const TRACE_EXCHANGE = 'amq.rabbitmq.trace';
 export interface VHostDeps {
   log: Logger;
   clock: Clock;
-  exchangeTypes: ExchangeTypeRegistry;
+  exchangeTypes: ExchangeTypeLookup;
   metadata: MetadataStore;
   queueDeps: Omit<QueueDeps, 'onAutoDelete' | 'deadLetter'>;
   nextMessageId: () => number;

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { ExchangeTypeRegistry, defaultExchangeTypes, type ExchangeType } from '../../src/exchange/exchange-type.js';
+import type { ExchangeType } from '../../src/exchange/exchange-type.js';
+import { ExchangeTypeRegistry, defaultExchangeTypes } from '../../src/exchange/exchange-type-registry.js';
 
 // DESIGN.md convention 6 (exchange types register in a table keyed by type name) and
 // convention 3 (no singletons). Type names as RabbitMQ registers them (rabbit_registry boot steps
