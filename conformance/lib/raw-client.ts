@@ -1,10 +1,11 @@
 /**
  * A bare AMQP 0-9-1 peer for the cases a client library hides: handshake details, garbage,
  * broken frames, frames on unopened channels, exact wire types of headers, nowait methods.
+ * The conformance suite and Warren's own tests (test/integration) share it.
  *
  * It reuses Warren's frame codec (src/frame) read-only: the codec is a pure function of bytes,
  * so using it does not make the suite any less black-box — the broker under test is only ever
- * reached through a socket.
+ * reached through a socket. It depends on nothing under test/.
  */
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { F, type FieldTable } from '../../src/frame/field-table.js';
@@ -272,6 +273,13 @@ export class RawClient {
       if (this.closed || Date.now() >= deadline) return pred() || undefined;
       await this.sleepUntilInput(deadline - Date.now());
     }
+  }
+
+  /** Like until, but throws, naming `what` and what did arrive, when the socket closes or time runs out first. */
+  async waitFor<T>(pred: () => T | undefined | false, what: string, timeoutMs = 3000): Promise<T> {
+    const v = await this.until(pred, timeoutMs);
+    if (!v) throw new Error(`${this.closed ? 'socket closed' : 'timed out'} waiting for ${what}; got ${this.describe()}`);
+    return v;
   }
 
   async waitClosed(timeoutMs = 3000): Promise<boolean> {

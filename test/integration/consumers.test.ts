@@ -3,7 +3,7 @@ import { FakeClock } from '../../src/clock.js';
 import { channel, closedWith, confirmChannel, connect, type Channel, type ConsumeMessage } from '../support/amqp.js';
 import { collect, useBroker } from '../support/broker.js';
 import { useSession } from '../support/session.js';
-import { RawClient } from '../support/raw-client.js';
+import { RawClient } from '../../conformance/lib/raw-client.js';
 
 /**
  * Consumers (issue 4): consume/cancel rules, server-initiated cancel, redelivery order and the
@@ -43,18 +43,17 @@ describe('consumers (RabbitMQ consumers guide)', () => {
         const q1 = uniq('dup-tag');
         const q2 = sameQueue ? q1 : uniq('dup-tag-other');
         declareRaw(c, q1);
-        await c.expectMethod('queue.declare-ok');
+        await c.expect('queue.declare-ok');
         if (!sameQueue) {
           declareRaw(c, q2);
-          await c.expectMethod('queue.declare-ok');
+          await c.expect('queue.declare-ok');
         }
         consumeRaw(c, q1, 'dup');
-        await c.expectMethod('basic.consume-ok');
+        await c.expect('basic.consume-ok');
         consumeRaw(c, q2, 'dup');
-        const close = await c.expectMethod('connection.close');
-        expect(close.args).to.deep.equal({ replyCode: 530, replyText: "NOT_ALLOWED - attempt to reuse consumer tag 'dup'", classId: 60, methodId: 20 });
-        c.method(0, 'connection.close-ok', {});
-        await c.waitClosed();
+        const close = await c.expect('connection.close');
+        expect(close).to.deep.equal({ replyCode: 530, replyText: "NOT_ALLOWED - attempt to reuse consumer tag 'dup'", classId: 60, methodId: 20 });
+        expect(await c.waitClosed(), 'socket closed').to.equal(true);
       }
     });
 
@@ -71,10 +70,9 @@ describe('consumers (RabbitMQ consumers guide)', () => {
       const c = await openRaw();
       await c.openChannel(1);
       c.method(1, 'basic.qos', { prefetchSize: 1, prefetchCount: 0, global: false });
-      const close = await c.expectMethod('connection.close');
-      expect(close.args).to.deep.equal({ replyCode: 540, replyText: 'NOT_IMPLEMENTED - prefetch_size!=0 (1)', classId: 60, methodId: 10 });
-      c.method(0, 'connection.close-ok', {});
-      await c.waitClosed();
+      const close = await c.expect('connection.close');
+      expect(close).to.deep.equal({ replyCode: 540, replyText: 'NOT_IMPLEMENTED - prefetch_size!=0 (1)', classId: 60, methodId: 10 });
+      expect(await c.waitClosed(), 'socket closed').to.equal(true);
     });
 
     it('cancelling an unknown consumer tag answers cancel-ok', async () => {
@@ -89,17 +87,17 @@ describe('consumers (RabbitMQ consumers guide)', () => {
       await c.openChannel(2);
       const q = uniq('cancel-notify');
       declareRaw(c, q);
-      await c.expectMethod('queue.declare-ok');
+      await c.expect('queue.declare-ok');
       consumeRaw(c, q, 'ctag1');
-      await c.expectMethod('basic.consume-ok');
+      await c.expect('basic.consume-ok');
       c.method(2, 'queue.delete', { reserved1: 0, queue: q, ifUnused: false, ifEmpty: false, noWait: false });
-      await c.until(() => c.frames.some((f) => f.method?.name === 'queue.delete-ok') && c.frames.some((f) => f.method?.name === 'basic.cancel'), 'delete-ok and basic.cancel');
+      await c.waitFor(() => c.frames.some((f) => f.method?.name === 'queue.delete-ok') && c.frames.some((f) => f.method?.name === 'basic.cancel'), 'delete-ok and basic.cancel');
       const cancel = c.frames.find((f) => f.method?.name === 'basic.cancel')!;
       expect(cancel.channel).to.equal(1);
       expect(cancel.method!.args).to.deep.equal({ consumerTag: 'ctag1', noWait: true });
       declareRaw(c, q);
-      await c.expectMethod('queue.declare-ok');
-      c.close();
+      await c.expect('queue.declare-ok');
+      c.destroy();
     });
 
     it('amqplib sees the server cancel as a null message', async () => {
@@ -139,9 +137,9 @@ describe('consumers (RabbitMQ consumers guide)', () => {
       const c = await openRaw();
       await c.openChannel(1);
       c.method(1, 'basic.qos', { prefetchSize: 0, prefetchCount: 2, global: false });
-      await c.expectMethod('basic.qos-ok');
+      await c.expect('basic.qos-ok');
       consumeRaw(c, q, 'doomed', false);
-      await c.until(() => c.frames.filter((f) => f.method?.name === 'basic.deliver').length === 2, 'two deliveries');
+      await c.waitFor(() => c.frames.filter((f) => f.method?.name === 'basic.deliver').length === 2, 'two deliveries');
       c.socket.destroy();
       const again = collect<[string, boolean]>(3);
       // Wait for the broker to notice the dropped socket: the queue loses its consumer.
@@ -183,12 +181,12 @@ describe('consumers (RabbitMQ consumers guide)', () => {
       const c = await openRaw();
       await c.openChannel(1);
       consumeRaw(c, q, 'first', false);
-      await c.expectMethod('basic.consume-ok');
+      await c.expect('basic.consume-ok');
       const got = collect<[string, boolean]>(2);
       await ch.consume(q, (m) => { if (m) got.push([m.content.toString(), m.fields.redelivered]); }, { noAck: true });
       ch.sendToQueue(q, Buffer.from('x'));
       ch.sendToQueue(q, Buffer.from('y'));
-      await c.until(() => c.frames.filter((f) => f.method?.name === 'basic.deliver').length === 2, 'both to the active consumer');
+      await c.waitFor(() => c.frames.filter((f) => f.method?.name === 'basic.deliver').length === 2, 'both to the active consumer');
       c.socket.destroy();
       expect(await got.done).to.deep.equal([['x', true], ['y', true]]);
       await ch.deleteQueue(q);

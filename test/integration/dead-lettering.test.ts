@@ -78,14 +78,14 @@ describe('dead-lettering (RabbitMQ dlx guide)', () => {
       await c.openChannel(1);
       c.publish(1, '', src, Buffer.from('m'), { headers: { z: F.str('last'), a: F.str('first') } });
       c.method(1, 'queue.declare', { reserved1: 0, queue: src, passive: true, durable: false, exclusive: false, autoDelete: false, noWait: false, arguments: {} });
-      await c.expectMethod('queue.declare-ok');
+      await c.expect('queue.declare-ok');
       clock.advance(10);
       const before = c.frames.length;
       c.method(1, 'basic.get', { reserved1: 0, queue: dst, noAck: true });
-      await c.expectMethod('basic.get-ok');
-      const header = await c.until(() => c.frames.slice(before).find((f) => f.type === 2), 'content header');
+      await c.expect('basic.get-ok');
+      const header = await c.waitFor(() => c.frames.slice(before).find((f) => f.type === 2), 'content header');
       const headers = decodeContentHeader(header.payload).properties.headers as FieldTable;
-      c.close();
+      c.destroy();
       expect(Object.keys(headers)).to.deep.equal(['a', 'x-death', 'x-first-death-exchange', 'x-first-death-queue', 'x-first-death-reason', 'z']);
       const list = headers['x-death'] as Extract<FieldValue, { type: 'A' }>;
       expect(list.type).to.equal('A');

@@ -7,7 +7,7 @@ import { encodeContentHeaderFrame } from '../../src/frame/generated/properties.j
 import { channel, confirmChannel, connect } from '../support/amqp.js';
 import { useBroker } from '../support/broker.js';
 import { sampleArgs } from '../support/random-methods.js';
-import { RawClient } from '../support/raw-client.js';
+import { RawClient } from '../../conformance/lib/raw-client.js';
 import { int, rng, type Rng } from '../frame/helpers.js';
 
 const METHOD_SPECS = loadSpec(readFileSync('spec/amqp0-9-1.stripped.extended.xml', 'utf8')).flatMap((c) => c.methods);
@@ -44,12 +44,12 @@ describe('fuzzing with random well-framed input', () => {
 
     const r = rng(20261123);
     for (let peer = 0; peer < 30; peer++) {
-      const c = await RawClient.open(broker.port);
+      const c = await RawClient.open(broker.url);
       for (let k = 1; k <= 3; k++) c.method(k, 'channel.open', { reserved1: '' });
       for (let i = 0; i < 300 && !c.closed; i++) c.write(randomFrame(r));
       // Each peer ends up closed by the broker (or we drop it); either way the broker lives on.
-      await c.until(() => c.closed || c.frames.some((f) => f.method?.name === 'connection.close') || undefined, 'close', 2000).catch(() => undefined);
-      c.close();
+      await c.until(() => c.closed || c.frames.some((f) => f.method?.name === 'connection.close'), 2000);
+      c.destroy();
     }
 
     const conn = await connect(broker.url);

@@ -5,7 +5,7 @@ import type { Method } from '../../src/frame/generated/methods.js';
 import { channel, closedWith, confirmChannel, type Channel, type ConfirmChannel } from '../support/amqp.js';
 import { useBroker } from '../support/broker.js';
 import { drainBodies as drain, useSession } from '../support/session.js';
-import { RawClient } from '../support/raw-client.js';
+import { RawClient } from '../../conformance/lib/raw-client.js';
 
 /**
  * Queue semantics (issue 4): argument validation, message TTL and per-message expiration,
@@ -444,20 +444,20 @@ describe('queue semantics', () => {
       await c.openChannel(1);
       const q = uniq('reject-raw');
       c.method(1, 'queue.declare', { reserved1: 0, queue: q, passive: false, durable: false, exclusive: true, autoDelete: false, noWait: false, arguments: { 'x-max-length': F.int64(2), 'x-overflow': F.str('reject-publish') } });
-      await c.expectMethod('queue.declare-ok');
+      await c.expect('queue.declare-ok');
       c.method(1, 'confirm.select', { nowait: false });
-      await c.expectMethod('confirm.select-ok');
+      await c.expect('confirm.select-ok');
       for (const b of ['a', 'b', 'c', 'd']) c.publish(1, '', q, Buffer.from(b));
       c.method(1, 'queue.declare', { reserved1: 0, queue: q, passive: true, durable: false, exclusive: false, autoDelete: false, noWait: false, arguments: {} });
-      await c.expectMethod('queue.declare-ok');
+      await c.expect('queue.declare-ok');
       const confirms = () => c.frames.map((f) => f.method).filter((m): m is Method => m?.name === 'basic.ack' || m?.name === 'basic.nack');
-      await c.until(() => {
+      await c.waitFor(() => {
         const acked = confirms().filter((m) => m.name === 'basic.ack').reduce((max, m) => Math.max(max, Number((m.args as { deliveryTag: number }).deliveryTag)), 0);
         return acked >= 2 && confirms().filter((m) => m.name === 'basic.nack').length === 2;
       }, 'acks for 1-2 and nacks for 3-4');
       const nacks = confirms().filter((m) => m.name === 'basic.nack').map((m) => m.args);
       expect(nacks).to.deep.equal([{ deliveryTag: 3, multiple: false, requeue: true }, { deliveryTag: 4, multiple: false, requeue: true }]);
-      c.close();
+      c.destroy();
     });
 
     it('reject-publish without confirms drops the new message silently', async () => {
@@ -657,12 +657,12 @@ describe('transactions tx.* (spec 1.9; RabbitMQ semantics guide) — feature in 
   /** Raw peers opened by a test; destroyed after it even when an assertion fails. */
   const raws: RawClient[] = [];
   async function openRaw(): Promise<RawClient> {
-    const c = await RawClient.open(broker.port);
+    const c = await RawClient.open(broker.url);
     raws.push(c);
     return c;
   }
   afterEach(() => {
-    for (const c of raws.splice(0)) c.close();
+    for (const c of raws.splice(0)) c.destroy();
   });
 
   function declare(c: RawClient, queue: string, passive = false): void {
@@ -680,22 +680,22 @@ describe('transactions tx.* (spec 1.9; RabbitMQ semantics guide) — feature in 
     await c.openChannel(2);
     const q = 'tx-publish-q';
     declare(c, q);
-    await c.expectMethod('queue.declare-ok');
+    await c.expect('queue.declare-ok');
     c.method(1, 'tx.select', {});
-    await c.expectMethod('tx.select-ok');
+    await c.expect('tx.select-ok');
     c.publish(1, '', q, Buffer.from('a'));
     c.method(2, 'queue.declare', { reserved1: 0, queue: q, passive: true, durable: false, exclusive: false, autoDelete: false, noWait: false, arguments: {} });
-    expect((await c.expectMethod('queue.declare-ok')).args.messageCount).to.equal(0);
+    expect((await c.expect('queue.declare-ok')).messageCount).to.equal(0);
     c.method(1, 'tx.rollback', {});
-    await c.expectMethod('tx.rollback-ok');
+    await c.expect('tx.rollback-ok');
     c.publish(1, '', q, Buffer.from('b'));
     c.method(1, 'tx.commit', {});
-    await c.expectMethod('tx.commit-ok');
+    await c.expect('tx.commit-ok');
     c.method(2, 'queue.declare', { reserved1: 0, queue: q, passive: true, durable: false, exclusive: false, autoDelete: false, noWait: false, arguments: {} });
-    expect((await c.expectMethod('queue.declare-ok')).args.messageCount).to.equal(1);
+    expect((await c.expect('queue.declare-ok')).messageCount).to.equal(1);
     c.method(1, 'queue.delete', { reserved1: 0, queue: q, ifUnused: false, ifEmpty: false, noWait: false });
-    await c.expectMethod('queue.delete-ok');
-    c.close();
+    await c.expect('queue.delete-ok');
+    c.destroy();
   });
 
   it('an ack inside a transaction that is rolled back leaves the message unacknowledged', async () => {
@@ -703,22 +703,22 @@ describe('transactions tx.* (spec 1.9; RabbitMQ semantics guide) — feature in 
     await c.openChannel(1);
     const q = 'tx-ack-q';
     declare(c, q);
-    await c.expectMethod('queue.declare-ok');
+    await c.expect('queue.declare-ok');
     c.publish(1, '', q, Buffer.from('m'));
     c.method(1, 'tx.select', {});
-    await c.expectMethod('tx.select-ok');
+    await c.expect('tx.select-ok');
     c.method(1, 'basic.get', { reserved1: 0, queue: q, noAck: false });
-    const got = await c.expectMethod('basic.get-ok');
-    c.method(1, 'basic.ack', { deliveryTag: got.args.deliveryTag, multiple: false });
+    const got = await c.expect('basic.get-ok');
+    c.method(1, 'basic.ack', { deliveryTag: got.deliveryTag, multiple: false });
     c.method(1, 'tx.rollback', {});
-    await c.expectMethod('tx.rollback-ok');
+    await c.expect('tx.rollback-ok');
     c.method(1, 'basic.recover', { requeue: true });
-    await c.expectMethod('basic.recover-ok');
+    await c.expect('basic.recover-ok');
     declare(c, q, true);
-    expect((await c.expectMethod('queue.declare-ok')).args.messageCount).to.equal(1);
+    expect((await c.expect('queue.declare-ok')).messageCount).to.equal(1);
     c.method(1, 'queue.delete', { reserved1: 0, queue: q, ifUnused: false, ifEmpty: false, noWait: false });
-    await c.expectMethod('queue.delete-ok');
-    c.close();
+    await c.expect('queue.delete-ok');
+    c.destroy();
   });
 
   it('tx.commit / tx.rollback on a non-transactional channel is 406 "channel is not transactional"', async () => {
@@ -726,9 +726,9 @@ describe('transactions tx.* (spec 1.9; RabbitMQ semantics guide) — feature in 
       const c = await openRaw();
       await c.openChannel(1);
       c.method(1, method, {});
-      const close = await c.expectMethod('channel.close');
-      expect(close.args).to.deep.equal({ replyCode: 406, replyText: 'PRECONDITION_FAILED - channel is not transactional', classId: 90, methodId });
-      c.close();
+      const close = await c.expect('channel.close');
+      expect(close).to.deep.equal({ replyCode: 406, replyText: 'PRECONDITION_FAILED - channel is not transactional', classId: 90, methodId });
+      c.destroy();
     }
   });
 
@@ -738,22 +738,22 @@ describe('transactions tx.* (spec 1.9; RabbitMQ semantics guide) — feature in 
     let from = c.frames.length;
     c.method(1, 'tx.select', {});
     c.method(1, 'confirm.select', { nowait: false });
-    await c.expectMethod('channel.close');
+    await c.expect('channel.close');
     expect(methodsSince(c, from)).to.deep.equal([
       'tx.select-ok',
       { 'channel.close': { replyCode: 406, replyText: 'PRECONDITION_FAILED - cannot switch from tx to confirm mode', classId: 85, methodId: 10 } },
     ]);
-    c.close();
+    c.destroy();
     c = await openRaw();
     await c.openChannel(1);
     from = c.frames.length;
     c.method(1, 'confirm.select', { nowait: false });
     c.method(1, 'tx.select', {});
-    await c.expectMethod('channel.close');
+    await c.expect('channel.close');
     expect(methodsSince(c, from)).to.deep.equal([
       'confirm.select-ok',
       { 'channel.close': { replyCode: 406, replyText: 'PRECONDITION_FAILED - cannot switch from confirm to tx mode', classId: 90, methodId: 10 } },
     ]);
-    c.close();
+    c.destroy();
   });
 });

@@ -160,10 +160,9 @@ describe('routing (exchanges and bindings)', () => {
       c.method(1, 'exchange.declare', {
         reserved1: 0, exchange: uniq('unknown-type'), type: 'no-such-type', passive: false, durable: false, autoDelete: false, internal: false, noWait: false, arguments: {},
       });
-      const close = await c.expectMethod('connection.close');
-      expect(close.args).to.deep.equal({ replyCode: 503, replyText: "COMMAND_INVALID - unknown exchange type 'no-such-type'", classId: 40, methodId: 10 });
-      c.method(0, 'connection.close-ok', {});
-      await c.waitClosed();
+      const close = await c.expect('connection.close');
+      expect(close).to.deep.equal({ replyCode: 503, replyText: "COMMAND_INVALID - unknown exchange type 'no-such-type'", classId: 40, methodId: 10 });
+      expect(await c.waitClosed(), 'socket closed').to.equal(true);
     });
 
     it('a passive declare ignores the type field', async () => {
@@ -172,8 +171,8 @@ describe('routing (exchanges and bindings)', () => {
       c.method(1, 'exchange.declare', {
         reserved1: 0, exchange: 'amq.direct', type: 'no-such-type', passive: true, durable: false, autoDelete: false, internal: false, noWait: false, arguments: {},
       });
-      await c.expectMethod('exchange.declare-ok');
-      c.close();
+      await c.expect('exchange.declare-ok');
+      c.destroy();
     });
   });
 

@@ -1,5 +1,5 @@
 import { connect, type Channel, type ChannelModel } from './amqp.js';
-import { RawClient } from './raw-client.js';
+import { RawClient } from '../../conformance/lib/raw-client.js';
 
 /** Per-test clients for a describe block that shares one broker. */
 export class Session {
@@ -15,7 +15,7 @@ export class Session {
 
   /** A raw peer, destroyed after the test even when an assertion fails. */
   readonly openRaw = async (): Promise<RawClient> => {
-    const c = await RawClient.open(this.broker.port);
+    const c = await RawClient.open(this.broker.url);
     this.raws.push(c);
     return c;
   };
@@ -25,7 +25,7 @@ export class Session {
   }
 
   async close(): Promise<void> {
-    for (const c of this.raws.splice(0)) c.close();
+    for (const c of this.raws.splice(0)) c.destroy();
     await this.conn.close().catch(() => {});
   }
 }
