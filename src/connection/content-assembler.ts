@@ -12,10 +12,18 @@ export interface Content {
   body: Buffer;
 }
 
+/** The smallest body buffer allocated for a body that arrives in several frames. */
+const MIN_CAPACITY = 4096;
+
 /**
  * One channel's content assembly (rabbit_command_assembler): a content-bearing method, then a
  * content header, then body frames up to the size the header announced. The frames arrive one
  * by one; header() and body() return the content once it is complete.
+ *
+ * A body that arrives in one frame is passed on as that frame (zero-copy). A body in several
+ * frames is copied into one buffer that grows by doubling, up to the announced size but never
+ * beyond twice what has arrived: memory stays within a small factor of the bytes received,
+ * however small the frames (no Buffer is kept per frame) and whatever size the header announced.
  */
 export class ContentAssembler {
   private classId = 0;
@@ -25,13 +33,19 @@ export class ContentAssembler {
   private header: Buffer | null = null;
   private bodySize = 0;
   private received = 0;
-  private chunks: Buffer[] = [];
+  /** The body so far when it takes more than one frame; received bytes are filled. */
+  private buffer: Buffer | null = null;
 
   constructor(private readonly maxMessageSize: number) {}
 
   /** A content method was seen: its header and body frames are expected next. */
   get pending(): boolean {
     return this.started;
+  }
+
+  /** Bytes of body held while the content is incomplete. */
+  get bufferedBytes(): number {
+    return this.buffer ? this.buffer.length : 0;
   }
 
   /** A content method arrived; args is undefined when the content will be refused once whole. */
@@ -50,7 +64,7 @@ export class ContentAssembler {
     this.header = null;
     this.bodySize = 0;
     this.received = 0;
-    this.chunks = [];
+    this.buffer = null;
   }
 
   /** rabbit_command_assembler's 505 for a frame that does not continue the pending content. */
@@ -92,10 +106,28 @@ export class ContentAssembler {
     const received = this.received + payload.length;
     // More body than the header announced: RabbitMQ 3.10 answers as for any stray frame.
     if (received > this.bodySize) throw this.unexpectedFrame();
+    if (received === this.bodySize && this.buffer === null) return this.complete(payload);
+    if (payload.length > 0) {
+      const buffer = this.reserve(received);
+      payload.copy(buffer, this.received);
+    }
     this.received = received;
-    if (received === this.bodySize && this.chunks.length === 0) return this.complete(payload);
-    this.chunks.push(payload);
-    return received === this.bodySize ? this.complete(Buffer.concat(this.chunks, received)) : undefined;
+    return received === this.bodySize ? this.complete(this.buffer as Buffer) : undefined;
+  }
+
+  /**
+   * The body buffer, grown to hold `needed` bytes: doubled (at least MIN_CAPACITY), capped at
+   * the announced size, so it is exactly bodySize long once the last frame fits.
+   */
+  private reserve(needed: number): Buffer {
+    const old = this.buffer;
+    if (old && old.length >= needed) return old;
+    const capacity = Math.min(this.bodySize, Math.max(needed, 2 * (old?.length ?? 0), MIN_CAPACITY));
+    // Its own memory (not a slice of the shared pool), so the finished body pins nothing else.
+    const grown = Buffer.allocUnsafeSlow(capacity);
+    if (old) old.copy(grown, 0, 0, this.received);
+    this.buffer = grown;
+    return grown;
   }
 
   private complete(body: Buffer): Content {

@@ -101,7 +101,60 @@ describe('ContentAssembler: method → header → body (rabbit_command_assembler
       kind: 'channel', replyCode: 406, replyText: 'PRECONDITION_FAILED - message size 1001 is larger than configured max size 1000', classId: 60, methodId: 40,
     });
     expect(a.pending).to.equal(false);
+    expect(a.bufferedBytes).to.equal(0);
     const b = started(1000);
     expect(b.onHeader(header(1000))).to.equal(undefined);
+  });
+});
+
+describe('ContentAssembler memory (issue 10: one Buffer per body frame)', () => {
+  /**
+   * Sends body as frames of frameSize bytes, each a view into one reused "socket chunk" that is
+   * overwritten after every frame, as a FrameReader's input would be if its chunks were recycled.
+   * A frame the assembler kept by reference would come out corrupted.
+   */
+  function sendInFrames(a: ContentAssembler, body: Buffer, frameSize: number, check: (received: number) => void): Buffer | undefined {
+    const chunk = Buffer.alloc(64 * 1024);
+    let result: Buffer | undefined;
+    for (let off = 0; off < body.length; off += frameSize) {
+      const n = Math.min(frameSize, body.length - off);
+      body.copy(chunk, 100, off, off + n);
+      const c = a.onBody(chunk.subarray(100, 100 + n));
+      chunk.fill(0xee, 100, 100 + n);
+      if (c) result = c.body;
+      check(off + n);
+    }
+    return result;
+  }
+
+  for (const frameSize of [1, 7, 1000]) {
+    it(`holds a 1 MiB body sent in ${frameSize}-byte frames in at most twice its bytes so far, keeping no frame`, () => {
+      const body = Buffer.alloc(MiB);
+      for (let i = 0; i < body.length; i++) body[i] = (i * 31 + (i >> 8)) & 0xff;
+      const a = started();
+      a.onHeader(header(body.length));
+      let most = 0;
+      const result = sendInFrames(a, body, frameSize, (received) => {
+        if (received === body.length) return;
+        const held = a.bufferedBytes;
+        most = Math.max(most, held);
+        if (held > 2 * received + 4096) expect.fail(`${held} bytes held after ${received} received`);
+      });
+      expect(result && result.equals(body), 'assembled body').to.equal(true);
+      expect(most, 'bytes held just before the end').to.be.at.least(MiB / 2);
+      // Its own memory of exactly the body's size: it pins nothing else and needs no compaction.
+      expect(result!.buffer.byteLength).to.equal(MiB);
+      expect(a.bufferedBytes).to.equal(0);
+    });
+  }
+
+  it('does not allocate the announced size for a 128 MiB header followed by a few bytes', () => {
+    const a = started();
+    a.onHeader(header(128 * MiB));
+    for (let i = 0; i < 10; i++) a.onBody(Buffer.from([i]));
+    expect(a.bufferedBytes).to.be.at.most(4096);
+    a.reset();
+    expect(a.bufferedBytes).to.equal(0);
+    expect(a.pending).to.equal(false);
   });
 });
