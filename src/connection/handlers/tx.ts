@@ -11,7 +11,8 @@ export const txHandlers: ChannelHandlers = {
   'tx.commit': (ch) => {
     if (!ch.txMode) throw preconditionFailed('channel is not transactional');
     // Publishes first (returns go out now), then acknowledgements; commit-ok once persistent
-    // messages of the transaction are on disk.
+    // messages of the transaction are on disk. If a publish fails the acks stay uncommitted,
+    // and the channel's close requeues their messages.
     const durable = ch.publisher.commit();
     ch.commitAcks();
     if (durable) ch.conn.broker.commits.whenDurable(() => ch.send('tx.commit-ok', {}));
