@@ -1,19 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import type { Timer } from '../clock.js';
-import { AmqpError, ChannelError, ConnectionError, notFound, preconditionFailed, ReplyCode } from '../errors.js';
-import { encodeBasicDeliver, encodeBasicAck, encodeBasicNack } from '../frame/fast.js';
-import {
-  encodeMethodFrame, METHODS, type BasicPublishArgs, type Method, type MethodArgsInput, type MethodName,
-} from '../frame/generated/methods.js';
+import { ChannelError, notFound, preconditionFailed, ReplyCode, type AmqpError } from '../errors.js';
+import { encodeBasicDeliver } from '../frame/fast.js';
+import { encodeMethodFrame, type MethodArgsInput, type MethodName } from '../frame/generated/methods.js';
 import { F } from '../frame/field-table.js';
-import { encodeContentHeaderPayload, readBodySize } from '../frame/generated/properties.js';
+import { encodeContentHeaderPayload } from '../frame/generated/properties.js';
 import type { Consumer, ConsumerHost } from '../queue/consumer.js';
 import type { Queue } from '../queue/queue.js';
 import type { QueuedMessage } from '../queue/queued-message.js';
 import type { Connection } from './connection.js';
+import { ContentAssembler } from './content-assembler.js';
 import { cancelReplyTo, type ReplyConsumer } from './direct-reply-to.js';
-import { checkPublishable, publishContent } from './handlers/basic.js';
-import { channelHandlers } from './handlers/index.js';
+import { Publisher } from './publisher.js';
 
 /** A message delivered on this channel and not yet acknowledged. */
 export interface Delivery {
@@ -26,33 +24,24 @@ export interface Delivery {
   at: number;
 }
 
-interface PendingContent {
-  /** The content-bearing method the header and body belong to. */
-  classId: number;
-  methodId: number;
-  /** basic.publish's arguments; undefined for a content method clients may not send. */
-  args: BasicPublishArgs | undefined;
-  header: Buffer | null;
-  bodySize: number;
-  received: number;
-  chunks: Buffer[];
-}
-
 /**
- * One AMQP channel: content assembly (method → header → body), consumers and their unacked
- * deliveries, prefetch limits, and publisher-confirm bookkeeping.
+ * One AMQP channel: consumers and their unacked deliveries, prefetch limits, acknowledgements
+ * (held in a transaction until tx.commit), the delivery-acknowledgement timeout and closing.
+ * Its input is dispatched by dispatch.ts; content assembly and publishing are the channel's
+ * ContentAssembler and Publisher.
  */
 export class Channel implements ConsumerHost {
   /** channel.open has been handled. */
   opened = false;
   /** tx.select was seen: publishes and acknowledgements wait for tx.commit. */
   txMode = false;
-  private txPublishes: Array<{ args: BasicPublishArgs; header: Buffer; body: Buffer }> = [];
   private txAcks: Array<{ requeue: boolean | 'ack'; deliveries: Delivery[] }> = [];
   /** Set once the server sent channel.close; everything but close/close-ok is ignored. */
   closing = false;
   private released = false;
-  private content: PendingContent | null = null;
+  /** Method → header → body of the publish in progress. */
+  readonly assembler: ContentAssembler;
+  readonly publisher: Publisher;
 
   readonly consumers = new Map<string, Consumer>();
   /** Unacked deliveries by tag; Map order is tag order. */
@@ -69,21 +58,13 @@ export class Channel implements ConsumerHost {
   /** The last queue this channel declared; '' in later methods means this one. */
   lastQueueName: string | null = null;
 
-  // publisher confirms
-  confirmMode = false;
-  private publishSeq = 0;
-  /** Seqs waiting for a store commit, in order. */
-  private awaitingDisk: number[] = [];
-  private awaitingDiskHead = 0;
-  private readyAcks: number[] = [];
-  private readyNacks: number[] = [];
-  private confirmFlushScheduled = false;
-  private diskBatch: { generation: number; upTo: number } | null = null;
-
   constructor(
     readonly id: number,
     readonly conn: Connection,
-  ) {}
+  ) {
+    this.assembler = new ContentAssembler(conn.broker.config.maxMessageSize);
+    this.publisher = new Publisher(id, conn, this);
+  }
 
   get vhost() {
     return this.conn.vhost!;
@@ -91,191 +72,6 @@ export class Channel implements ConsumerHost {
 
   send<N extends MethodName>(name: N, args: MethodArgsInput<N>): void {
     this.conn.send(this.id, name, args);
-  }
-
-  // ---- input --------------------------------------------------------------------------------
-
-  onMethod(method: Method): void {
-    if (this.closing) {
-      // After our channel.close only close-ok (or a crossing close) matters (rabbit_channel).
-      if (method.name === 'channel.close-ok') this.finishClose();
-      else if (method.name === 'channel.close') this.send('channel.close-ok', {});
-      return;
-    }
-    if (this.content) throw this.unexpectedDuringContent();
-    const handler = channelHandlers[method.name] as ((ch: Channel, args: unknown) => void) | undefined;
-    if (!handler) {
-      if (METHODS[method.name].hasContent) {
-        // rabbit_command_assembler collects the content of any content method before the
-        // channel finds it has no use for it.
-        this.content = { classId: method.classId, methodId: method.methodId, args: undefined, header: null, bodySize: 0, received: 0, chunks: [] };
-        return;
-      }
-      throw new ConnectionError(ReplyCode.COMMAND_INVALID, 'unimplemented method').at(method.classId, method.methodId);
-    }
-    try {
-      handler(this, method.args);
-    } catch (err) {
-      if (err instanceof AmqpError) err.at(method.classId, method.methodId);
-      throw err;
-    }
-  }
-
-  /** basic.publish arrived: its content header and body frames follow. */
-  startContent(args: BasicPublishArgs): void {
-    this.content = { classId: 60, methodId: 40, args, header: null, bodySize: 0, received: 0, chunks: [] };
-  }
-
-  /** rabbit_command_assembler's 505 for a frame that does not continue the pending content. */
-  private unexpectedDuringContent(): ConnectionError {
-    const c = this.content as PendingContent;
-    const text = c.header
-      ? 'expected content body, got non content body frame instead'
-      : `expected content header for class ${c.classId}, got non content header frame instead`;
-    return new ConnectionError(ReplyCode.UNEXPECTED_FRAME, text).at(c.classId, c.methodId);
-  }
-
-  onHeader(payload: Buffer): void {
-    if (this.closing) return;
-    const c = this.content;
-    if (!c) throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, 'expected method frame, got non method frame instead');
-    if (c.header) throw this.unexpectedDuringContent();
-    const classId = payload.readUInt16BE(0);
-    const weight = payload.readUInt16BE(2);
-    // rabbit_command_assembler: a non-zero weight is not a content header at all.
-    if (weight !== 0) throw this.unexpectedDuringContent();
-    if (classId !== c.classId) {
-      throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, `expected content header for class ${c.classId}, got one for class ${classId} instead`).at(c.classId, c.methodId);
-    }
-    c.header = payload;
-    c.bodySize = readBodySize(payload);
-    const max = this.conn.broker.config.maxMessageSize;
-    if (c.bodySize > max) {
-      // rabbit_channel:check_msg_size, checked as soon as the size is known so an oversized
-      // body is never buffered; its frames then arrive on a closing channel and are dropped.
-      this.content = null;
-      throw preconditionFailed(`message size ${c.bodySize} is larger than configured max size ${max}`).at(c.classId, c.methodId);
-    }
-    if (c.bodySize === 0) this.completeContent(Buffer.alloc(0));
-  }
-
-  onBody(payload: Buffer): void {
-    if (this.closing) return;
-    const c = this.content;
-    if (!c) throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, 'expected method frame, got non method frame instead');
-    if (!c.header) throw this.unexpectedDuringContent();
-    c.received += payload.length;
-    // More body than the header announced: RabbitMQ 3.10 answers as for any stray frame.
-    if (c.received > c.bodySize) throw this.unexpectedDuringContent();
-    if (c.received === c.bodySize && c.chunks.length === 0) {
-      this.completeContent(payload);
-      return;
-    }
-    c.chunks.push(payload);
-    if (c.received === c.bodySize) this.completeContent(Buffer.concat(c.chunks, c.bodySize));
-  }
-
-  private completeContent(body: Buffer): void {
-    const c = this.content as PendingContent;
-    this.content = null;
-    if (!c.args) throw new ConnectionError(ReplyCode.COMMAND_INVALID, 'unimplemented method').at(c.classId, c.methodId);
-    try {
-      if (this.txMode) {
-        // The exchange is checked at publish time; routing waits for tx.commit.
-        checkPublishable(this, c.args.exchange);
-        this.txPublishes.push({ args: c.args, header: Buffer.from(c.header as Buffer), body: Buffer.from(body) });
-        return;
-      }
-      publishContent(this, c.args, c.header as Buffer, body);
-    } catch (err) {
-      // A channel error names basic.publish; a crash decoding the properties names nothing.
-      if (err instanceof ChannelError) err.at(60, 40);
-      throw err;
-    }
-  }
-
-  // ---- publisher confirms -------------------------------------------------------------------
-
-  /** Assigns the next publish sequence number (confirm mode). */
-  nextPublishSeq(): number {
-    return ++this.publishSeq;
-  }
-
-  /** The message with seq is routed and enqueued; durable is true when a store commit holds it. */
-  confirmWhenSafe(seq: number, durable: boolean): void {
-    if (!durable) {
-      this.readyAcks.push(seq);
-      this.scheduleConfirmFlush();
-      return;
-    }
-    this.awaitingDisk.push(seq);
-    const commits = this.conn.broker.commits;
-    // One callback per channel per commit batch, not one per message.
-    if (this.diskBatch && this.diskBatch.generation === commits.generation) {
-      this.diskBatch.upTo = seq;
-      return;
-    }
-    const batch = { generation: commits.generation, upTo: seq };
-    this.diskBatch = batch;
-    commits.whenDurable((err) => this.diskCommitted(batch.upTo, err));
-  }
-
-  /** basic.nack to a confirming publisher (reject-publish overflow, store failure). */
-  nackPublish(seq: number): void {
-    this.readyNacks.push(seq);
-    this.scheduleConfirmFlush();
-  }
-
-  private diskCommitted(upTo: number, err?: Error): void {
-    const out = err ? this.readyNacks : this.readyAcks;
-    while (this.awaitingDiskHead < this.awaitingDisk.length && (this.awaitingDisk[this.awaitingDiskHead] as number) <= upTo) {
-      out.push(this.awaitingDisk[this.awaitingDiskHead++] as number);
-    }
-    if (this.awaitingDiskHead === this.awaitingDisk.length) {
-      this.awaitingDisk = [];
-      this.awaitingDiskHead = 0;
-    }
-    this.scheduleConfirmFlush();
-  }
-
-  private scheduleConfirmFlush(): void {
-    if (this.confirmFlushScheduled) return;
-    this.confirmFlushScheduled = true;
-    queueMicrotask(() => this.flushConfirms());
-  }
-
-  /**
-   * Sends the confirms gathered this tick in seq order: runs of acks below the oldest
-   * still-unconfirmed seq collapse into one basic.ack with multiple=true (rabbit_channel's
-   * coalesce_and_send); nacks and later acks go one by one.
-   */
-  private flushConfirms(): void {
-    this.confirmFlushScheduled = false;
-    if (this.closing || this.released) return;
-    const writer = this.conn.writer;
-    const cutoff = this.awaitingDiskHead < this.awaitingDisk.length ? (this.awaitingDisk[this.awaitingDiskHead] as number) : Infinity;
-    const acks = sortedSeqs(this.readyAcks);
-    const nacks = sortedSeqs(this.readyNacks);
-    this.readyAcks = [];
-    this.readyNacks = [];
-    let a = 0;
-    let n = 0;
-    while (a < acks.length || n < nacks.length) {
-      if (n < nacks.length && (a >= acks.length || (nacks[n] as number) < (acks[a] as number))) {
-        // requeue=true: the field's default in RabbitMQ's basic.nack record, which it sends as is.
-        writer.write(encodeBasicNack(this.id, nacks[n++] as number, false, true));
-        continue;
-      }
-      // A run of acks up to the next nack (and below the cutoff) is one multiple ack.
-      const limit = Math.min(cutoff, n < nacks.length ? (nacks[n] as number) : Infinity);
-      const start = a;
-      while (a < acks.length && (acks[a] as number) < limit) a++;
-      if (a > start) {
-        writer.write(encodeBasicAck(this.id, acks[a - 1] as number, a - start > 1));
-      } else {
-        writer.write(encodeBasicAck(this.id, acks[a++] as number, false));
-      }
-    }
   }
 
   // ---- consumers and deliveries (ConsumerHost) ----------------------------------------------
@@ -450,29 +246,19 @@ export class Channel implements ConsumerHost {
 
   // ---- transactions -------------------------------------------------------------------------
 
-  /**
-   * tx.commit: routes the buffered publishes (returns go out now), applies the buffered acks,
-   * and calls done once persistent messages of the transaction are on disk.
-   */
-  commitTx(done: () => void): void {
-    const publishes = this.txPublishes;
+  /** tx.commit: applies the acknowledgements held by the transaction, in order. */
+  commitAcks(): void {
     const acks = this.txAcks;
-    this.txPublishes = [];
     this.txAcks = [];
-    let durable = false;
-    for (const p of publishes) if (publishContent(this, p.args, p.header, p.body)) durable = true;
     for (const a of acks) {
       if (a.requeue === 'ack') this.applyAck(a.deliveries);
       else this.applyReject(a.deliveries, a.requeue);
     }
-    if (durable) this.conn.broker.commits.whenDurable(() => done());
-    else done();
   }
 
-  /** tx.rollback: drops buffered publishes; buffered acks are undone (the deliveries stay unacked). */
-  rollbackTx(): void {
+  /** tx.rollback: the held acknowledgements are undone (the deliveries stay unacked). */
+  rollbackAcks(): void {
     const restored = this.txAcks.flatMap((a) => a.deliveries);
-    this.txPublishes = [];
     this.txAcks = [];
     if (restored.length === 0) return;
     const all = [...this.unacked.values(), ...restored].sort((a, b) => a.tag - b.tag);
@@ -491,10 +277,11 @@ export class Channel implements ConsumerHost {
   release(): void {
     if (this.released) return;
     this.released = true;
-    this.content = null;
+    this.assembler.reset();
     this.ackTimer?.cancel();
-    // Uncommitted publishes are dropped; uncommitted acks never happened.
-    this.rollbackTx();
+    // Uncommitted publishes are dropped (and confirms stop); uncommitted acks never happened.
+    this.publisher.release();
+    this.rollbackAcks();
     cancelReplyTo(this);
     // Requeue before the consumers go, so the next (single active) consumer sees the returned
     // messages first, in their original order.
@@ -517,10 +304,6 @@ export class Channel implements ConsumerHost {
   closeByClient(): void {
     this.release();
     this.send('channel.close-ok', {});
-    this.conn.channelClosed(this);
-  }
-
-  private finishClose(): void {
     this.conn.channelClosed(this);
   }
 
@@ -548,11 +331,4 @@ function withDeliveryCount(entry: QueuedMessage): Buffer {
   const props = entry.msg.properties;
   const headers = { ...(props.headers ?? {}), 'x-delivery-count': F.int64(entry.deliveryCount) };
   return encodeContentHeaderPayload(60, entry.msg.body.length, { ...props, headers });
-}
-
-function sortedSeqs(seqs: number[]): number[] {
-  for (let i = 1; i < seqs.length; i++) {
-    if ((seqs[i] as number) < (seqs[i - 1] as number)) return seqs.sort((x, y) => x - y);
-  }
-  return seqs;
 }

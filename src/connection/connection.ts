@@ -11,6 +11,7 @@ import type { VHost } from '../vhost/vhost.js';
 import { AbruptClose, unexpectedFrameError } from '../frame/frame-errors.js';
 import { Channel } from './channel.js';
 import type { BrokerContext } from './context.js';
+import { dispatchBody, dispatchHeader, dispatchMethod } from './dispatch.js';
 import { handleConnectionMethod } from './handlers/connection.js';
 
 /** The spec's frame-min-size: what a peer must accept before tuning. */
@@ -203,7 +204,7 @@ export class Connection {
       ch = new Channel(channel, this);
       this.channels.set(channel, ch);
     }
-    ch.onMethod(method);
+    dispatchMethod(ch, method);
   }
 
   private onContentFrame(type: number, channel: number, payload: Buffer): void {
@@ -212,8 +213,8 @@ export class Connection {
     if (!ch || channel === 0) {
       throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, 'expected method frame, got non method frame instead');
     }
-    if (type === FRAME_HEADER) ch.onHeader(payload);
-    else ch.onBody(payload);
+    if (type === FRAME_HEADER) dispatchHeader(ch, payload);
+    else dispatchBody(ch, payload);
   }
 
   private onClosingMethod(payload: Buffer): void {

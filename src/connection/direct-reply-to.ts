@@ -57,21 +57,22 @@ export function cancelReplyTo(ch: Channel): void {
 }
 
 /**
- * A request published with reply_to=amq.rabbitmq.reply-to gets this channel's reply address
- * instead (rabbit_channel:maybe_set_fast_reply_to); without a reply consumer it is 406.
+ * A request published with reply_to=amq.rabbitmq.reply-to gets the address of the
+ * publishing channel's reply consumer instead (rabbit_channel:maybe_set_fast_reply_to); without
+ * a reply consumer it is 406.
  */
-export function rewriteReplyTo(ch: Channel, props: BasicProperties): BasicProperties | undefined {
+export function rewriteReplyTo(replyConsumer: ReplyConsumer | undefined, props: BasicProperties): BasicProperties | undefined {
   if (props.replyTo !== REPLY_TO) return undefined;
-  if (!ch.replyConsumer) throw preconditionFailed('fast reply consumer does not exist');
-  return { ...props, replyTo: PREFIX + ch.replyConsumer.suffix };
+  if (!replyConsumer) throw preconditionFailed('fast reply consumer does not exist');
+  return { ...props, replyTo: PREFIX + replyConsumer.suffix };
 }
 
 /**
  * A reply published to the default exchange with a reply address goes straight to the waiting
  * channel (no queue). Returns false when nobody waits there any more.
  */
-export function deliverReply(ch: Channel, routingKey: string, msg: Message): boolean {
-  const target = ch.conn.broker.replyTo.lookup(routingKey);
+export function deliverReply(registry: ReplyToRegistry, routingKey: string, msg: Message): boolean {
+  const target = registry.lookup(routingKey);
   const consumer = target?.replyConsumer;
   if (!target || !consumer) return false;
   target.conn.writer.writeContent(

@@ -1,23 +1,15 @@
-import { accessRefused, ConnectionError, notFound, preconditionFailed, ReplyCode, resourceName } from '../../errors.js';
-import type { BasicPublishArgs } from '../../frame/generated/methods.js';
-import { encodeMethodFrame } from '../../frame/generated/methods.js';
-import { decodeContentHeader, encodeContentHeaderPayload, type BasicProperties } from '../../frame/generated/properties.js';
-import { fieldTypeName } from '../../frame/field-table.js';
+import { accessRefused, ConnectionError, ReplyCode, resourceName } from '../../errors.js';
 import { Consumer } from '../../queue/consumer.js';
-import { Message, senderSelectedRoutingKeys } from '../../queue/message.js';
-import { parseConsumerPriority, parseExpiration } from '../../queue/queue-arguments.js';
-import { enqueueAll, type Queue } from '../../queue/queue.js';
-import { delayOf, DelayedMessageExchange } from '../../exchange/delayed-message-exchange.js';
-import type { Exchange } from '../../vhost/exchange.js';
+import { parseConsumerPriority } from '../../queue/queue-arguments.js';
 import type { Channel } from '../channel.js';
-import { cancelReplyTo, consumeReplyTo, deliverReply, isReplyAddress, REPLY_TO, rewriteReplyTo } from '../direct-reply-to.js';
+import { cancelReplyTo, consumeReplyTo, REPLY_TO } from '../direct-reply-to.js';
 import type { ChannelHandlers } from './types.js';
 
 export const basicHandlers: ChannelHandlers = {
   'basic.publish': (ch, args) => {
     if (args.immediate) throw new ConnectionError(ReplyCode.NOT_IMPLEMENTED, 'immediate=true');
     ch.conn.markPublisher();
-    ch.startContent(args);
+    ch.assembler.start(60, 40, args);
   },
 
   'basic.consume': (ch, args) => {
@@ -92,95 +84,4 @@ export const basicHandlers: ChannelHandlers = {
 function recover(ch: Channel, requeue: boolean): void {
   if (!requeue) throw new ConnectionError(ReplyCode.NOT_IMPLEMENTED, 'requeue=false');
   ch.recoverAll();
-}
-
-/** rabbit_basic:message's checks: CC/BCC must be arrays, delivery-mode 1 or 2 (or absent). */
-function checkMessage(properties: BasicProperties): void {
-  const headers = properties.headers;
-  for (const key of ['CC', 'BCC']) {
-    const v = headers?.[key];
-    if (v && v.type !== 'A') throw preconditionFailed(`invalid message: {unacceptable_type_in_header,"${key}",${fieldTypeName(v.type)}}`);
-  }
-  const mode = properties.deliveryMode;
-  if (mode !== undefined && mode !== 1 && mode !== 2) throw preconditionFailed(`invalid message: {delivery_mode_unknown,${mode}}`);
-}
-
-/** The exchange a basic.publish names, if it exists and may be published to (404 / 403). */
-export function checkPublishable(ch: Channel, name: string): Exchange {
-  const vhost = ch.vhost;
-  const exchange = vhost.exchanges.get(name);
-  if (!exchange) throw notFound(`no ${resourceName('exchange', name, vhost.name)}`);
-  if (exchange.internal) throw accessRefused(`cannot publish to internal ${resourceName('exchange', name, vhost.name)}`);
-  return exchange;
-}
-
-/**
- * A complete basic.publish (method, header, body): route it, enqueue it, and answer the
- * publisher with basic.return (mandatory, unroutable) and, in confirm mode, basic.ack once the
- * message is safe — in the store for persistent messages on durable queues. Returns true when
- * a store commit holds the message.
- */
-export function publishContent(ch: Channel, args: BasicPublishArgs, header: Buffer, body: Buffer): boolean {
-  const vhost = ch.vhost;
-  const exchange = checkPublishable(ch, args.exchange);
-  let properties = decodeContentHeader(header).properties;
-  if (properties.userId !== undefined && properties.userId !== ch.conn.username) {
-    throw preconditionFailed(`user_id property set to '${properties.userId}' but authenticated user was '${ch.conn.username}'`);
-  }
-  const withReplyAddress = rewriteReplyTo(ch, properties);
-  if (withReplyAddress) {
-    properties = withReplyAddress;
-    header = encodeContentHeaderPayload(60, body.length, properties);
-  }
-  const headers = properties.headers;
-  const ttl = parseExpiration(properties.expiration);
-  checkMessage(properties);
-  const cc = senderSelectedRoutingKeys(headers);
-  if (args.exchange === '' && isReplyAddress(args.routingKey)) {
-    // Direct reply-to: the reply goes straight to the waiting channel, or is unroutable.
-    const reply = new Message(0, '', args.routingKey, header, body, properties);
-    const seqNo = ch.confirmMode ? ch.nextPublishSeq() : 0;
-    if (!deliverReply(ch, args.routingKey, reply) && args.mandatory) sendReturn(ch, args, reply);
-    if (seqNo) ch.confirmWhenSafe(seqNo, false);
-    return false;
-  }
-
-  const published = new Message(ch.conn.broker.nextMessageId(), args.exchange, args.routingKey, Message.compact(header), Message.compact(body), properties);
-  published.ttl = ttl;
-  const msg = published.withoutBcc();
-  const seq = ch.confirmMode ? ch.nextPublishSeq() : 0;
-
-  const delay = exchange.type instanceof DelayedMessageExchange ? delayOf(headers) : undefined;
-  if (delay !== undefined) {
-    // Held back by the delayed-message exchange; like the plugin, a mandatory publish is returned
-    // because nothing is routed now.
-    // It is held as published (BCC included), so a restart can still route to the BCC keys.
-    const durable = vhost.delay(exchange, published, cc, delay);
-    if (args.mandatory) sendReturn(ch, args, msg);
-    if (seq) ch.confirmWhenSafe(seq, durable);
-    return durable;
-  }
-
-  const queues = new Set<Queue>();
-  vhost.route(exchange, { routingKey: args.routingKey, ccRoutingKeys: cc, headers, properties: properties as Record<string, unknown> }, queues);
-  if (queues.size === 0) {
-    if (args.mandatory) sendReturn(ch, args, msg);
-    if (seq) ch.confirmWhenSafe(seq, false);
-    return false;
-  }
-  const { durable, rejected } = enqueueAll(queues, msg);
-  // x-overflow=reject-publish: RabbitMQ nacks a message any of its queues refused.
-  if (seq && rejected) ch.nackPublish(seq);
-  else if (seq) ch.confirmWhenSafe(seq, durable);
-  return durable;
-}
-
-/** basic.return 312 NO_ROUTE with the message's properties and body. */
-function sendReturn(ch: Channel, args: BasicPublishArgs, msg: Message): void {
-  ch.conn.writer.writeContent(
-    ch.id,
-    encodeMethodFrame(ch.id, 'basic.return', { replyCode: ReplyCode.NO_ROUTE, replyText: 'NO_ROUTE', exchange: args.exchange, routingKey: args.routingKey }),
-    msg.header,
-    msg.body,
-  );
 }

@@ -4,7 +4,7 @@ import type { ChannelHandlers } from './types.js';
 export const confirmHandlers: ChannelHandlers = {
   'confirm.select': (ch, args) => {
     if (ch.txMode) throw preconditionFailed('cannot switch from tx to confirm mode');
-    ch.confirmMode = true;
+    ch.publisher.selectConfirms();
     if (!args.nowait) ch.send('confirm.select-ok', {});
   },
 };

@@ -1,0 +1,142 @@
+import { preconditionFailed, unexpectedFrame, type ConnectionError } from '../errors.js';
+import type { BasicPublishArgs } from '../frame/generated/methods.js';
+import { readBodySize } from '../frame/generated/properties.js';
+
+/** A content method with its header and whole body. */
+export interface Content {
+  classId: number;
+  methodId: number;
+  /** basic.publish's arguments; undefined for a content method clients may not send. */
+  args: BasicPublishArgs | undefined;
+  header: Buffer;
+  body: Buffer;
+}
+
+/** The smallest body buffer allocated for a body that arrives in several frames. */
+const MIN_CAPACITY = 4096;
+
+/**
+ * One channel's content assembly (rabbit_command_assembler): a content-bearing method, then a
+ * content header, then body frames up to the size the header announced. The frames arrive one
+ * by one; header() and body() return the content once it is complete.
+ *
+ * A body that arrives in one frame is passed on as that frame (zero-copy). A body in several
+ * frames is copied into one buffer that grows by doubling, up to the announced size but never
+ * beyond twice what has arrived: memory stays within a small factor of the bytes received,
+ * however small the frames (no Buffer is kept per frame) and whatever size the header announced.
+ */
+export class ContentAssembler {
+  private classId = 0;
+  private methodId = 0;
+  private args: BasicPublishArgs | undefined;
+  private started = false;
+  private header: Buffer | null = null;
+  private bodySize = 0;
+  private received = 0;
+  /** The body so far when it takes more than one frame; received bytes are filled. */
+  private buffer: Buffer | null = null;
+
+  constructor(private readonly maxMessageSize: number) {}
+
+  /** A content method was seen: its header and body frames are expected next. */
+  get pending(): boolean {
+    return this.started;
+  }
+
+  /** Bytes of body held while the content is incomplete. */
+  get bufferedBytes(): number {
+    return this.buffer ? this.buffer.length : 0;
+  }
+
+  /** A content method arrived; args is undefined when the content will be refused once whole. */
+  start(classId: number, methodId: number, args: BasicPublishArgs | undefined): void {
+    this.reset();
+    this.started = true;
+    this.classId = classId;
+    this.methodId = methodId;
+    this.args = args;
+  }
+
+  /** Forgets any content in progress (the channel closes). */
+  reset(): void {
+    this.started = false;
+    this.args = undefined;
+    this.header = null;
+    this.bodySize = 0;
+    this.received = 0;
+    this.buffer = null;
+  }
+
+  /** rabbit_command_assembler's 505 for a frame that does not continue the pending content. */
+  unexpectedFrame(): ConnectionError {
+    const text = this.header
+      ? 'expected content body, got non content body frame instead'
+      : `expected content header for class ${this.classId}, got non content header frame instead`;
+    return unexpectedFrame(text).at(this.classId, this.methodId);
+  }
+
+  /** A content header frame; returns the content when the body is empty. */
+  onHeader(payload: Buffer): Content | undefined {
+    if (!this.started) throw noContentExpected();
+    if (this.header) throw this.unexpectedFrame();
+    const classId = payload.readUInt16BE(0);
+    const weight = payload.readUInt16BE(2);
+    // rabbit_command_assembler: a non-zero weight is not a content header at all.
+    if (weight !== 0) throw this.unexpectedFrame();
+    if (classId !== this.classId) {
+      throw unexpectedFrame(`expected content header for class ${this.classId}, got one for class ${classId} instead`).at(this.classId, this.methodId);
+    }
+    const bodySize = readBodySize(payload);
+    if (bodySize > this.maxMessageSize) {
+      // rabbit_channel:check_msg_size, checked as soon as the size is known so an oversized
+      // body is never buffered; its frames then arrive on a closing channel and are dropped.
+      const { classId: c, methodId: m } = this;
+      this.reset();
+      throw preconditionFailed(`message size ${bodySize} is larger than configured max size ${this.maxMessageSize}`).at(c, m);
+    }
+    this.header = payload;
+    this.bodySize = bodySize;
+    return bodySize === 0 ? this.complete(Buffer.alloc(0)) : undefined;
+  }
+
+  /** A content body frame; returns the content when this frame completes the body. */
+  onBody(payload: Buffer): Content | undefined {
+    if (!this.started) throw noContentExpected();
+    if (!this.header) throw this.unexpectedFrame();
+    const received = this.received + payload.length;
+    // More body than the header announced: RabbitMQ 3.10 answers as for any stray frame.
+    if (received > this.bodySize) throw this.unexpectedFrame();
+    if (received === this.bodySize && this.buffer === null) return this.complete(payload);
+    if (payload.length > 0) {
+      const buffer = this.reserve(received);
+      payload.copy(buffer, this.received);
+    }
+    this.received = received;
+    return received === this.bodySize ? this.complete(this.buffer as Buffer) : undefined;
+  }
+
+  /**
+   * The body buffer, grown to hold `needed` bytes: doubled (at least MIN_CAPACITY), capped at
+   * the announced size, so it is exactly bodySize long once the last frame fits.
+   */
+  private reserve(needed: number): Buffer {
+    const old = this.buffer;
+    if (old && old.length >= needed) return old;
+    const capacity = Math.min(this.bodySize, Math.max(needed, 2 * (old?.length ?? 0), MIN_CAPACITY));
+    // Its own memory (not a slice of the shared pool), so the finished body pins nothing else.
+    const grown = Buffer.allocUnsafeSlow(capacity);
+    if (old) old.copy(grown, 0, 0, this.received);
+    this.buffer = grown;
+    return grown;
+  }
+
+  private complete(body: Buffer): Content {
+    const content: Content = { classId: this.classId, methodId: this.methodId, args: this.args, header: this.header as Buffer, body };
+    this.reset();
+    return content;
+  }
+}
+
+function noContentExpected(): ConnectionError {
+  return unexpectedFrame('expected method frame, got non method frame instead');
+}

@@ -1,0 +1,70 @@
+import { AmqpError, ChannelError, commandInvalid, type ConnectionError } from '../errors.js';
+import { METHODS, type Method } from '../frame/generated/methods.js';
+import type { Channel } from './channel.js';
+import type { Content } from './content-assembler.js';
+import { channelHandlers } from './handlers/index.js';
+
+/**
+ * The input of a channel other than 0: a method frame goes to its handler (handlers/, keyed by
+ * name), content frames to the channel's ContentAssembler, and a complete basic.publish to its
+ * Publisher. Errors thrown here name the method they belong to.
+ */
+export function dispatchMethod(ch: Channel, method: Method): void {
+  if (ch.closing) {
+    // After our channel.close only close-ok (or a crossing close) matters (rabbit_channel).
+    if (method.name === 'channel.close-ok') ch.conn.channelClosed(ch);
+    else if (method.name === 'channel.close') ch.send('channel.close-ok', {});
+    return;
+  }
+  const assembler = ch.assembler;
+  if (assembler.pending) throw assembler.unexpectedFrame();
+  const handler = channelHandlers[method.name] as ((ch: Channel, args: unknown) => void) | undefined;
+  if (!handler) {
+    if (METHODS[method.name].hasContent) {
+      // rabbit_command_assembler collects the content of any content method before the
+      // channel finds it has no use for it.
+      assembler.start(method.classId, method.methodId, undefined);
+      return;
+    }
+    throw unimplemented(method.classId, method.methodId);
+  }
+  try {
+    handler(ch, method.args);
+  } catch (err) {
+    if (err instanceof AmqpError) err.at(method.classId, method.methodId);
+    throw err;
+  }
+}
+
+/** A content header frame on channel ch. */
+export function dispatchHeader(ch: Channel, payload: Buffer): void {
+  if (ch.closing) return;
+  const content = ch.assembler.onHeader(payload);
+  if (content) publish(ch, content);
+}
+
+/** A content body frame on channel ch. */
+export function dispatchBody(ch: Channel, payload: Buffer): void {
+  if (ch.closing) return;
+  const content = ch.assembler.onBody(payload);
+  if (content) publish(ch, content);
+}
+
+/** A complete basic.publish: published now, or held until tx.commit. */
+function publish(ch: Channel, content: Content): void {
+  const { args, header, body } = content;
+  if (!args) throw unimplemented(content.classId, content.methodId);
+  try {
+    if (ch.txMode) ch.publisher.hold(args, header, body);
+    else ch.publisher.publish(args, header, body);
+  } catch (err) {
+    // A channel error names basic.publish; a crash decoding the properties names nothing.
+    if (err instanceof ChannelError) err.at(60, 40);
+    throw err;
+  }
+}
+
+/** RabbitMQ's answer to a method no handler implements. */
+function unimplemented(classId: number, methodId: number): ConnectionError {
+  return commandInvalid('unimplemented method').at(classId, methodId);
+}

@@ -1,0 +1,132 @@
+import { encodeBasicAck, encodeBasicNack } from '../frame/fast.js';
+
+/** The group commit confirms wait on (the broker's CommitBatcher). */
+export interface DurableCommits {
+  /** Increments each time a batch is handed to the store. */
+  readonly generation: number;
+  /** Runs done once everything written so far is on disk (with an error if the commit failed). */
+  whenDurable(done: (err?: Error) => void): void;
+}
+
+/** Where confirm frames go (the connection's FrameWriter). */
+export interface FrameSink {
+  write(frame: Buffer): void;
+}
+
+/**
+ * Publisher confirms of one channel in confirm mode: sequence numbers, waiting for the store
+ * commit that holds a persistent message, and basic.ack / basic.nack sent in seq order, batched
+ * as rabbit_channel batches them.
+ */
+export class PublisherConfirms {
+  private seq = 0;
+  /** Seqs waiting for a store commit, in order. */
+  private awaitingDisk: number[] = [];
+  private awaitingDiskHead = 0;
+  private readyAcks: number[] = [];
+  private readyNacks: number[] = [];
+  private flushScheduled = false;
+  private diskBatch: { generation: number; upTo: number } | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly channelId: number,
+    private readonly commits: DurableCommits,
+    private readonly out: FrameSink,
+  ) {}
+
+  /** Assigns the next publish sequence number. */
+  next(): number {
+    return ++this.seq;
+  }
+
+  /** The message with seq is routed and enqueued; durable is true when a store commit holds it. */
+  confirmWhenSafe(seq: number, durable: boolean): void {
+    if (!durable) {
+      this.readyAcks.push(seq);
+      this.scheduleFlush();
+      return;
+    }
+    this.awaitingDisk.push(seq);
+    const commits = this.commits;
+    // One callback per channel per commit batch, not one per message.
+    if (this.diskBatch && this.diskBatch.generation === commits.generation) {
+      this.diskBatch.upTo = seq;
+      return;
+    }
+    const batch = { generation: commits.generation, upTo: seq };
+    this.diskBatch = batch;
+    commits.whenDurable((err) => this.diskCommitted(batch.upTo, err));
+  }
+
+  /** basic.nack to the publisher (reject-publish overflow, store failure). */
+  nack(seq: number): void {
+    this.readyNacks.push(seq);
+    this.scheduleFlush();
+  }
+
+  /** The channel is gone: no confirm is sent any more. */
+  stop(): void {
+    this.stopped = true;
+  }
+
+  private diskCommitted(upTo: number, err?: Error): void {
+    const out = err ? this.readyNacks : this.readyAcks;
+    while (this.awaitingDiskHead < this.awaitingDisk.length && (this.awaitingDisk[this.awaitingDiskHead] as number) <= upTo) {
+      out.push(this.awaitingDisk[this.awaitingDiskHead++] as number);
+    }
+    if (this.awaitingDiskHead === this.awaitingDisk.length) {
+      this.awaitingDisk = [];
+      this.awaitingDiskHead = 0;
+    }
+    this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    queueMicrotask(() => this.flush());
+  }
+
+  /**
+   * Sends the confirms gathered this tick in seq order: runs of acks below the oldest
+   * still-unconfirmed seq collapse into one basic.ack with multiple=true (rabbit_channel's
+   * coalesce_and_send); nacks and later acks go one by one.
+   */
+  private flush(): void {
+    this.flushScheduled = false;
+    if (this.stopped) return;
+    const out = this.out;
+    const id = this.channelId;
+    const cutoff = this.awaitingDiskHead < this.awaitingDisk.length ? (this.awaitingDisk[this.awaitingDiskHead] as number) : Infinity;
+    const acks = sortedSeqs(this.readyAcks);
+    const nacks = sortedSeqs(this.readyNacks);
+    this.readyAcks = [];
+    this.readyNacks = [];
+    let a = 0;
+    let n = 0;
+    while (a < acks.length || n < nacks.length) {
+      if (n < nacks.length && (a >= acks.length || (nacks[n] as number) < (acks[a] as number))) {
+        // requeue=true: the field's default in RabbitMQ's basic.nack record, which it sends as is.
+        out.write(encodeBasicNack(id, nacks[n++] as number, false, true));
+        continue;
+      }
+      // A run of acks up to the next nack (and below the cutoff) is one multiple ack.
+      const limit = Math.min(cutoff, n < nacks.length ? (nacks[n] as number) : Infinity);
+      const start = a;
+      while (a < acks.length && (acks[a] as number) < limit) a++;
+      if (a > start) {
+        out.write(encodeBasicAck(id, acks[a - 1] as number, a - start > 1));
+      } else {
+        out.write(encodeBasicAck(id, acks[a++] as number, false));
+      }
+    }
+  }
+}
+
+function sortedSeqs(seqs: number[]): number[] {
+  for (let i = 1; i < seqs.length; i++) {
+    if ((seqs[i] as number) < (seqs[i - 1] as number)) return seqs.sort((x, y) => x - y);
+  }
+  return seqs;
+}
