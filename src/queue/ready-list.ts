@@ -10,7 +10,8 @@ export interface ReadyStore {
   shift(): QueuedMessage | undefined;
   /** Puts back a message that was delivered, at its original (seq) position. */
   insertSorted(m: QueuedMessage): void;
-  drain(): QueuedMessage[];
+  /** Forgets every message (the queue is being deleted). */
+  clear(): void;
 }
 
 /**
@@ -73,12 +74,10 @@ export class ReadyList implements ReadyStore {
     this.bytes += m.msg.size;
   }
 
-  drain(): QueuedMessage[] {
-    const all = this.items.slice(this.head) as QueuedMessage[];
+  clear(): void {
     this.items = [];
     this.head = 0;
     this.bytes = 0;
-    return all;
   }
 }
 
@@ -131,10 +130,8 @@ export class PriorityReadyList implements ReadyStore {
     this.level(m).insertSorted(m);
   }
 
-  drain(): QueuedMessage[] {
-    const all: QueuedMessage[] = [];
-    for (let p = this.maxPriority; p >= 0; p--) all.push(...(this.levels[p] as ReadyList).drain());
-    return all;
+  clear(): void {
+    for (const l of this.levels) l.clear();
   }
 }
 
@@ -177,10 +174,9 @@ export class ReturnsFirstList implements ReadyStore {
     this.returnsBytes += m.msg.size;
   }
 
-  drain(): QueuedMessage[] {
-    const all = [...this.returns, ...this.inner.drain()];
+  clear(): void {
     this.returns = [];
     this.returnsBytes = 0;
-    return all;
+    this.inner.clear();
   }
 }
