@@ -14,15 +14,11 @@ import type { Timer } from '../clock.js';
 import type { DelayedRecord } from '../store/metadata-store.js';
 import type { QueuedMessage } from '../queue/queued-message.js';
 import type { MetadataStore } from '../store/metadata-store.js';
+import { BindingTable, type Binding } from './binding-table.js';
 import { assertArgsEquivalent, assertFieldEquivalent, fieldTypeName } from './equivalence.js';
 import { Exchange, isExchange, type Destination } from './exchange.js';
 
-export interface Binding {
-  source: Exchange;
-  destination: Destination;
-  routingKey: string;
-  args: FieldTable;
-}
+export type { Binding } from './binding-table.js';
 
 export interface ExchangeDeclare {
   name: string;
@@ -77,11 +73,7 @@ export interface VHostDeps {
 export class VHost {
   readonly exchanges = new Map<string, Exchange>();
   readonly queues = new Map<string, Queue>();
-  private readonly bindings = new Map<string, Binding>();
-  private readonly bySource = new Map<Exchange, Set<string>>();
-  private readonly byDestination = new Map<Destination, Set<string>>();
-  /** Exchange-to-exchange bindings in this vhost; while there are none, routing takes a short cut. */
-  private exchangeBindings = 0;
+  private readonly bindings = new BindingTable();
   readonly defaultExchange: Exchange;
 
   constructor(
@@ -152,7 +144,7 @@ export class VHost {
     if (name.startsWith('amq.')) throw accessRefused(`deletion of system ${this.rs('exchange', name)} not allowed`);
     const x = this.exchanges.get(name);
     if (!x) return;
-    if (ifUnused && (this.bySource.get(x)?.size ?? 0) > 0) throw preconditionFailed(`${this.rs('exchange', name)} in use`);
+    if (ifUnused && this.bindings.hasSource(x)) throw preconditionFailed(`${this.rs('exchange', name)} in use`);
     this.removeExchange(x);
   }
 
@@ -160,10 +152,8 @@ export class VHost {
     x.deleted = true;
     this.dropDelayed(x);
     this.exchanges.delete(x.name);
-    for (const id of [...(this.bySource.get(x) ?? [])]) this.removeBinding(id);
-    for (const id of [...(this.byDestination.get(x) ?? [])]) this.removeBinding(id);
-    this.bySource.delete(x);
-    this.byDestination.delete(x);
+    for (const b of this.bindings.from(x)) this.removeBinding(b);
+    for (const b of this.bindings.to(x)) this.removeBinding(b);
     if (x.durable) this.deps.metadata.deleteExchange(this.name, x.name);
   }
 
@@ -256,8 +246,7 @@ export class VHost {
   removeQueue(q: Queue): number {
     if (q.deleted) return 0;
     this.queues.delete(q.name);
-    for (const id of [...(this.byDestination.get(q) ?? [])]) this.removeBinding(id);
-    this.byDestination.delete(q);
+    for (const b of this.bindings.to(q)) this.removeBinding(b);
     if (q.durable) this.deps.metadata.deleteQueue(this.name, q.name);
     return q.destroy();
   }
@@ -269,24 +258,15 @@ export class VHost {
 
   // ---- bindings -----------------------------------------------------------------------------
 
-  private bindingId(source: Exchange, destination: Destination, routingKey: string, args: FieldTable): string {
-    const kind = isExchange(destination) ? 'e' : 'q';
-    return `${source.name}\u0000${kind}\u0000${destination.name}\u0000${routingKey}\u0000${encodeTable(args).toString('latin1')}`;
-  }
-
   /** queue.bind / exchange.bind. */
   bind(source: Exchange, destination: Destination, routingKey: string, args: FieldTable): void {
     if (source === this.defaultExchange || destination === this.defaultExchange) {
       throw accessRefused('operation not permitted on the default exchange');
     }
-    const id = this.bindingId(source, destination, routingKey, args);
-    if (this.bindings.has(id)) return;
+    if (this.bindings.get(source, destination, routingKey, args)) return;
     source.type.validateBinding(routingKey, args);
     source.router.bind(destination, routingKey, args);
-    this.bindings.set(id, { source, destination, routingKey, args });
-    if (isExchange(destination)) this.exchangeBindings++;
-    addTo(this.bySource, source, id);
-    addTo(this.byDestination, destination, id);
+    this.bindings.add({ source, destination, routingKey, args });
     if (source.durable && destination.durable) this.deps.metadata.putBinding(this.bindingRecord(source, destination, routingKey, args));
   }
 
@@ -295,22 +275,18 @@ export class VHost {
     if (source === this.defaultExchange || destination === this.defaultExchange) {
       throw accessRefused('operation not permitted on the default exchange');
     }
-    this.removeBinding(this.bindingId(source, destination, routingKey, args));
+    const b = this.bindings.get(source, destination, routingKey, args);
+    if (b) this.removeBinding(b);
   }
 
-  private removeBinding(id: string): void {
-    const b = this.bindings.get(id);
-    if (!b) return;
-    this.bindings.delete(id);
-    if (isExchange(b.destination)) this.exchangeBindings--;
+  private removeBinding(b: Binding): void {
+    if (!this.bindings.delete(b)) return;
     b.source.router.unbind(b.destination, b.routingKey, b.args);
-    this.bySource.get(b.source)?.delete(id);
-    this.byDestination.get(b.destination)?.delete(id);
     if (b.source.durable && b.destination.durable) {
       this.deps.metadata.deleteBinding(this.bindingRecord(b.source, b.destination, b.routingKey, b.args));
     }
     // An auto-delete exchange goes when its last binding (as source) goes.
-    if (b.source.autoDelete && !b.source.deleted && (this.bySource.get(b.source)?.size ?? 0) === 0) {
+    if (b.source.autoDelete && !b.source.deleted && !this.bindings.hasSource(b.source)) {
       this.removeExchange(b.source);
     }
   }
@@ -325,7 +301,7 @@ export class VHost {
 
   /** Bindings whose source is x (for tests and listings). */
   bindingsOf(x: Exchange): Binding[] {
-    return [...(this.bySource.get(x) ?? [])].map((id) => this.bindings.get(id) as Binding);
+    return this.bindings.from(x);
   }
 
   /** The default exchange binds every queue by its name. */
@@ -421,7 +397,7 @@ export class VHost {
    * routes nowhere, as rabbit_exchange:route does).
    */
   route(exchange: Exchange, input: RoutingInput, out: Set<Queue>): void {
-    if (this.exchangeBindings === 0) {
+    if (!this.bindings.hasExchangeDestinations) {
       // No exchange-to-exchange bindings: every destination is a queue.
       const before = out.size;
       if (exchange === this.defaultExchange) this.routeDefault(input, out);
@@ -455,10 +431,4 @@ export class VHost {
 function queueTypeOf(args: FieldTable): string {
   const t = args['x-queue-type'];
   return t && t.type === 'S' ? t.value.toString('utf8') : 'classic';
-}
-
-function addTo<K>(map: Map<K, Set<string>>, key: K, id: string): void {
-  let set = map.get(key);
-  if (!set) map.set(key, (set = new Set()));
-  set.add(id);
 }
