@@ -47,18 +47,6 @@ export const enum EnqueueResult {
   Rejected,
 }
 
-/** Offers msg to every queue: whether a store commit holds it, and whether any queue refused it. */
-export function enqueueAll(queues: Iterable<Queue>, msg: Message): { durable: boolean; rejected: boolean } {
-  let durable = false;
-  let rejected = false;
-  for (const q of queues) {
-    const result = q.enqueue(msg);
-    if (result === EnqueueResult.Durable) durable = true;
-    else if (result === EnqueueResult.Rejected) rejected = true;
-  }
-  return { durable, rejected };
-}
-
 /**
  * One queue: its ready messages in order, its consumers, and the dispatch loop that hands ready
  * messages to consumers with credit, round-robin, as RabbitMQ does. TTL, length limits,

@@ -6,7 +6,6 @@ import { fieldTypeName } from '../../vhost/equivalence.js';
 import { Consumer } from '../../queue/consumer.js';
 import { Message, senderSelectedRoutingKeys } from '../../queue/message.js';
 import { parseConsumerPriority, parseExpiration } from '../../queue/queue-arguments.js';
-import { enqueueAll, type Queue } from '../../queue/queue.js';
 import { delayOf, DelayedMessageExchange } from '../../exchange/delayed-message-exchange.js';
 import type { Exchange } from '../../vhost/exchange.js';
 import type { Channel } from '../channel.js';
@@ -147,7 +146,6 @@ export function publishContent(ch: Channel, args: BasicPublishArgs, header: Buff
 
   const published = new Message(ch.conn.broker.nextMessageId(), args.exchange, args.routingKey, Message.compact(header), Message.compact(body), properties);
   published.ttl = ttl;
-  const msg = published.withoutBcc();
   const seq = ch.confirmMode ? ch.nextPublishSeq() : 0;
 
   const delay = exchange.type instanceof DelayedMessageExchange ? delayOf(headers) : undefined;
@@ -156,19 +154,13 @@ export function publishContent(ch: Channel, args: BasicPublishArgs, header: Buff
     // because nothing is routed now.
     // It is held as published (BCC included), so a restart can still route to the BCC keys.
     const durable = vhost.delay(exchange, published, cc, delay);
-    if (args.mandatory) sendReturn(ch, args, msg);
+    if (args.mandatory) sendReturn(ch, args, published.withoutBcc());
     if (seq) ch.confirmWhenSafe(seq, durable);
     return durable;
   }
 
-  const queues = new Set<Queue>();
-  vhost.route(exchange, { routingKey: args.routingKey, ccRoutingKeys: cc, headers, properties: properties as Record<string, unknown> }, queues);
-  if (queues.size === 0) {
-    if (args.mandatory) sendReturn(ch, args, msg);
-    if (seq) ch.confirmWhenSafe(seq, false);
-    return false;
-  }
-  const { durable, rejected } = enqueueAll(queues, msg);
+  const { message, queues, durable, rejected } = vhost.publish(exchange, published, cc);
+  if (queues.size === 0 && args.mandatory) sendReturn(ch, args, message);
   // x-overflow=reject-publish: RabbitMQ nacks a message any of its queues refused.
   if (seq && rejected) ch.nackPublish(seq);
   else if (seq) ch.confirmWhenSafe(seq, durable);
