@@ -10,6 +10,7 @@ import { openMemoryStore } from '../../src/store/memory-store.js';
 import type { Store } from '../../src/store/store.js';
 import type { Exchange } from '../../src/vhost/exchange.js';
 import { VHost } from '../../src/vhost/vhost.js';
+import { takeAll } from '../queue/harness.js';
 
 /**
  * VHost.publish, the one publish path (route, then enqueue) behind basic.publish, delayed
@@ -40,16 +41,6 @@ describe('VHost.publish', () => {
     const buf = Buffer.from(body);
     return new Message(store.messages.nextMessageId(), exchangeName, routingKey, encodeContentHeaderPayload(60, buf.length, properties), buf, properties);
   };
-  /** The bodies ready on q, taken (no-ack). */
-  const bodies = (q: Queue): string[] => {
-    const out: string[] = [];
-    for (let e = q.take(); e; e = q.take()) {
-      q.settle(e, false);
-      out.push(e.msg.body.toString());
-    }
-    return out;
-  };
-
   it('routes to every bound queue once and reports whether a store commit holds the message', () => {
     const x = exchange('x');
     const durableQ = queue('d', {}, true);
@@ -62,7 +53,7 @@ describe('VHost.publish', () => {
     expect([transient.queues.size, transient.durable]).to.deep.equal([2, false]);
     const unroutable = vhost.publish(x, message('other', 'u'), undefined);
     expect([unroutable.queues.size, unroutable.durable, unroutable.rejected]).to.deep.equal([0, false, false]);
-    expect(bodies(durableQ)).to.deep.equal(['p', 't']);
+    expect(takeAll(durableQ)).to.deep.equal(['p', 't']);
   });
 
   it('routes by CC and BCC keys and queues (and returns) the message without its BCC header', () => {
@@ -100,7 +91,7 @@ describe('VHost.publish', () => {
     clock.advance(499);
     expect([a.messageCount, hidden.messageCount]).to.deep.equal([0, 0]);
     clock.advance(1);
-    expect([bodies(a), store.metadata.loadDelayed().length]).to.deep.equal([['d'], 0]);
+    expect([takeAll(a), store.metadata.loadDelayed().length]).to.deep.equal([['d'], 0]);
     const e = hidden.take();
     expect(e?.msg.properties.headers?.['BCC']).to.equal(undefined);
   });
@@ -114,14 +105,14 @@ describe('VHost.publish', () => {
     vhost.publish(vhost.defaultExchange, message('q', 'expiring', {}, ''), undefined);
     clock.advance(100);
     // Expired from q: it goes to "other", and not back to q, where it already expired.
-    expect([q.messageCount, bodies(other)]).to.deep.equal([0, ['expiring']]);
+    expect([q.messageCount, takeAll(other)]).to.deep.equal([0, ['expiring']]);
 
     vhost.publish(vhost.defaultExchange, message('q', 'rejected', {}, ''), undefined);
     const e = q.take();
     q.delivered();
     q.discard([e!]);
     // Rejected: the cycle rule does not apply, so it comes back to q too.
-    expect([bodies(other), q.messageCount]).to.deep.equal([['rejected'], 1]);
+    expect([takeAll(other), q.messageCount]).to.deep.equal([['rejected'], 1]);
     const back = q.take();
     const death = back?.msg.properties.headers?.['x-death'];
     expect(death?.type === 'A' && death.value.length).to.equal(1);
