@@ -4,7 +4,6 @@ import { encodeMethodFrame, type BasicPublishArgs } from '../frame/generated/met
 import { decodeContentHeader, encodeContentHeaderPayload, type BasicProperties } from '../frame/generated/properties.js';
 import { Message, senderSelectedRoutingKeys } from '../queue/message.js';
 import { parseExpiration } from '../queue/queue-arguments.js';
-import { enqueueAll, type Queue } from '../queue/queue.js';
 import { fieldTypeName } from '../frame/field-table.js';
 import type { Exchange } from '../vhost/exchange.js';
 import type { Connection } from './connection.js';
@@ -83,7 +82,6 @@ export class Publisher {
 
     const published = new Message(this.conn.broker.nextMessageId(), args.exchange, args.routingKey, Message.compact(header), Message.compact(body), properties);
     published.ttl = ttl;
-    const msg = published.withoutBcc();
     const seq = confirms?.next() ?? 0;
 
     const delay = exchange.type instanceof DelayedMessageExchange ? delayOf(headers) : undefined;
@@ -92,19 +90,13 @@ export class Publisher {
       // because nothing is routed now.
       // It is held as published (BCC included), so a restart can still route to the BCC keys.
       const durable = vhost.delay(exchange, published, cc, delay);
-      if (args.mandatory) this.sendReturn(args, msg);
+      if (args.mandatory) this.sendReturn(args, published.withoutBcc());
       confirms?.confirmWhenSafe(seq, durable);
       return durable;
     }
 
-    const queues = new Set<Queue>();
-    vhost.route(exchange, { routingKey: args.routingKey, ccRoutingKeys: cc, headers, properties: properties as Record<string, unknown> }, queues);
-    if (queues.size === 0) {
-      if (args.mandatory) this.sendReturn(args, msg);
-      confirms?.confirmWhenSafe(seq, false);
-      return false;
-    }
-    const { durable, rejected } = enqueueAll(queues, msg);
+    const { message, queues, durable, rejected } = vhost.publish(exchange, published, cc);
+    if (queues.size === 0 && args.mandatory) this.sendReturn(args, message);
     // x-overflow=reject-publish: RabbitMQ nacks a message any of its queues refused.
     if (rejected) confirms?.nack(seq);
     else confirms?.confirmWhenSafe(seq, durable);

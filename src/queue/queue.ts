@@ -3,10 +3,12 @@ import type { FieldTable } from '../frame/field-table.js';
 import type { Logger } from '../log.js';
 import type { MessageStore, QueueEntry } from '../store/message-store.js';
 import type { Consumer } from './consumer.js';
-import { Message } from './message.js';
+import { ConsumerList } from './consumer-list.js';
+import type { Message } from './message.js';
+import { PagedReadyList } from './paged-ready-list.js';
 import type { QueueSettings } from './queue-arguments.js';
 import type { QueuedMessage } from './queued-message.js';
-import { PriorityReadyList, ReadyList, ReturnsFirstList, type ReadyStore } from './ready-list.js';
+import { PriorityReadyList, ReadyList, ReturnsFirstList } from './ready-list.js';
 
 export interface QueueOptions {
   vhost: string;
@@ -45,18 +47,6 @@ export const enum EnqueueResult {
   Rejected,
 }
 
-/** Offers msg to every queue: whether a store commit holds it, and whether any queue refused it. */
-export function enqueueAll(queues: Iterable<Queue>, msg: Message): { durable: boolean; rejected: boolean } {
-  let durable = false;
-  let rejected = false;
-  for (const q of queues) {
-    const result = q.enqueue(msg);
-    if (result === EnqueueResult.Durable) durable = true;
-    else if (result === EnqueueResult.Rejected) rejected = true;
-  }
-  return { durable, rejected };
-}
-
 /**
  * One queue: its ready messages in order, its consumers, and the dispatch loop that hands ready
  * messages to consumers with credit, round-robin, as RabbitMQ does. TTL, length limits,
@@ -74,28 +64,15 @@ export class Queue {
   /** The store key of this queue's entries. */
   readonly storeKey: string;
 
-  private readonly ready: ReadyStore;
-  private consumers: Consumer[] = [];
-  private nextConsumer = 0;
+  /** Ready messages, a window of them in memory, the rest paged out (durable queues). */
+  private readonly ready: PagedReadyList;
+  private readonly consumers: ConsumerList;
   private nextSeq = 1;
   private hadConsumer = false;
   private dispatching = false;
   private expiryTimer: Timer | undefined;
   private expiryDue = 0;
   private unusedTimer: Timer | undefined;
-  /**
-   * Paging (durable queues): persistent messages beyond the in-memory window stay only in the
-   * store and are read back as consumers drain the window, so a queue of millions keeps bounded
-   * memory. diskFromSeq is the first seq not loaded; transient messages that arrive meanwhile
-   * wait in afterDisk, in seq order, behind the stored ones.
-   */
-  private diskFromSeq = 0;
-  private diskCount = 0;
-  private diskBytes = 0;
-  private afterDisk: QueuedMessage[] = [];
-  private afterDiskBytes = 0;
-  /** Entries recovered after a crash, up to this seq, come back marked redelivered. */
-  private crashRedeliveredUpTo = 0;
   /** Messages delivered (to consumers or basic.get) and not yet acknowledged. */
   unackedCount = 0;
   deleted = false;
@@ -112,24 +89,30 @@ export class Queue {
     this.arguments = options.arguments;
     this.settings = options.settings;
     this.storeKey = `${options.vhost}\u0000${options.name}`;
+    this.consumers = new ConsumerList(this.settings.singleActiveConsumer);
     const max = this.settings.maxPriority;
     const list = max !== undefined && max > 0 ? new PriorityReadyList(max) : new ReadyList();
-    this.ready = this.isQuorum && this.settings.deliveryLimit !== undefined ? new ReturnsFirstList(list) : list;
+    const window = this.isQuorum && this.settings.deliveryLimit !== undefined ? new ReturnsFirstList(list) : list;
+    // Persistent messages beyond the window stay only in the store while nobody consumes, so a
+    // queue of millions keeps bounded memory; they are read back as consumers drain the window.
+    const pageable = this.pageable;
+    this.ready = new PagedReadyList(window, {
+      store: deps.store,
+      storeKey: this.storeKey,
+      window: deps.memoryWindow,
+      mayStayInStore: (entry) => pageable && entry.persisted && this.consumers.length === 0,
+    });
     this.touch();
   }
 
   /** Ready messages, in memory and paged out. */
   get messageCount(): number {
-    return this.ready.length + this.diskCount + this.afterDisk.length;
+    return this.ready.length;
   }
 
-  private get readyBytes(): number {
-    return this.ready.byteSize + this.diskBytes + this.afterDiskBytes;
-  }
-
-  /** True while some ready messages are only in the store. */
-  private get paged(): boolean {
-    return this.diskCount > 0;
+  /** Ready messages held in memory now (the rest of messageCount is paged out to the store). */
+  get readyInMemory(): number {
+    return this.ready.inMemory;
   }
 
   get consumerCount(): number {
@@ -137,7 +120,7 @@ export class Queue {
   }
 
   get consumerList(): readonly Consumer[] {
-    return this.consumers;
+    return this.consumers.all;
   }
 
   get isQuorum(): boolean {
@@ -158,36 +141,14 @@ export class Queue {
     }
     const persisted = this.durable && msg.persistent;
     const entry = this.entryFor(msg, persisted);
+    // Written before it is placed: an entry beyond the window may stay only in the store.
     if (persisted) this.deps.store.enqueue(this.storeKey, this.storeEntry(entry), msg);
-    // An entry kept outside the ready window is neither delivered nor expired before paged in.
-    if (!this.placeOutsideWindow(entry)) {
-      this.ready.push(entry);
-      // A consumer that can take the message now gets it even with a TTL of 0 (RabbitMQ ttl guide).
-      if (this.consumers.length > 0) this.dispatch(entry);
-      if (entry.expiresAt !== 0) this.expireHead();
-    }
+    this.ready.push(entry);
+    // A consumer that can take the message now gets it even with a TTL of 0 (RabbitMQ ttl guide).
+    if (this.consumers.length > 0) this.dispatch(entry);
+    if (entry.expiresAt !== 0) this.expireHead();
     if (settings.maxLength !== undefined || settings.maxLengthBytes !== undefined) this.dropHeadOverLimit();
     return persisted ? EnqueueResult.Durable : EnqueueResult.Transient;
-  }
-
-  /**
-   * Keeps a new entry out of the in-memory window when the window is full or messages are
-   * already paged out: a persistent one stays only in the store (when nobody consumes), a
-   * transient one waits in afterDisk behind the stored ones. Returns false when it belongs
-   * in the window.
-   */
-  private placeOutsideWindow(entry: QueuedMessage): boolean {
-    if (!this.paged && this.ready.length < this.memoryWindow) return false;
-    if (entry.persisted && this.consumers.length === 0 && this.pageable) {
-      if (!this.paged) this.diskFromSeq = entry.seq;
-      this.diskCount++;
-      this.diskBytes += entry.msg.size;
-      return true;
-    }
-    if (!this.paged) return false;
-    this.afterDisk.push(entry);
-    this.afterDiskBytes += entry.msg.size;
-    return true;
   }
 
   private entryFor(msg: Message, persisted: boolean): QueuedMessage {
@@ -201,7 +162,7 @@ export class Queue {
   private isFull(size: number): boolean {
     const { maxLength, maxLengthBytes } = this.settings;
     return (maxLength !== undefined && this.messageCount >= maxLength) ||
-      (maxLengthBytes !== undefined && this.readyBytes + size > maxLengthBytes);
+      (maxLengthBytes !== undefined && this.ready.byteSize + size > maxLengthBytes);
   }
 
   /** x-overflow=drop-head: drop (or dead-letter, reason maxlen) from the head until within limits. */
@@ -210,8 +171,7 @@ export class Queue {
     const dropped: QueuedMessage[] = [];
     while (this.messageCount > 0 &&
       ((maxLength !== undefined && this.messageCount > maxLength) ||
-        (maxLengthBytes !== undefined && this.readyBytes > maxLengthBytes))) {
-      if (this.ready.length === 0) this.pageIn();
+        (maxLengthBytes !== undefined && this.ready.byteSize > maxLengthBytes))) {
       const head = this.ready.shift();
       if (!head) break;
       dropped.push(head);
@@ -224,23 +184,11 @@ export class Queue {
    * window is read now; the rest is paged in as consumers need it.
    */
   recover(crashed: boolean): void {
-    const store = this.deps.store;
-    const last = store.lastSeq(this.storeKey);
+    const last = this.deps.store.lastSeq(this.storeKey);
     if (last < 0) return;
-    const { messages, bytes } = store.countEntries(this.storeKey);
     this.nextSeq = last + 1;
-    if (crashed) this.crashRedeliveredUpTo = last;
-    this.diskFromSeq = 0;
-    this.diskCount = messages;
-    this.diskBytes = bytes;
-    this.pageIn();
-    if (!this.pageable) while (this.paged) this.pageIn();
+    this.ready.recover(crashed ? last : 0, !this.pageable);
     this.expireHead();
-  }
-
-  /** The largest number of ready messages a durable queue keeps in memory. */
-  private get memoryWindow(): number {
-    return this.deps.memoryWindow;
   }
 
   /** Priority queues keep every message in memory: a paged-out one could outrank the window. */
@@ -248,57 +196,13 @@ export class Queue {
     return this.durable && this.settings.maxPriority === undefined;
   }
 
-  /** Reads the next stored entries into the window, merged in seq order with afterDisk. */
-  private pageIn(): void {
-    if (!this.paged) return;
-    const store = this.deps.store;
-    const want = Math.max(1, this.memoryWindow - this.ready.length);
-    const entries = store.readEntries(this.storeKey, this.diskFromSeq, want);
-    for (const e of entries) {
-      while (this.afterDisk.length > 0 && (this.afterDisk[0] as QueuedMessage).seq < e.seq) this.takeAfterDisk();
-      this.diskFromSeq = e.seq + 1;
-      if (this.afterDisk.length > 0 && (this.afterDisk[0] as QueuedMessage).seq === e.seq) {
-        // A persistent message that was kept in memory (it arrived while consumers waited).
-        this.takeAfterDisk();
-        continue;
-      }
-      const stored = store.readMessage(e.msgId);
-      if (!stored) continue;
-      this.diskCount--;
-      this.diskBytes -= stored.body.length;
-      const msg = new Message(stored.id, stored.exchange, stored.routingKey, stored.header, stored.body);
-      this.ready.push({
-        seq: e.seq, msg, redelivered: e.redelivered || e.seq <= this.crashRedeliveredUpTo,
-        deliveryCount: e.deliveryCount, expiresAt: e.expiresAt, persisted: true,
-      });
-    }
-    if (entries.length < want || this.diskCount <= 0) {
-      this.diskCount = 0;
-      this.diskBytes = 0;
-      while (this.afterDisk.length > 0) this.takeAfterDisk();
-    }
-  }
-
-  private takeAfterDisk(): void {
-    const m = this.afterDisk.shift() as QueuedMessage;
-    this.afterDiskBytes -= m.msg.size;
-    this.ready.push(m);
-  }
-
-  /** Keeps the window filled while stored messages wait. */
-  private refill(): void {
-    if (this.paged && this.ready.length < this.memoryWindow / 2) this.pageIn();
-  }
-
   // ---- taking and settling ------------------------------------------------------------------
 
   /** basic.get: takes the head message, or undefined when the queue is empty. */
   take(): QueuedMessage | undefined {
     this.touch();
-    this.refill();
     this.expireHead();
     const m = this.ready.shift();
-    this.refill();
     // Messages that expired behind the head go now, so get-ok's message-count is exact.
     this.expireHead();
     return m;
@@ -375,16 +279,13 @@ export class Queue {
     for (const entry of entries) if (entry.persisted) this.deps.store.remove(this.storeKey, entry.seq);
   }
 
+  /** queue.purge: removes every ready message (paged-out ones are read back a window at a time). */
   purge(): number {
     let count = 0;
-    do {
-      const removed = [...this.ready.drain(), ...this.afterDisk];
-      this.afterDisk = [];
-      this.afterDiskBytes = 0;
-      for (const entry of removed) if (entry.persisted) this.deps.store.remove(this.storeKey, entry.seq);
-      count += removed.length;
-      this.pageIn();
-    } while (this.ready.length > 0);
+    for (let entry = this.ready.shift(); entry; entry = this.ready.shift()) {
+      if (entry.persisted) this.deps.store.remove(this.storeKey, entry.seq);
+      count++;
+    }
     return count;
   }
 
@@ -436,7 +337,7 @@ export class Queue {
   // ---- consumers ----------------------------------------------------------------------------
 
   addConsumer(consumer: Consumer): void {
-    this.consumers.push(consumer);
+    this.consumers.add(consumer);
     this.hadConsumer = true;
     this.touch();
     this.dispatch();
@@ -444,10 +345,7 @@ export class Queue {
 
   /** Removes a consumer (basic.cancel or its channel closed); may auto-delete the queue. */
   removeConsumer(consumer: Consumer): void {
-    const i = this.consumers.indexOf(consumer);
-    if (i < 0) return;
-    this.consumers.splice(i, 1);
-    if (this.nextConsumer > i) this.nextConsumer--;
+    if (!this.consumers.remove(consumer)) return;
     if (this.autoDelete && this.hadConsumer && this.consumers.length === 0 && !this.deleted) {
       this.deps.onAutoDelete(this);
       return;
@@ -458,27 +356,23 @@ export class Queue {
   }
 
   hasExclusiveConsumer(): boolean {
-    return this.consumers.some((c) => c.exclusive);
+    return this.consumers.hasExclusive();
   }
 
   /** The consumer that receives under x-single-active-consumer (the longest-registered one). */
   get activeConsumer(): Consumer | undefined {
-    return this.settings.singleActiveConsumer ? this.consumers[0] : undefined;
+    return this.consumers.active;
   }
 
   /** Called by the vhost when the queue is deleted: consumers are told, entries dropped. */
   destroy(): number {
     const count = this.messageCount;
-    this.diskCount = 0;
-    this.afterDisk = [];
     this.deleted = true;
     this.expiryTimer?.cancel();
     this.unusedTimer?.cancel();
-    this.ready.drain();
+    this.ready.clear();
     if (this.durable) this.deps.store.deleteQueue(this.storeKey);
-    const consumers = this.consumers;
-    this.consumers = [];
-    for (const c of consumers) c.host.cancelledByServer(c);
+    for (const c of this.consumers.clear()) c.host.cancelledByServer(c);
     return count;
   }
 
@@ -500,12 +394,8 @@ export class Queue {
       // Read the clock only once a message with a TTL reaches the head.
       let now = -1;
       for (;;) {
-        if (this.ready.length === 0) {
-          if (!this.paged) break;
-          this.pageIn();
-          continue;
-        }
-        const head = this.ready.peek() as QueuedMessage;
+        const head = this.ready.peek();
+        if (!head) break;
         if (head.expiresAt !== 0 && head !== fresh) {
           if (now < 0) now = this.deps.clock.now();
           if (head.expiresAt <= now) {
@@ -513,36 +403,14 @@ export class Queue {
             continue;
           }
         }
-        const consumer = this.pickConsumer();
+        const consumer = this.consumers.pick();
         if (!consumer) break;
         this.ready.shift();
         consumer.host.deliver(consumer, this, head);
       }
-      this.refill();
     } finally {
       this.dispatching = false;
     }
-  }
-
-  private pickConsumer(): Consumer | undefined {
-    const n = this.consumers.length;
-    if (n === 0) return undefined;
-    if (this.settings.singleActiveConsumer) {
-      const active = this.consumers[0] as Consumer;
-      return active.host.canDeliver(active) ? active : undefined;
-    }
-    let best: Consumer | undefined;
-    let bestIndex = -1;
-    for (let k = 0; k < n; k++) {
-      const i = (this.nextConsumer + k) % n;
-      const c = this.consumers[i] as Consumer;
-      if (best && c.priority <= best.priority) continue;
-      if (!c.host.canDeliver(c)) continue;
-      best = c;
-      bestIndex = i;
-    }
-    if (best) this.nextConsumer = (bestIndex + 1) % n;
-    return best;
   }
 
   private storeEntry(entry: QueuedMessage): QueueEntry {

@@ -10,7 +10,8 @@ export interface ReadyStore {
   shift(): QueuedMessage | undefined;
   /** Puts back a message that was delivered, at its original (seq) position. */
   insertSorted(m: QueuedMessage): void;
-  drain(): QueuedMessage[];
+  /** Forgets every message (the queue is being deleted). */
+  clear(): void;
 }
 
 /**
@@ -73,12 +74,10 @@ export class ReadyList implements ReadyStore {
     this.bytes += m.msg.size;
   }
 
-  drain(): QueuedMessage[] {
-    const all = this.items.slice(this.head) as QueuedMessage[];
+  clear(): void {
     this.items = [];
     this.head = 0;
     this.bytes = 0;
-    return all;
   }
 }
 
@@ -88,6 +87,9 @@ export class ReadyList implements ReadyStore {
  */
 export class PriorityReadyList implements ReadyStore {
   private readonly levels: ReadyList[];
+  /** Kept as counts, not summed over up to 256 levels: the length is read on every peek and shift. */
+  private count = 0;
+  private bytes = 0;
 
   constructor(readonly maxPriority: number) {
     this.levels = Array.from({ length: maxPriority + 1 }, () => new ReadyList());
@@ -99,20 +101,17 @@ export class PriorityReadyList implements ReadyStore {
   }
 
   private top(): ReadyList | undefined {
+    if (this.count === 0) return undefined;
     for (let p = this.maxPriority; p >= 0; p--) if ((this.levels[p] as ReadyList).length > 0) return this.levels[p];
     return undefined;
   }
 
   get length(): number {
-    let n = 0;
-    for (const l of this.levels) n += l.length;
-    return n;
+    return this.count;
   }
 
   get byteSize(): number {
-    let n = 0;
-    for (const l of this.levels) n += l.byteSize;
-    return n;
+    return this.bytes;
   }
 
   peek(): QueuedMessage | undefined {
@@ -121,20 +120,29 @@ export class PriorityReadyList implements ReadyStore {
 
   push(m: QueuedMessage): void {
     this.level(m).push(m);
+    this.count++;
+    this.bytes += m.msg.size;
   }
 
   shift(): QueuedMessage | undefined {
-    return this.top()?.shift();
+    const m = this.top()?.shift();
+    if (m) {
+      this.count--;
+      this.bytes -= m.msg.size;
+    }
+    return m;
   }
 
   insertSorted(m: QueuedMessage): void {
     this.level(m).insertSorted(m);
+    this.count++;
+    this.bytes += m.msg.size;
   }
 
-  drain(): QueuedMessage[] {
-    const all: QueuedMessage[] = [];
-    for (let p = this.maxPriority; p >= 0; p--) all.push(...(this.levels[p] as ReadyList).drain());
-    return all;
+  clear(): void {
+    for (const l of this.levels) l.clear();
+    this.count = 0;
+    this.bytes = 0;
   }
 }
 
@@ -177,10 +185,9 @@ export class ReturnsFirstList implements ReadyStore {
     this.returnsBytes += m.msg.size;
   }
 
-  drain(): QueuedMessage[] {
-    const all = [...this.returns, ...this.inner.drain()];
+  clear(): void {
     this.returns = [];
     this.returnsBytes = 0;
-    return all;
+    this.inner.clear();
   }
 }

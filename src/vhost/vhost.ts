@@ -8,20 +8,28 @@ import type { Logger } from '../log.js';
 import type { Clock } from '../clock.js';
 import { deadLetterMessage, isDeadLetterCycle } from '../queue/dead-letter.js';
 import { parseQueueArguments, type QueueSettings } from '../queue/queue-arguments.js';
-import { enqueueAll, Queue, type DeadLetterReason, type QueueDeps } from '../queue/queue.js';
+import { EnqueueResult, Queue, type DeadLetterReason, type QueueDeps } from '../queue/queue.js';
 import type { Message } from '../queue/message.js';
-import type { Timer } from '../clock.js';
 import type { DelayedRecord } from '../store/metadata-store.js';
 import type { QueuedMessage } from '../queue/queued-message.js';
 import type { MetadataStore } from '../store/metadata-store.js';
+import { BindingTable, type Binding } from './binding-table.js';
+import { DelayedMessages } from './delayed-messages.js';
 import { assertArgsEquivalent, assertFieldEquivalent } from './equivalence.js';
 import { Exchange, isExchange, type Destination } from './exchange.js';
 
-export interface Binding {
-  source: Exchange;
-  destination: Destination;
-  routingKey: string;
-  args: FieldTable;
+export type { Binding } from './binding-table.js';
+
+/** What became of a published message (VHost.publish). */
+export interface Published {
+  /** The message as queued (and as returned to a mandatory publisher): without its BCC header. */
+  message: Message;
+  /** The queues the message was offered to; empty when it was unroutable. */
+  queues: Set<Queue>;
+  /** Some queue wrote it to the store: a confirm must wait for the store commit. */
+  durable: boolean;
+  /** Some queue refused it (x-overflow=reject-publish or reject-publish-dlx). */
+  rejected: boolean;
 }
 
 export interface ExchangeDeclare {
@@ -71,23 +79,23 @@ export interface VHostDeps {
 
 /**
  * One virtual host: its exchanges, queues and bindings, and RabbitMQ's rules for declaring,
- * binding and deleting them. Routing a message through exchange-to-exchange bindings and
- * alternate exchanges also lives here; the per-type matching is in src/exchange.
+ * binding and deleting them. The one publish path (route, then enqueue) and routing through
+ * exchange-to-exchange bindings and alternate exchanges also live here; the per-type matching
+ * is in src/exchange, the binding bookkeeping in BindingTable, delayed messages in
+ * DelayedMessages.
  */
 export class VHost {
   readonly exchanges = new Map<string, Exchange>();
   readonly queues = new Map<string, Queue>();
-  private readonly bindings = new Map<string, Binding>();
-  private readonly bySource = new Map<Exchange, Set<string>>();
-  private readonly byDestination = new Map<Destination, Set<string>>();
-  /** Exchange-to-exchange bindings in this vhost; while there are none, routing takes a short cut. */
-  private exchangeBindings = 0;
+  private readonly bindings = new BindingTable();
+  private readonly delayed: DelayedMessages;
   readonly defaultExchange: Exchange;
 
   constructor(
     readonly name: string,
     private readonly deps: VHostDeps,
   ) {
+    this.delayed = new DelayedMessages(name, deps.clock, deps.metadata, (x, msg, cc) => this.publish(x, msg, cc));
     this.defaultExchange = this.createExchange('', 'direct', true, false, false, {});
     for (const [name, type] of STANDARD_EXCHANGES) this.createExchange(name, type, true, false, false, {});
     this.createExchange(TRACE_EXCHANGE, 'topic', true, false, true, {});
@@ -152,18 +160,16 @@ export class VHost {
     if (name.startsWith('amq.')) throw accessRefused(`deletion of system ${this.rs('exchange', name)} not allowed`);
     const x = this.exchanges.get(name);
     if (!x) return;
-    if (ifUnused && (this.bySource.get(x)?.size ?? 0) > 0) throw preconditionFailed(`${this.rs('exchange', name)} in use`);
+    if (ifUnused && this.bindings.hasSource(x)) throw preconditionFailed(`${this.rs('exchange', name)} in use`);
     this.removeExchange(x);
   }
 
   private removeExchange(x: Exchange): void {
     x.deleted = true;
-    this.dropDelayed(x);
+    this.delayed.drop(x);
     this.exchanges.delete(x.name);
-    for (const id of [...(this.bySource.get(x) ?? [])]) this.removeBinding(id);
-    for (const id of [...(this.byDestination.get(x) ?? [])]) this.removeBinding(id);
-    this.bySource.delete(x);
-    this.byDestination.delete(x);
+    for (const b of this.bindings.from(x)) this.removeBinding(b);
+    for (const b of this.bindings.to(x)) this.removeBinding(b);
     if (x.durable) this.deps.metadata.deleteExchange(this.name, x.name);
   }
 
@@ -256,8 +262,7 @@ export class VHost {
   removeQueue(q: Queue): number {
     if (q.deleted) return 0;
     this.queues.delete(q.name);
-    for (const id of [...(this.byDestination.get(q) ?? [])]) this.removeBinding(id);
-    this.byDestination.delete(q);
+    for (const b of this.bindings.to(q)) this.removeBinding(b);
     if (q.durable) this.deps.metadata.deleteQueue(this.name, q.name);
     return q.destroy();
   }
@@ -269,24 +274,15 @@ export class VHost {
 
   // ---- bindings -----------------------------------------------------------------------------
 
-  private bindingId(source: Exchange, destination: Destination, routingKey: string, args: FieldTable): string {
-    const kind = isExchange(destination) ? 'e' : 'q';
-    return `${source.name}\u0000${kind}\u0000${destination.name}\u0000${routingKey}\u0000${encodeTable(args).toString('latin1')}`;
-  }
-
   /** queue.bind / exchange.bind. */
   bind(source: Exchange, destination: Destination, routingKey: string, args: FieldTable): void {
     if (source === this.defaultExchange || destination === this.defaultExchange) {
       throw accessRefused('operation not permitted on the default exchange');
     }
-    const id = this.bindingId(source, destination, routingKey, args);
-    if (this.bindings.has(id)) return;
+    if (this.bindings.get(source, destination, routingKey, args)) return;
     source.type.validateBinding(routingKey, args);
     source.router.bind(destination, routingKey, args);
-    this.bindings.set(id, { source, destination, routingKey, args });
-    if (isExchange(destination)) this.exchangeBindings++;
-    addTo(this.bySource, source, id);
-    addTo(this.byDestination, destination, id);
+    this.bindings.add({ source, destination, routingKey, args });
     if (source.durable && destination.durable) this.deps.metadata.putBinding(this.bindingRecord(source, destination, routingKey, args));
   }
 
@@ -295,22 +291,18 @@ export class VHost {
     if (source === this.defaultExchange || destination === this.defaultExchange) {
       throw accessRefused('operation not permitted on the default exchange');
     }
-    this.removeBinding(this.bindingId(source, destination, routingKey, args));
+    const b = this.bindings.get(source, destination, routingKey, args);
+    if (b) this.removeBinding(b);
   }
 
-  private removeBinding(id: string): void {
-    const b = this.bindings.get(id);
-    if (!b) return;
-    this.bindings.delete(id);
-    if (isExchange(b.destination)) this.exchangeBindings--;
+  private removeBinding(b: Binding): void {
+    if (!this.bindings.delete(b)) return;
     b.source.router.unbind(b.destination, b.routingKey, b.args);
-    this.bySource.get(b.source)?.delete(id);
-    this.byDestination.get(b.destination)?.delete(id);
     if (b.source.durable && b.destination.durable) {
       this.deps.metadata.deleteBinding(this.bindingRecord(b.source, b.destination, b.routingKey, b.args));
     }
     // An auto-delete exchange goes when its last binding (as source) goes.
-    if (b.source.autoDelete && !b.source.deleted && (this.bySource.get(b.source)?.size ?? 0) === 0) {
+    if (b.source.autoDelete && !b.source.deleted && !this.bindings.hasSource(b.source)) {
       this.removeExchange(b.source);
     }
   }
@@ -325,7 +317,7 @@ export class VHost {
 
   /** Bindings whose source is x (for tests and listings). */
   bindingsOf(x: Exchange): Binding[] {
-    return [...(this.bySource.get(x) ?? [])].map((id) => this.bindings.get(id) as Binding);
+    return this.bindings.from(x);
   }
 
   /** The default exchange binds every queue by its name. */
@@ -342,45 +334,18 @@ export class VHost {
 
   // ---- delayed messages (x-delayed-message) -------------------------------------------------
 
-  private readonly delayed = new Map<Exchange, Map<number, { timer: Timer; record: DelayedRecord | undefined }>>();
-
   /**
-   * Holds msg back for delayMs, then routes it through exchange. A persistent message on a
+   * Holds msg back for delayMs, then publishes it through exchange. A persistent message on a
    * durable exchange is stored with its absolute due time, so it survives a restart; returns
    * true when a store commit holds it.
    */
   delay(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined, delayMs: number): boolean {
-    const persisted = exchange.durable && msg.persistent;
-    const record: DelayedRecord = { vhost: this.name, exchange: exchange.name, dueAt: this.deps.clock.now() + delayMs, seq: msg.id };
-    if (persisted) this.deps.metadata.putDelayed(record, msg);
-    this.scheduleDelayed(exchange, msg, ccRoutingKeys, record, persisted);
-    return persisted;
+    return this.delayed.hold(exchange, msg, ccRoutingKeys, delayMs);
   }
 
-  /** Arms the timer of a delayed message (also for those recovered from the store). */
+  /** Arms the timer of a delayed message recovered from the store. */
   scheduleDelayed(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined, record: DelayedRecord, persisted: boolean): void {
-    let timers = this.delayed.get(exchange);
-    if (!timers) this.delayed.set(exchange, (timers = new Map()));
-    const timer = this.deps.clock.setTimeout(() => {
-      timers.delete(record.seq);
-      if (persisted) this.deps.metadata.deleteDelayed(record);
-      if (exchange.deleted) return;
-      const queues = new Set<Queue>();
-      const headers = msg.properties.headers;
-      this.route(exchange, { routingKey: msg.routingKey, ccRoutingKeys, headers, properties: msg.properties as Record<string, unknown> }, queues);
-      enqueueAll(queues, msg.withoutBcc());
-    }, record.dueAt - this.deps.clock.now());
-    timers.set(record.seq, { timer, record: persisted ? record : undefined });
-  }
-
-  private dropDelayed(x: Exchange): void {
-    const timers = this.delayed.get(x);
-    if (!timers) return;
-    for (const { timer, record } of timers.values()) {
-      timer.cancel();
-      if (record) this.deps.metadata.deleteDelayed(record);
-    }
-    this.delayed.delete(x);
+    this.delayed.schedule(exchange, msg, ccRoutingKeys, record, persisted);
   }
 
   // ---- dead-lettering ----------------------------------------------------------------------
@@ -403,14 +368,38 @@ export class VHost {
       const { message, routingKeys } = deadLetterMessage(
         entry.msg, reason, queue.name, dlxName, queue.settings.deadLetterRoutingKey, now, this.deps.nextMessageId(),
       );
-      const targets = new Set<Queue>();
-      const [routingKey, ...ccRoutingKeys] = routingKeys as [string, ...string[]];
-      this.route(dlx, { routingKey, ccRoutingKeys, headers: message.properties.headers, properties: message.properties as Record<string, unknown> }, targets);
-      for (const target of targets) {
-        if (reason !== 'rejected' && isDeadLetterCycle(message, target.name)) continue;
-        target.enqueue(message);
-      }
+      // Cycles are cut unless a rejection happened in them (isDeadLetterCycle).
+      const admit = reason === 'rejected' ? undefined : (q: Queue) => !isDeadLetterCycle(message, q.name);
+      // message.routingKey is routingKeys[0]; the rest are its CC keys.
+      this.publish(dlx, message, routingKeys.slice(1), admit);
     }
+  }
+
+  // ---- publishing ---------------------------------------------------------------------------
+
+  /**
+   * The one publish path (basic.publish, delayed messages when due, dead-lettering): routes msg
+   * by its routing key and ccRoutingKeys (and its headers and properties, BCC included) through
+   * exchange, then offers it without its BCC header to each queue reached (to those admit
+   * accepts, when given).
+   */
+  publish(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined, admit?: (q: Queue) => boolean): Published {
+    const properties = msg.properties;
+    const queues = new Set<Queue>();
+    this.route(exchange, { routingKey: msg.routingKey, ccRoutingKeys, headers: properties.headers, properties: properties as Record<string, unknown> }, queues);
+    const message = msg.withoutBcc();
+    let durable = false;
+    let rejected = false;
+    for (const q of queues) {
+      if (admit && !admit(q)) {
+        queues.delete(q);
+        continue;
+      }
+      const result = q.enqueue(message);
+      if (result === EnqueueResult.Durable) durable = true;
+      else if (result === EnqueueResult.Rejected) rejected = true;
+    }
+    return { message, queues, durable, rejected };
   }
 
   // ---- routing ------------------------------------------------------------------------------
@@ -421,7 +410,7 @@ export class VHost {
    * routes nowhere, as rabbit_exchange:route does).
    */
   route(exchange: Exchange, input: RoutingInput, out: Set<Queue>): void {
-    if (this.exchangeBindings === 0) {
+    if (!this.bindings.hasExchangeDestinations) {
       // No exchange-to-exchange bindings: every destination is a queue.
       const before = out.size;
       if (exchange === this.defaultExchange) this.routeDefault(input, out);
@@ -454,10 +443,4 @@ export class VHost {
 
 function queueTypeOf(args: FieldTable): string {
   return fieldString(args['x-queue-type']) ?? 'classic';
-}
-
-function addTo<K>(map: Map<K, Set<string>>, key: K, id: string): void {
-  let set = map.get(key);
-  if (!set) map.set(key, (set = new Set()));
-  set.add(id);
 }

@@ -1,0 +1,144 @@
+/**
+ * A Queue on its own, without a broker: a FakeClock, a message store (memory or LMDB), a
+ * recording dead-letter hook and a fake channel (ConsumerHost) that counts credit the way
+ * Channel does and records what it was given.
+ */
+
+import { FakeClock } from '../../src/clock.js';
+import { F, type FieldTable } from '../../src/frame/field-table.js';
+import { encodeContentHeaderPayload, type BasicProperties } from '../../src/frame/generated/properties.js';
+import { createLogger } from '../../src/log.js';
+import { Consumer, type ConsumerHost } from '../../src/queue/consumer.js';
+import { Message } from '../../src/queue/message.js';
+import { parseQueueArguments } from '../../src/queue/queue-arguments.js';
+import { Queue, type DeadLetterReason } from '../../src/queue/queue.js';
+import type { QueuedMessage } from '../../src/queue/queued-message.js';
+import type { MessageStore } from '../../src/store/message-store.js';
+import { openMemoryStore } from '../../src/store/memory-store.js';
+
+export { F };
+
+export interface QueueHarness {
+  queue: Queue;
+  clock: FakeClock;
+  store: MessageStore;
+  /** Every dead-lettering the queue asked for, as [reason, body] in order. */
+  deadLettered: Array<[DeadLetterReason, string]>;
+  /** Set when the queue asked to be deleted (auto-delete, x-expires). */
+  autoDeleted: boolean;
+}
+
+export interface HarnessOptions {
+  name?: string;
+  durable?: boolean;
+  args?: FieldTable;
+  store?: MessageStore;
+  clock?: FakeClock;
+  /** Ready messages kept in memory (queueMemoryWindow). */
+  window?: number;
+}
+
+const silent = createLogger('silent');
+
+export function makeQueue(options: HarnessOptions = {}): QueueHarness {
+  const name = options.name ?? 'q';
+  const args = options.args ?? {};
+  const clock = options.clock ?? new FakeClock();
+  const store = options.store ?? openMemoryStore().messages;
+  const h: QueueHarness = { queue: undefined as unknown as Queue, clock, store, deadLettered: [], autoDeleted: false };
+  h.queue = new Queue(
+    {
+      vhost: '/', name, durable: options.durable ?? false, exclusiveOwner: null, autoDelete: false, arguments: args,
+      settings: parseQueueArguments(args, `queue '${name}' in vhost '/'`),
+    },
+    {
+      log: silent, clock, store, memoryWindow: options.window ?? 4096,
+      onAutoDelete: () => { h.autoDeleted = true; },
+      deadLetter: (_q, entries, reason) => {
+        for (const e of entries) h.deadLettered.push([reason, e.msg.body.toString()]);
+      },
+    },
+  );
+  return h;
+}
+
+/** A message as publishContent builds it; ids come from the store, as the broker's do. */
+export function message(store: MessageStore, body: string, properties: BasicProperties = {}, ttl?: number): Message {
+  const buf = Buffer.from(body);
+  const m = new Message(store.nextMessageId(), '', 'q', encodeContentHeaderPayload(60, buf.length, properties), buf, properties);
+  m.ttl = ttl;
+  return m;
+}
+
+export const PERSISTENT: BasicProperties = { deliveryMode: 2 };
+
+/** Enqueues each body in order (persistent when persistent(i)); returns the EnqueueResults. */
+export function publish(h: QueueHarness, bodies: string[], persistent: (i: number) => boolean = () => false): number[] {
+  return bodies.map((b, i) => h.queue.enqueue(message(h.store, b, persistent(i) ? PERSISTENT : {})));
+}
+
+export const range = (n: number, from = 0): string[] => Array.from({ length: n }, (_, i) => String(from + i));
+
+/** basic.get no-ack until the queue is empty: the bodies, in order. */
+export function takeAll(q: Queue): string[] {
+  const out: string[] = [];
+  for (let e = q.take(); e; e = q.take()) {
+    q.settle(e, false);
+    out.push(e.msg.body.toString());
+  }
+  return out;
+}
+
+/** basic.get with ack: the entry is delivered and unacknowledged until settled or requeued. */
+export function get(q: Queue): QueuedMessage {
+  const e = q.take();
+  if (!e) throw new Error('queue is empty');
+  q.delivered();
+  return e;
+}
+
+export interface Delivery {
+  consumer: Consumer;
+  entry: QueuedMessage;
+}
+
+/** A channel as the queue sees it: per-consumer prefetch, deliveries recorded, acks by hand. */
+export class FakeChannel implements ConsumerHost {
+  /** Deliveries not acknowledged yet. */
+  readonly deliveries: Delivery[] = [];
+  /** "tag:body" of every delivery, in order. */
+  readonly log: string[] = [];
+  readonly cancelled: string[] = [];
+  private nextTag = 0;
+
+  consume(queue: Queue, options: { prefetch?: number; priority?: number; tag?: string; exclusive?: boolean } = {}): Consumer {
+    const c = new Consumer(options.tag ?? `ctag-${++this.nextTag}`, this, queue, false, options.exclusive ?? false, options.prefetch ?? 0, options.priority ?? 0, {});
+    queue.addConsumer(c);
+    return c;
+  }
+
+  canDeliver(consumer: Consumer): boolean {
+    return consumer.hasCredit;
+  }
+
+  deliver(consumer: Consumer, queue: Queue, entry: QueuedMessage): void {
+    consumer.unacked++;
+    queue.delivered();
+    this.deliveries.push({ consumer, entry });
+    this.log.push(`${consumer.tag}:${entry.msg.body.toString()}`);
+  }
+
+  cancelledByServer(consumer: Consumer): void {
+    this.cancelled.push(consumer.tag);
+  }
+
+  /** basic.ack of the delivery of body. */
+  ack(body: string): void {
+    const i = this.deliveries.findIndex((d) => d.entry.msg.body.toString() === body);
+    if (i < 0) throw new Error(`no delivery of ${body}`);
+    const { consumer, entry } = this.deliveries[i] as Delivery;
+    this.deliveries.splice(i, 1);
+    consumer.unacked--;
+    consumer.queue.settle(entry, true);
+  }
+}

@@ -1,0 +1,114 @@
+import { expect } from 'chai';
+import { encodeContentHeaderPayload } from '../../src/frame/generated/properties.js';
+import { Message } from '../../src/queue/message.js';
+import { PagedReadyList } from '../../src/queue/paged-ready-list.js';
+import type { QueuedMessage } from '../../src/queue/queued-message.js';
+import { PriorityReadyList, ReadyList, ReturnsFirstList, type ReadyStore } from '../../src/queue/ready-list.js';
+import { openMemoryStore } from '../../src/store/memory-store.js';
+
+let nextId = 1;
+function entry(seq: number, body = String(seq), priority?: number): QueuedMessage {
+  const buf = Buffer.from(body);
+  const props = priority === undefined ? {} : { priority };
+  const msg = new Message(nextId++, '', 'k', encodeContentHeaderPayload(60, buf.length, props), buf, props);
+  return { seq, msg, redelivered: false, deliveryCount: 0, expiresAt: 0, persisted: false };
+}
+
+/** Shifts everything out: the bodies in delivery order. */
+function order(list: ReadyStore): string[] {
+  const out: string[] = [];
+  for (let m = list.shift(); m; m = list.shift()) out.push(m.msg.body.toString());
+  return out;
+}
+
+describe('ready lists', () => {
+  it('ReadyList: FIFO, a requeue goes back to its seq position, byteSize follows', () => {
+    const l = new ReadyList();
+    const es = [1, 2, 3, 4].map((s) => entry(s, `m${s}`));
+    for (const e of es) l.push(e);
+    const [e1, e2] = [l.shift(), l.shift()] as QueuedMessage[];
+    l.insertSorted(e2);
+    l.insertSorted(e1);
+    l.push(entry(9, 'm9'));
+    expect([l.length, l.byteSize]).to.deep.equal([5, 10]);
+    expect(order(l)).to.deep.equal(['m1', 'm2', 'm3', 'm4', 'm9']);
+    expect([l.length, l.byteSize, l.peek()]).to.deep.equal([0, 0, undefined]);
+  });
+
+  it('PriorityReadyList: highest priority first, FIFO within one, above the maximum counts as it', () => {
+    const l = new PriorityReadyList(2);
+    l.push(entry(1, 'a0', 0));
+    l.push(entry(2, 'b2', 2));
+    l.push(entry(3, 'c9', 9));
+    l.push(entry(4, 'd1', 1));
+    l.push(entry(5, 'e-', undefined));
+    expect(order(l)).to.deep.equal(['b2', 'c9', 'd1', 'a0', 'e-']);
+  });
+
+  it('ReturnsFirstList: returned messages first, in the order they came back', () => {
+    const l = new ReturnsFirstList(new ReadyList());
+    for (const s of [1, 2, 3, 4]) l.push(entry(s));
+    const [e1, e2] = [l.shift(), l.shift()] as QueuedMessage[];
+    l.insertSorted(e2);
+    l.insertSorted(e1);
+    expect(order(l)).to.deep.equal(['2', '1', '3', '4']);
+  });
+
+  describe('PagedReadyList', () => {
+    /** A list over a memory store with a window of w; stayInStore is its mayStayInStore. */
+    function paged(w: number, stayInStore: (m: QueuedMessage) => boolean) {
+      const store = openMemoryStore().messages;
+      const list = new PagedReadyList(new ReadyList(), { store, storeKey: 'q', window: w, mayStayInStore: stayInStore });
+      /** Writes the entry to the store when persisted, as Queue does, then pushes it. */
+      const add = (seq: number, persisted: boolean): void => {
+        const e = entry(seq);
+        e.persisted = persisted;
+        if (persisted) {
+          const m = e.msg;
+          store.enqueue('q', { seq, msgId: m.id, redelivered: false, deliveryCount: 0, expiresAt: 0 }, { id: m.id, exchange: '', routingKey: 'k', header: m.header, body: m.body });
+        }
+        list.push(e);
+      };
+      return { list, add, store };
+    }
+
+    it('counts stored and held entries in length and byteSize, and reads them back in seq order', () => {
+      const { list, add } = paged(2, (m) => m.persisted);
+      for (let s = 1; s <= 7; s++) add(s, s !== 4 && s !== 6);
+      // Window 1-2; 3, 5, 7 only in the store; 4 and 6 (not persisted) held behind them.
+      expect([list.length, list.inMemory, list.storedOnly, list.byteSize]).to.deep.equal([7, 4, 3, 7]);
+      expect(order(list)).to.deep.equal(['1', '2', '3', '4', '5', '6', '7']);
+      expect([list.length, list.byteSize, list.storedOnly]).to.deep.equal([0, 0, 0]);
+    });
+
+    it('a persisted entry that may not stay in the store is held, and read once', () => {
+      let consumerWaiting = false;
+      const { list, add } = paged(1, (m) => m.persisted && !consumerWaiting);
+      add(1, true);
+      add(2, true);
+      consumerWaiting = true;
+      add(3, true);
+      expect([list.inMemory, list.storedOnly]).to.deep.equal([2, 1]);
+      expect(order(list)).to.deep.equal(['1', '2', '3']);
+    });
+
+    it('grows the window past its size while nothing is stored and entries may not stay there', () => {
+      const { list, add } = paged(2, () => false);
+      for (let s = 1; s <= 5; s++) add(s, true);
+      expect([list.inMemory, list.storedOnly]).to.deep.equal([5, 0]);
+    });
+
+    it('peek and shift read the next page when the window is empty; clear forgets everything', () => {
+      // A window of 0 keeps nothing in memory until a message is asked for.
+      const { list, add } = paged(0, (m) => m.persisted);
+      for (let s = 1; s <= 3; s++) add(s, true);
+      expect([list.inMemory, list.storedOnly]).to.deep.equal([0, 3]);
+      expect([list.peek()?.seq, list.inMemory, list.storedOnly]).to.deep.equal([1, 1, 2]);
+      expect(list.shift()?.seq).to.equal(1);
+      expect([list.inMemory, list.storedOnly]).to.deep.equal([0, 2]);
+      expect(list.shift()?.seq).to.equal(2);
+      list.clear();
+      expect([list.length, list.inMemory, list.storedOnly, list.peek()]).to.deep.equal([0, 0, 0, undefined]);
+    });
+  });
+});
