@@ -51,14 +51,17 @@ export class RawClient {
     });
   }
 
-  /** Connects and completes the handshake (PLAIN guest/guest, vhost /). */
-  static async open(port: number, tune: { frameMax?: number; heartbeat?: number; vhost?: string } = {}): Promise<RawClient> {
+  /** Connects and completes the handshake (PLAIN guest/guest, vhost /); capabilities are added to consumer_cancel_notify. */
+  static async open(port: number, tune: { frameMax?: number; heartbeat?: number; vhost?: string; capabilities?: string[] } = {}): Promise<RawClient> {
     const c = await RawClient.connect(port);
     c.write(AMQP_0_9_1_HEADER);
     c.parseFrames = true;
     await c.expectMethod('connection.start');
     c.method(0, 'connection.start-ok', {
-      clientProperties: { product: F.str('raw-client'), capabilities: F.table({ consumer_cancel_notify: F.bool(true) }) },
+      clientProperties: {
+        product: F.str('raw-client'),
+        capabilities: F.table(Object.fromEntries(['consumer_cancel_notify', ...(tune.capabilities ?? [])].map((c) => [c, F.bool(true)]))),
+      },
       mechanism: 'PLAIN', response: Buffer.from('\u0000guest\u0000guest'), locale: 'en_US',
     });
     const tuneFrame = await c.expectMethod('connection.tune');
