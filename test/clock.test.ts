@@ -1,5 +1,8 @@
 import { expect } from 'chai';
+import { startBroker } from '../src/broker.js';
 import { FakeClock, SystemClock } from '../src/clock.js';
+import { channel, connect } from './support/amqp.js';
+import { captureLog } from './support/capture-log.js';
 
 /** DESIGN.md, convention 7: durations run on monotonic time, instants on wall time. */
 describe('Clock', () => {
@@ -52,6 +55,24 @@ describe('Clock', () => {
       // Were the error not caught, mocha would fail this test with an uncaught exception.
       await new Promise<void>((resolve) => clock.setTimeout(resolve, 1));
       expect(reported).to.deep.equal([emfile]);
+    });
+
+    it('in a broker, logs the error with the broker\'s logger and the broker goes on serving', async () => {
+      const { log, waitFor } = captureLog('info');
+      const running = await startBroker({ port: 0, logger: log });
+      try {
+        running.broker.clock.setTimeout(() => {
+          throw Object.assign(new Error('EMFILE: too many open files'), { code: 'EMFILE' });
+        }, 0);
+        const entry = await waitFor('error in a timer callback (the broker goes on)');
+        expect(entry.level).to.equal(50);
+        expect(JSON.stringify(entry['err'])).to.contain('EMFILE');
+        const conn = await connect(running.url);
+        await (await channel(conn)).checkExchange('amq.direct');
+        await conn.close();
+      } finally {
+        await running.close();
+      }
     });
   });
 });
