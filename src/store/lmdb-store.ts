@@ -108,8 +108,8 @@ function describeFailure(dataDir: string, detail: unknown): string {
     `LMDB commit failed in data dir ${dataDir}: ${text}${space}` +
     (full ? ' (the disk, a file-size limit or a quota is full)' : '') +
     (/Input\/output error/.test(text) ? ' (LMDB reports a short write as an I/O error: disk full, file-size limit or device error)' : '') +
-    '. Writes since the last successful sync() are not durable and this store accepts no more writes; ' +
-    'fix the cause and restart the broker (recovery reloads the last committed state).'
+    '. Writes since the last successful sync() are not durable until the store can write again; ' +
+    'free space (or fix the cause): the broker retries once the disk has room, or restart it (recovery reloads the last committed state).'
   );
 }
 
