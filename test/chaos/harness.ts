@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { rng as seededRng } from '../frame/helpers.js';
 import { SmallDisk } from '../support/small-disk.js';
 import { check, History, type CheckResult } from './checker.js';
 import { ChaosBroker, findLibfaketime } from './faults.js';
@@ -43,7 +44,7 @@ const RECOVERY_TIMEOUT_MS = 45_000;
 
 export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const { log } = opts;
-  const rng = mulberry32(opts.seed);
+  const rng = seededRng(opts.seed);
   const skipped: string[] = [];
   const lib = findLibfaketime();
   if (!lib) skipped.push('clock: libfaketime is not installed (Debian package faketime); wall-clock steps were not tried');
@@ -156,17 +157,24 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
           break;
         }
         case 'disk': {
-          const full = rng() < 0.5;
+          // Below disk_free_limit (the alarm blocks first), to the last byte (commits fail too),
+          // or to the last byte and then a crash while the store cannot write.
+          const variant = (['alarm', 'full', 'full, then SIGKILL'] as const)[Math.floor(rng() * 3)]!;
           blockedNow = new Set();
-          disk!.fill(full ? 0 : DISK_LIMIT / 2);
+          disk!.fill(variant === 'alarm' ? DISK_LIMIT / 2 : 0);
           const wasBlocked = await until(() => blockedNow.size > 0, 20_000);
           if (!wasBlocked) violations.push(`liveness: cycle ${cycle}: the disk was filled but no connection was blocked`);
           await sleep(500 + rng() * 1000);
-          disk!.free();
+          if (variant === 'full, then SIGKILL') {
+            current = 'kill'; // connections lost now are the crash's, not the alarm's
+            await broker.kill();
+            disk!.free();
+            await broker.start();
+          } else disk!.free();
           // rabbit_disk_monitor checks every 10 s while the alarm is on.
           const cleared = await until(() => blockedNow.size === 0, 30_000);
           if (!cleared) violations.push(`liveness: cycle ${cycle}: space returned but ${[...blockedNow].join(', ')} stayed blocked`);
-          detail = `filled ${full ? 'to the last byte' : 'below disk_free_limit'}, ${wasBlocked ? 'blocked' : 'NOT blocked'}, freed, ${cleared ? 'unblocked' : 'NOT unblocked'}`;
+          detail = `filled (${variant}), ${wasBlocked ? 'blocked' : 'NOT blocked'}, freed, ${cleared ? 'unblocked' : 'NOT unblocked'}`;
           break;
         }
       }
@@ -197,16 +205,4 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     disk?.unmount();
     rmSync(scratch, { recursive: true, force: true });
   }
-}
-
-/** Small deterministic PRNG (mulberry32), so a schedule replays from its seed. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
