@@ -6,10 +6,10 @@ import { resolveConfig, type BrokerConfig, type BrokerOptions } from './config.j
 import { Connection } from './connection/connection.js';
 import type { BrokerContext } from './connection/context.js';
 import { ReplyToRegistry } from './connection/direct-reply-to.js';
+import { DiskMonitor } from './disk-monitor.js';
 import { ReplyCode, replyText } from './errors.js';
 import { defaultExchangeTypes, type ExchangeTypeRegistry } from './exchange/exchange-type.js';
 import { decodeTable } from './frame/field-table.js';
-import { DiskMonitor } from './disk-monitor.js';
 import { createLogger, type Logger } from './log.js';
 import { MemoryMonitor } from './memory-monitor.js';
 import { CommitBatcher } from './queue/commit-batcher.js';
