@@ -6,6 +6,7 @@ import { resolveConfig, type BrokerConfig, type BrokerOptions } from './config.j
 import { Connection } from './connection/connection.js';
 import type { BrokerContext } from './connection/context.js';
 import { ReplyToRegistry } from './connection/direct-reply-to.js';
+import { DiskMonitor } from './disk-monitor.js';
 import { ReplyCode, replyText } from './errors.js';
 import { defaultExchangeTypes, type ExchangeTypeRegistry } from './exchange/exchange-type-registry.js';
 import { decodeTable } from './frame/field-table.js';
@@ -38,10 +39,10 @@ export class Broker implements BrokerContext {
   private closing: Promise<void> | undefined;
 
   constructor(options: BrokerOptions = {}) {
-    const { clock, logger, ...rest } = options;
+    const { clock, logger, freeDiskSpace, ...rest } = options;
     this.config = resolveConfig(rest);
     this.log = logger ?? createLogger(this.config.logLevel);
-    this.clock = clock ?? new SystemClock();
+    this.clock = clock ?? new SystemClock((err) => this.log.error({ err }, 'error in a timer callback (the broker goes on)'));
     if (this.config.dataDir) {
       mkdirSync(this.config.dataDir, { recursive: true });
       this.store = openLmdbStore(join(this.config.dataDir, 'store'), {
@@ -53,6 +54,9 @@ export class Broker implements BrokerContext {
     }
     this.commits = new CommitBatcher(this.store.messages);
     this.memory = new MemoryMonitor(this.clock, this.log, this.config.memoryHighWatermark, () => this.updateBlocked());
+    this.disk = this.config.dataDir
+      ? new DiskMonitor(this.clock, this.log, this.config.dataDir, this.config.diskFreeLimit, (alarmed) => this.diskChecked(alarmed), freeDiskSpace)
+      : undefined;
     this.exchangeTypes = defaultExchangeTypes();
     for (const name of this.config.vhosts) {
       this.vhosts.set(name, new VHost(name, {
@@ -70,21 +74,56 @@ export class Broker implements BrokerContext {
   /** Why publishers are blocked now (RabbitMQ's alarm reasons), if they are. */
   blockedReason: string | undefined;
   private storeBroken = false;
+  private storeResumedAt = -Infinity;
+  private diskAlarmed = false;
   readonly memory: MemoryMonitor;
+  /** RabbitMQ's disk_free_limit alarm; only with a data dir. */
+  readonly disk: DiskMonitor | undefined;
 
   /**
    * The store failed to commit (typically a full disk). Every confirm still waiting is nacked
-   * by the store's rejected sync(); publishers are blocked for good, as RabbitMQ blocks them
-   * when it runs low on disk, and the reason is logged with the data directory.
+   * by the store's rejected sync(); publishers are blocked ("low on disk", as RabbitMQ blocks
+   * them when it runs low on disk) until free space is back above the limit and the store has
+   * written what it could not (diskChecked); the reason is logged with the data directory.
    */
   private storeFailed(err: Error): void {
+    if (this.storeBroken) return; // a retry that failed again: resumeStore() logs it
     this.log.error({ err: err.message, dataDir: this.config.dataDir }, 'message store failed; blocking publishers');
     this.storeBroken = true;
     this.updateBlocked();
   }
 
+  /** After each disk check: follow the alarm, and retry a failed store once there is room. */
+  private diskChecked(alarmed: boolean): void {
+    if (alarmed !== this.diskAlarmed) {
+      this.diskAlarmed = alarmed;
+      this.updateBlocked();
+    }
+    if (this.storeBroken && !alarmed) this.resumeStore();
+  }
+
+  /** At most one attempt a second: a commit that fails again (a file-size limit, a quota) is not hammered. */
+  private resumeStore(): void {
+    const now = this.clock.monotonic();
+    if (now - this.storeResumedAt < STORE_RESUME_INTERVAL_MS) return;
+    this.storeResumedAt = now;
+    this.store.resume().then(
+      () => {
+        if (!this.storeBroken) return;
+        this.storeBroken = false;
+        this.log.info({ dataDir: this.config.dataDir }, 'message store writes again; unblocking publishers');
+        this.updateBlocked();
+      },
+      (err: Error) => this.log.warn({ err: err.message, dataDir: this.config.dataDir }, 'message store still cannot write'),
+    );
+  }
+
+  /** RabbitMQ's blocked-by text: "low on disk", "low on memory" or "low on disk & memory". */
   private updateBlocked(): void {
-    const reason = this.storeBroken ? 'low on disk' : this.memory.isAlarmed ? 'low on memory' : undefined;
+    const resources: string[] = [];
+    if (this.storeBroken || this.diskAlarmed) resources.push('disk');
+    if (this.memory.isAlarmed) resources.push('memory');
+    const reason = resources.length > 0 ? `low on ${resources.join(' & ')}` : undefined;
     this.blockedReason = reason;
     for (const conn of this.connections) {
       if (reason) conn.block(reason);
@@ -164,6 +203,7 @@ export class Broker implements BrokerContext {
         const port = (server.address() as AddressInfo).port;
         this.log.info({ host: this.config.host, port }, `warren listening on ${this.config.host}:${port}`);
         this.memory.start();
+        this.disk?.start();
         resolve(port);
       });
     });
@@ -185,6 +225,7 @@ export class Broker implements BrokerContext {
     this.closing ??= (async () => {
       this.log.info('shutting down');
       this.memory.stop();
+      this.disk?.stop();
       const text = replyText(ReplyCode.CONNECTION_FORCED, "broker forced connection closure with reason 'shutdown'");
       const closed = [...this.connections].map((conn) => new Promise<void>((resolve) => {
         conn.onClosed(resolve);
@@ -202,6 +243,8 @@ export class Broker implements BrokerContext {
     return this.closing;
   }
 }
+
+const STORE_RESUME_INTERVAL_MS = 1000;
 
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;

@@ -1,6 +1,16 @@
 /**
- * Time is injected (DESIGN.md, convention 7). TTL, expiry, heartbeats, delays and timeouts read
- * a Clock; tests use FakeClock and move time by hand, so nothing waits on the wall clock.
+ * Time is injected (DESIGN.md, convention 7). Two kinds of time, never mixed:
+ *
+ * - **Monotonic time** (`monotonic()`, and every `setTimeout`) for durations: heartbeats, the
+ *   handshake, close and consumer-acknowledgement timeouts, x-expires, alarm polling. It never
+ *   jumps, so stepping the system clock (NTP, an operator) neither drops healthy peers nor
+ *   keeps dead ones.
+ * - **Wall time** (`now()`) only for instants that must mean the same after a restart or to a
+ *   client: message TTL deadlines (stored with the entry), delayed-message due times, x-death
+ *   and other timestamps. A wall-clock step moves those, as it does in RabbitMQ.
+ *
+ * Tests use FakeClock, which moves both by hand (`advance`) or only the wall clock
+ * (`stepWall`), so nothing waits on the real clock.
  */
 
 export interface Timer {
@@ -8,21 +18,45 @@ export interface Timer {
 }
 
 export interface Clock {
-  /** Milliseconds since the Unix epoch. */
+  /** Wall time: milliseconds since the Unix epoch. May jump; not for measuring durations. */
   now(): number;
-  /** Runs fn once after ms milliseconds. */
+  /** Monotonic milliseconds from an arbitrary origin: for durations only, never jumps. */
+  monotonic(): number;
+  /** Runs fn once after ms milliseconds of monotonic time. */
   setTimeout(fn: () => void, ms: number): Timer;
 }
 
+/**
+ * The real clocks: Date.now() and performance.now() (CLOCK_MONOTONIC). Node's timers already
+ * run on monotonic time. A timer callback that throws is caught and reported to onError: an
+ * error in one periodic check (say EMFILE while sampling memory) must never end the broker.
+ */
 export class SystemClock implements Clock {
+  constructor(private readonly onError: (err: unknown) => void = reportToStderr) {}
+
   now(): number {
     return Date.now();
   }
+
+  monotonic(): number {
+    return performance.now();
+  }
+
   setTimeout(fn: () => void, ms: number): Timer {
-    const handle = setTimeout(fn, Math.max(0, ms));
+    const handle = setTimeout(() => {
+      try {
+        fn();
+      } catch (err) {
+        this.onError(err);
+      }
+    }, Math.max(0, ms));
     handle.unref?.();
     return { cancel: () => clearTimeout(handle) };
   }
+}
+
+function reportToStderr(err: unknown): void {
+  process.stderr.write(`warren: error in a timer callback: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
 }
 
 interface PendingTimer {
@@ -32,29 +66,39 @@ interface PendingTimer {
   cancelled: boolean;
 }
 
-/** A clock that moves only when told to; timers fire in due order during advance(). */
+/**
+ * A clock that moves only when told to. Timers run on monotonic time and fire in due order
+ * during advance(); an exception from a callback propagates to the caller of advance(), so a
+ * test sees it.
+ */
 export class FakeClock implements Clock {
-  private current: number;
+  private mono = 0;
+  /** Wall time minus monotonic time; stepWall() changes it. */
+  private wallOffset: number;
   private seq = 0;
   private timers: PendingTimer[] = [];
 
   constructor(start = Date.UTC(2026, 0, 1)) {
-    this.current = start;
+    this.wallOffset = start;
   }
 
   now(): number {
-    return this.current;
+    return this.wallOffset + this.mono;
+  }
+
+  monotonic(): number {
+    return this.mono;
   }
 
   setTimeout(fn: () => void, ms: number): Timer {
-    const timer: PendingTimer = { due: this.current + Math.max(0, ms), seq: this.seq++, fn, cancelled: false };
+    const timer: PendingTimer = { due: this.mono + Math.max(0, ms), seq: this.seq++, fn, cancelled: false };
     this.timers.push(timer);
     return { cancel: () => { timer.cancelled = true; } };
   }
 
-  /** Moves time forward by ms, firing every timer that falls due, in order, at its due time. */
+  /** Lets ms pass (both clocks move), firing every timer that falls due, in order, at its due time. */
   advance(ms: number): void {
-    const target = this.current + ms;
+    const target = this.mono + ms;
     for (;;) {
       this.timers = this.timers.filter((t) => !t.cancelled);
       let next: PendingTimer | undefined;
@@ -62,11 +106,16 @@ export class FakeClock implements Clock {
         if (t.due <= target && (!next || t.due < next.due || (t.due === next.due && t.seq < next.seq))) next = t;
       }
       if (!next) break;
-      this.current = Math.max(this.current, next.due);
+      this.mono = Math.max(this.mono, next.due);
       next.cancelled = true;
       next.fn();
     }
-    this.current = target;
+    this.mono = target;
+  }
+
+  /** Steps the wall clock by ms (negative: backwards), as NTP or an operator does; no time passes. */
+  stepWall(ms: number): void {
+    this.wallOffset += ms;
   }
 
   /** Number of timers still waiting. */

@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Broker } from './broker.js';
-import { readConfigFile, type BrokerConfig } from './config.js';
+import { parseInformationUnit, readConfigFile, type BrokerConfig } from './config.js';
 import { createLogger, prettyDestination } from './log.js';
 
 const USAGE = `Usage: warren [options]
@@ -12,6 +12,10 @@ Options:
   --host H          address to bind (default 0.0.0.0; env WARREN_HOST)
   --data-dir D      where durable data lives (default ./warren-data; env WARREN_DATA_DIR)
   --log-level L     fatal|error|warn|info|debug|trace|silent (default info; env WARREN_LOG_LEVEL)
+  --disk-free-limit N
+                    block publishers when the data dir's disk has less free space than N
+                    bytes; units as RabbitMQ's disk_free_limit.absolute: 50MB, 1GB, 512MiB
+                    (default 50MB; env WARREN_DISK_FREE_LIMIT)
   --config FILE     JSON file with settings such as users and vhosts (env WARREN_CONFIG)
   -h, --help        show this help
 `;
@@ -27,6 +31,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<Broker
       host: { type: 'string' },
       'data-dir': { type: 'string' },
       'log-level': { type: 'string' },
+      'disk-free-limit': { type: 'string' },
       config: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -49,6 +54,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<Broker
     if (!LOG_LEVELS.includes(level)) throw new Error(`invalid log level '${level}' (one of ${LOG_LEVELS.join(', ')})`);
     config.logLevel = level as BrokerConfig['logLevel'];
   }
+  const diskFreeLimit = values['disk-free-limit'] ?? env['WARREN_DISK_FREE_LIMIT'];
+  if (diskFreeLimit !== undefined) config.diskFreeLimit = parseInformationUnit(diskFreeLimit, 'invalid disk free limit');
   return config;
 }
 

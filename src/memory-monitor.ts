@@ -31,9 +31,23 @@ export class MemoryMonitor {
     this.timer = undefined;
   }
 
-  /** Samples memory now and raises or clears the alarm. */
+  /**
+   * Samples memory now and raises or clears the alarm. The next check is scheduled first, and
+   * a sample that fails (EMFILE when the process is out of file descriptors) keeps the alarm as
+   * it was: an error here must neither stop the checks nor end the broker.
+   */
   check(): void {
-    const used = this.sample();
+    if (this.timer) {
+      this.timer.cancel();
+      this.start();
+    }
+    let used: number;
+    try {
+      used = this.sample();
+    } catch (err) {
+      this.log.error({ err: (err as Error).message }, 'cannot sample memory use');
+      return;
+    }
     const over = used > this.limitBytes;
     if (over !== this.alarmed) {
       this.alarmed = over;
@@ -41,7 +55,6 @@ export class MemoryMonitor {
       else this.log.info({ used, limit: this.limitBytes }, 'memory alarm cleared: unblocking publishers');
       this.onChange(over);
     }
-    if (this.timer) this.start();
   }
 
   get isAlarmed(): boolean {

@@ -20,7 +20,7 @@ export interface Delivery {
   entry: QueuedMessage;
   /** null for basic.get deliveries. */
   consumer: Consumer | null;
-  /** When it was delivered (clock ms), for the consumer delivery-acknowledgement timeout. */
+  /** When it was delivered (monotonic clock ms), for the consumer delivery-acknowledgement timeout. */
   at: number;
 }
 
@@ -87,7 +87,7 @@ export class Channel implements ConsumerHost {
     if (consumer.noAck) {
       queue.settle(entry, false);
     } else {
-      this.unacked.set(tag, { tag, queue, entry, consumer, at: this.conn.broker.clock.now() });
+      this.unacked.set(tag, { tag, queue, entry, consumer, at: this.conn.broker.clock.monotonic() });
       this.armAckTimeout();
       consumer.unacked++;
       this.consumerUnacked++;
@@ -113,7 +113,7 @@ export class Channel implements ConsumerHost {
     const tag = this.nextTag++;
     if (noAck) queue.settle(entry, false);
     else {
-      this.unacked.set(tag, { tag, queue, entry, consumer: null, at: this.conn.broker.clock.now() });
+      this.unacked.set(tag, { tag, queue, entry, consumer: null, at: this.conn.broker.clock.monotonic() });
       this.armAckTimeout();
       queue.delivered();
     }
@@ -232,7 +232,7 @@ export class Channel implements ConsumerHost {
       if (this.closing || this.released) return;
       const head = this.unacked.values().next().value as Delivery | undefined;
       if (!head) return;
-      if (clock.now() - head.at >= timeout) {
+      if (clock.monotonic() - head.at >= timeout) {
         // The channel is closed with 406 and its unacked messages are requeued.
         this.conn.closeChannel(this, new ChannelError(
           ReplyCode.PRECONDITION_FAILED,
@@ -241,7 +241,7 @@ export class Channel implements ConsumerHost {
         return;
       }
       this.armAckTimeout();
-    }, oldest.at + timeout - clock.now());
+    }, oldest.at + timeout - clock.monotonic());
   }
 
   // ---- transactions -------------------------------------------------------------------------

@@ -114,10 +114,20 @@ export class Connection {
 
   unblock(): void {
     if (!this.blocked) return;
+    // The heartbeat monitor restarts now: the peer could not be heard while it was not read.
+    if (this.readPausedByAlarm) this.lastReceived = this.broker.clock.monotonic();
     this.blocked = false;
     if (this.state !== 'open') return;
     if (this.notifiesBlocked) this.send(0, 'connection.unblocked', {});
     this.socket.resume();
+  }
+
+  /**
+   * A blocked publisher is not read, so its heartbeats go unheard: like RabbitMQ
+   * (rabbit_heartbeat:pause_monitor while the reader is blocked) the receive check pauses.
+   */
+  private get readPausedByAlarm(): boolean {
+    return this.blocked && this.publisher;
   }
 
   onClosed(hook: () => void): void {
@@ -128,7 +138,7 @@ export class Connection {
 
   private onData(chunk: Buffer): void {
     if (this.state === 'closed') return;
-    this.lastReceived = this.broker.clock.now();
+    this.lastReceived = this.broker.clock.monotonic();
     if (this.state === 'awaiting-header') {
       chunk = this.headerBuf ? Buffer.concat([this.headerBuf, chunk]) : chunk;
       // RabbitMQ also takes the AMQP 0-9 header and then speaks 0-9-1.
@@ -305,9 +315,10 @@ export class Connection {
     const intervalMs = (this.heartbeat * 1000) / 2;
     this.heartbeatTimer = this.broker.clock.setTimeout(() => {
       if (this.state === 'closed') return;
-      const now = this.broker.clock.now();
-      // RabbitMQ drops a peer that has been silent for two heartbeat intervals.
-      if (now - this.lastReceived >= this.heartbeat * 2000) {
+      const now = this.broker.clock.monotonic();
+      // RabbitMQ drops a peer that has been silent for two heartbeat intervals (not while the
+      // peer is blocked by an alarm and hence not read).
+      if (!this.readPausedByAlarm && now - this.lastReceived >= this.heartbeat * 2000) {
         this.log.warn({ timeout: this.heartbeat }, `missed heartbeats from client, timeout: ${this.heartbeat}s`);
         this.destroy();
         return;

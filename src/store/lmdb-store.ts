@@ -108,8 +108,8 @@ function describeFailure(dataDir: string, detail: unknown): string {
     `LMDB commit failed in data dir ${dataDir}: ${text}${space}` +
     (full ? ' (the disk, a file-size limit or a quota is full)' : '') +
     (/Input\/output error/.test(text) ? ' (LMDB reports a short write as an I/O error: disk full, file-size limit or device error)' : '') +
-    '. Writes since the last successful sync() are not durable and this store accepts no more writes; ' +
-    'fix the cause and restart the broker (recovery reloads the last committed state).'
+    '. Writes since the last successful sync() are not durable until the store can write again; ' +
+    'free space (or fix the cause): the broker retries once the disk has room, or restart it (recovery reloads the last committed state).'
   );
 }
 
@@ -211,6 +211,20 @@ class Batch {
 }
 
 const RESOLVED = Promise.resolve();
+
+/** The puts (value) and removes (null) of one batch, in order. */
+interface Operations {
+  dbs: Bin[];
+  keys: Buffer[];
+  values: Array<Buffer | null>;
+}
+
+/** A batch whose commit failed (or that came after a failed one), kept for resume(). */
+interface Unwritten {
+  turn: number;
+  batch: Batch;
+  ops: Operations;
+}
 const TURN_KEY = Buffer.from('turn');
 const NEXT_ID_KEY = Buffer.from('nextMessageId');
 const FORMAT_KEY = Buffer.from('format');
@@ -244,6 +258,9 @@ class LmdbCore {
   private lastFlushed: Batch | undefined;
   private flushTimer: NodeJS.Immediate | undefined;
   failure: StoreFailedError | undefined;
+  /** Batches flushed since a commit failed, not written: resume() writes them in turn order. */
+  private unwritten: Unwritten[] = [];
+  private resuming: Promise<void> | undefined;
   private closed = false;
   /** Batches handed to LMDB, and LMDB write transactions committed (each one fsync). */
   readonly counters = { batches: 0, transactions: 0 };
@@ -444,10 +461,13 @@ class LmdbCore {
     return b;
   }
 
-  /** False once a commit failed or the store was closed: mutations are then ignored. */
+  /**
+   * Throws once the store is closed. After a failed commit mutations are still taken (they
+   * change what the store's reads see) and written by resume().
+   */
   writable(): boolean {
     if (this.closed) throw new Error(`store ${this.dir} is closed`);
-    return this.failure === undefined;
+    return true;
   }
 
   sync(): Promise<void> {
@@ -462,12 +482,27 @@ class LmdbCore {
     this.flushTimer = undefined;
     this.current = undefined;
     if (!b) return;
+    const ops = this.operations(b);
+    const turn = this.turn++;
     if (this.failure) {
+      // Not written now; resume() writes it, after the batches before it.
+      this.unwritten.push({ turn, batch: b, ops });
       b.settle(this.failure);
       return;
     }
-    // Build every key and value first: the conditional block below only issues put/remove, so
-    // nothing can throw half-way through it and commit part of a batch.
+    const parked: Unwritten = { turn, batch: b, ops };
+    this.write(b, turn, turn + 1, [ops], parked, (applied) => {
+      if (applied) this.committed(b);
+      else this.fail(b, new Error(this.failure ? 'a previous commit failed' : `batch ${turn} found the chain counter moved: is another process writing to this data dir?`), parked);
+    });
+  }
+
+  /**
+   * The puts and removes of a batch, coalesced (an entry enqueued and acked in the same turn
+   * writes nothing). Every key and value is built here, so the conditional block that issues
+   * them cannot throw half-way and commit part of a batch.
+   */
+  private operations(b: Batch): Operations {
     const dbs: Bin[] = [];
     const keys: Buffer[] = [];
     const values: Array<Buffer | null> = [];
@@ -516,50 +551,90 @@ class LmdbCore {
       op(this.meta, NEXT_ID_KEY, v);
       this.persistedNextId = this.nextId;
     }
+    return { dbs, keys, values };
+  }
 
-    const turn = this.turn++;
+  /**
+   * Issues the operation lists in order as one LMDB transaction, conditional on the chain
+   * counter being `turn` and setting it to `next`; `done` learns whether the condition held. A
+   * commit that fails goes to fail(), with what resume() must write again (`parked`).
+   */
+  private write(b: Batch, turn: number, next: number, lists: Operations[], parked: Unwritten | undefined, done: (applied: boolean) => void): void {
     let written: Promise<boolean>;
     try {
       written = this.meta.ifVersion(TURN_KEY, turn, () => {
         // Each write inside the block returns the block's commit promise too; its failure is
         // handled once, on `written`, so these must not surface as unhandled rejections.
-        quiet(this.meta.put(TURN_KEY, ONE_BYTE, turn + 1));
-        for (let i = 0; i < dbs.length; i++) {
-          const v = values[i];
-          if (v) quiet(dbs[i]!.put(keys[i]!, v));
-          else quiet(dbs[i]!.remove(keys[i]!));
+        quiet(this.meta.put(TURN_KEY, ONE_BYTE, next));
+        for (const { dbs, keys, values } of lists) {
+          for (let i = 0; i < dbs.length; i++) {
+            const v = values[i];
+            if (v) quiet(dbs[i]!.put(keys[i]!, v));
+            else quiet(dbs[i]!.remove(keys[i]!));
+          }
         }
       });
     } catch (err) {
-      this.fail(b, err);
+      this.fail(b, err, parked);
       return;
     }
     b.state = 'flushed';
     this.lastFlushed = b;
     this.counters.batches++;
-    written.then(
-      (applied) => {
-        if (applied) this.committed(b);
-        else this.fail(b, new Error(this.failure ? 'a previous commit failed' : `batch ${turn} found the chain counter moved: is another process writing to this data dir?`));
-      },
-      (err: unknown) => {
-        // lmdb-js rejects with a generic error and puts LMDB's own error on commitError.
-        const detail = (err as { commitError?: Promise<unknown> } | undefined)?.commitError;
-        if (detail && typeof detail.then === 'function') {
-          const fallback = setTimeout(() => this.fail(b, err), 200);
-          detail.then(
-            () => {
-              clearTimeout(fallback);
-              this.fail(b, err);
-            },
-            (e: unknown) => {
-              clearTimeout(fallback);
-              this.fail(b, e);
-            },
-          );
-        } else this.fail(b, err);
-      },
-    );
+    written.then(done, (err: unknown) => {
+      // lmdb-js rejects with a generic error and puts LMDB's own error on commitError.
+      const detail = (err as { commitError?: Promise<unknown> } | undefined)?.commitError;
+      if (detail && typeof detail.then === 'function') {
+        const fallback = setTimeout(() => this.fail(b, err, parked), 200);
+        detail.then(
+          () => {
+            clearTimeout(fallback);
+            this.fail(b, err, parked);
+          },
+          (e: unknown) => {
+            clearTimeout(fallback);
+            this.fail(b, e, parked);
+          },
+        );
+      } else this.fail(b, err, parked);
+    });
+  }
+
+  /**
+   * After a failed commit (say the disk was full and has room again): writes every batch not
+   * written since, in order, as one transaction; once it commits the store takes writes again.
+   * Rejects if that commit fails too, if a failed commit is still in flight, or if the file is
+   * no longer as this store left it (another process wrote to it). Resolves at once when
+   * nothing failed.
+   */
+  resume(): Promise<void> {
+    if (this.resuming) return this.resuming;
+    if (!this.failure) return RESOLVED;
+    if (this.closed) return Promise.reject(new Error(`store ${this.dir} is closed`));
+    this.flush();
+    const parked = [...this.unwritten].sort((a, b) => a.turn - b.turn);
+    const diskTurn = this.meta.getEntry(TURN_KEY)?.version ?? 0;
+    if (!parked.every((p, i) => p.turn === diskTurn + i) || diskTurn + parked.length !== this.turn) {
+      return Promise.reject(new Error(`store ${this.dir} cannot resume: a failed commit is still in flight or another process wrote to the file`, { cause: this.failure }));
+    }
+    // Later batches chain on behind this one as usual (and fail their condition if it fails).
+    const upTo = this.turn;
+    const b = new Batch();
+    this.failure = undefined;
+    this.write(b, diskTurn, upTo, parked.map((p) => p.ops), undefined, (applied) => {
+      if (!applied) {
+        this.fail(b, new Error(`resume found the chain counter moved: is another process writing to this data dir?`));
+        return;
+      }
+      this.unwritten = this.unwritten.filter((p) => p.turn >= upTo);
+      for (const p of parked) this.committed(p.batch);
+      this.committed(b);
+    });
+    const resuming = b.wait().finally(() => {
+      if (this.resuming === resuming) this.resuming = undefined;
+    });
+    this.resuming = resuming;
+    return resuming;
   }
 
   private committed(b: Batch): void {
@@ -575,7 +650,8 @@ class LmdbCore {
     b.settle();
   }
 
-  private fail(b: Batch, detail: unknown): void {
+  private fail(b: Batch, detail: unknown, parked?: Unwritten): void {
+    if (parked) this.unwritten.push(parked);
     if (!this.failure) {
       this.failure = new StoreFailedError(this.dir, detail);
       this.log(this.failure.message);
@@ -1020,6 +1096,10 @@ export class LmdbStore implements Store {
   /** The commit failure this store stopped on, if any. */
   get failure(): StoreFailedError | undefined {
     return this.core.failure;
+  }
+
+  resume(): Promise<void> {
+    return this.core.resume();
   }
 
   /** Batches flushed and LMDB transactions committed since open (one fsync each). */

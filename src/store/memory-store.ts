@@ -225,5 +225,5 @@ class MemoryMetadataStore implements MetadataStore {
 export function openMemoryStore(): Store {
   const messages = new MemoryMessageStore();
   const metadata = new MemoryMetadataStore();
-  return { messages, metadata, close: () => messages.close() };
+  return { messages, metadata, resume: () => RESOLVED, close: () => messages.close() };
 }

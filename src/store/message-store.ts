@@ -75,7 +75,7 @@ export interface MessageStore {
   /**
    * Resolves when every write issued before the call is durable on disk (group commit: writes
    * from all connections in one turn share one commit). Rejects if a commit failed; after a
-   * failed commit the store accepts no more writes and every later sync() rejects too.
+   * failed commit every later sync() rejects too, until Store.resume() has written what was left.
    */
   sync(): Promise<void>;
   /** Reads a queue's entries in seq order starting at seq >= fromSeq, at most limit of them, without bodies. */

@@ -5,6 +5,12 @@ import type { MetadataStore } from './metadata-store.js';
 export interface Store {
   messages: MessageStore;
   metadata: MetadataStore;
+  /**
+   * After a failed commit (disk full): tries to write everything not yet written; resolves once
+   * that committed and the store takes writes again (sync() resolves again), rejects if it
+   * failed. Resolves at once if no commit failed.
+   */
+  resume(): Promise<void>;
   /** Waits for every write issued so far to be committed, then releases the backend. */
   close(): Promise<void>;
 }

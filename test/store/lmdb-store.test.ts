@@ -234,27 +234,75 @@ describe('LMDB store', () => {
     await store.messages.sync();
   });
 
-  it('stops accepting writes after a failed commit and says so on every sync()', async () => {
+  /** Moves the chain counter behind the store's back, as a second writer would; returns its old version. */
+  function moveChainCounter(to: number): number {
+    const meta = (store as unknown as { core: { meta: { getEntry(k: Buffer): { version: number } | undefined; putSync(k: Buffer, v: Buffer, version: number): boolean } } }).core.meta;
+    const before = meta.getEntry(Buffer.from('turn'))!.version;
+    meta.putSync(Buffer.from('turn'), Buffer.from([1]), to);
+    return before;
+  }
+
+  it('fails every sync() after a failed commit, keeps later writes in memory, and refuses to resume over another writer', async () => {
     const errors: Error[] = [];
     store = openLmdbStore(dataDir, { onError: (e) => errors.push(e) });
     const ms = store.messages;
     const msg = makeMessage(ms.nextMessageId());
     ms.enqueue('q', makeEntry(1, msg.id), msg);
     await ms.sync();
-    // Move the chain counter behind the store's back, as a second writer would.
-    const meta = (store as unknown as { core: { meta: { putSync(k: Buffer, v: Buffer, version: number): boolean } } }).core.meta;
-    meta.putSync(Buffer.from('turn'), Buffer.from([1]), 12345);
+    moveChainCounter(12345);
     const m2 = makeMessage(ms.nextMessageId());
     ms.enqueue('q', makeEntry(2, m2.id), m2);
     const err = await ms.sync().then(() => undefined, (e: Error) => e);
     expect(err?.message).to.match(/another process writing/);
     expect(errors).to.have.length(1);
-    ms.enqueue('q', makeEntry(3, m2.id), m2); // ignored
+    ms.enqueue('q', makeEntry(3, m2.id), m2); // kept for resume(), not durable
     expect(await ms.sync().then(() => 'resolved', () => 'rejected')).to.equal('rejected');
-    expect(ms.readEntries('q', 0, 10).map((e) => e.seq)).to.deep.equal([1, 2]);
+    expect(ms.readEntries('q', 0, 10).map((e) => e.seq)).to.deep.equal([1, 2, 3]);
+    const resumed = await store.resume().then(() => undefined, (e: Error) => e);
+    expect(resumed?.message).to.match(/another process wrote to the file/);
     await store.close().catch(() => undefined);
     store = openLmdbStore(dataDir);
     expect(store.messages.readEntries('q', 0, 10).map((e) => e.seq)).to.deep.equal([1]);
+  });
+
+  it('resume() writes everything a failed commit left unwritten, in order, and takes writes again (disk full, then room)', async () => {
+    const errors: Error[] = [];
+    store = openLmdbStore(dataDir, { onError: (e) => errors.push(e) });
+    const ms = store.messages;
+    const put = (seq: number) => {
+      const m = makeMessage(ms.nextMessageId(), `m${seq}`);
+      ms.enqueue('q', makeEntry(seq, m.id), m);
+    };
+    put(1);
+    put(2);
+    await ms.sync();
+    // A commit that writes nothing, as one refused for lack of space: the counter is put back
+    // once the batch has failed, so the file is exactly as the store left it.
+    const version = moveChainCounter(999);
+    put(3);
+    ms.remove('q', 1);
+    expect(await ms.sync().then(() => 'resolved', () => 'rejected')).to.equal('rejected');
+    moveChainCounter(version);
+    // Writes while failed: an ack, an update and a publish, spread over several turns.
+    ms.remove('q', 2);
+    await new Promise((r) => setImmediate(r));
+    put(4);
+    ms.update('q', makeEntry(3, ms.readEntries('q', 3, 1)[0]!.msgId, { redelivered: true, deliveryCount: 1 }));
+    expect(await ms.sync().then(() => 'resolved', () => 'rejected')).to.equal('rejected');
+    await store.resume();
+    expect(errors).to.have.length(1);
+    put(5);
+    await ms.sync();
+    expect(store.failure).to.equal(undefined);
+    expect(store.verify().problems).to.deep.equal([]);
+    await store.close();
+    store = openLmdbStore(dataDir);
+    const entries = store.messages.readEntries('q', 0, 10);
+    expect(entries.map((e) => e.seq)).to.deep.equal([3, 4, 5]);
+    expect(entries[0]).to.include({ redelivered: true, deliveryCount: 1 });
+    expect(store.messages.readMessage(entries[1]!.msgId)?.body.toString()).to.equal('m4');
+    expect(store.verify().problems).to.deep.equal([]);
+    expect(store.messages.stats()).to.deep.equal({ messages: 3, entries: 3 });
   });
 
   it('opens a large store without reading its entries', async () => {

@@ -1,0 +1,249 @@
+import amqp from 'amqplib';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { messageBody, parseBody, type History } from './checker.js';
+
+/**
+ * The chaos workload: confirming publishers of persistent messages and manually acking
+ * consumers on durable queues, each on its own connection, reconnecting after every fault.
+ */
+
+export interface WorkloadOptions {
+  url: string;
+  queues: string[];
+  publishers: number;
+  consumersPerQueue: number;
+  /** Client heartbeat in seconds: how fast a frozen broker is noticed. */
+  heartbeat: number;
+  /** Unconfirmed publishes in flight per publisher. */
+  window: number;
+  /** Messages per second per publisher (the machine is shared). */
+  rate: number;
+  prefetch: number;
+  bodySize: number;
+}
+
+/** Connection lifecycle events the fault schedule waits on and counts. */
+export interface WorkerEvents {
+  connected(worker: string): void;
+  disconnected(worker: string, reason: string): void;
+  blocked(worker: string, reason: string): void;
+  unblocked(worker: string): void;
+}
+
+abstract class Worker {
+  protected stopping = false;
+  connection: amqp.ChannelModel | undefined;
+  connected = false;
+  sessions = 0;
+  private done: Promise<void> | undefined;
+
+  constructor(
+    readonly name: string,
+    protected readonly opts: WorkloadOptions,
+    protected readonly history: History,
+    protected readonly events: WorkerEvents,
+  ) {}
+
+  start(): void {
+    this.done = this.loop();
+  }
+
+  /** Ends the worker: publishers wait (bounded) for their confirms, consumers just close. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wake();
+    await this.done;
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopping) {
+      let conn: amqp.ChannelModel;
+      try {
+        conn = await amqp.connect(`${this.opts.url}?heartbeat=${this.opts.heartbeat}`, { noDelay: true, timeout: 5000 });
+      } catch {
+        await sleep(100 + Math.random() * 200);
+        continue;
+      }
+      this.connection = conn;
+      this.connected = true;
+      this.sessions++;
+      const closed = new Promise<string>((resolve) => {
+        conn.on('close', (err?: Error) => resolve(err?.message ?? 'closed'));
+        conn.on('error', () => {});
+      });
+      conn.on('blocked', (reason: string) => this.events.blocked(this.name, reason));
+      conn.on('unblocked', () => this.events.unblocked(this.name));
+      this.events.connected(this.name);
+      let reason: string;
+      try {
+        reason = await this.session(conn, closed);
+      } catch (err) {
+        reason = (err as Error).message;
+      }
+      this.connected = false;
+      if (!this.stopping) this.events.disconnected(this.name, reason);
+      await conn.close().catch(() => undefined);
+      (conn as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+      if (!this.stopping) await sleep(50 + Math.random() * 100);
+    }
+  }
+
+  /** Works on one connection until it closes (resolves with why) or the worker stops. */
+  protected abstract session(conn: amqp.ChannelModel, closed: Promise<string>): Promise<string>;
+
+  protected wake(): void {}
+}
+
+export class Publisher extends Worker {
+  private seq = 0;
+  private wakeUp: (() => void) | undefined;
+
+  constructor(
+    readonly id: number,
+    readonly queue: string,
+    opts: WorkloadOptions,
+    history: History,
+    events: WorkerEvents,
+  ) {
+    super(`publisher-${id}`, opts, history, events);
+  }
+
+  /** Confirms seen so far (progress after a fault). */
+  confirms = 0;
+
+  protected override wake(): void {
+    this.wakeUp?.();
+  }
+
+  private waitForWake(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(done, ms);
+      function done() {
+        clearTimeout(t);
+        resolve();
+      }
+      this.wakeUp = done;
+    });
+  }
+
+  protected async session(conn: amqp.ChannelModel, closed: Promise<string>): Promise<string> {
+    let isClosed = false;
+    let why = '';
+    void closed.then((r) => {
+      isClosed = true;
+      why = r;
+      this.wake();
+    });
+    const ch = await conn.createConfirmChannel();
+    ch.on('error', () => {});
+    await ch.assertQueue(this.queue, { durable: true });
+    let outstanding = 0;
+    const interval = 1000 / this.opts.rate;
+    let next = performance.now();
+    while (!isClosed && !this.stopping) {
+      if (outstanding >= this.opts.window) {
+        await this.waitForWake(1000);
+        continue;
+      }
+      const wait = next - performance.now();
+      if (wait > 0) {
+        await this.waitForWake(wait);
+        continue;
+      }
+      next = Math.max(next + interval, performance.now() - 1000);
+      const seq = ++this.seq;
+      this.history.publish(this.id, seq);
+      outstanding++;
+      ch.sendToQueue(this.queue, messageBody(this.id, seq, this.opts.bodySize), { persistent: true }, (err: unknown) => {
+        outstanding--;
+        if (!err) {
+          this.history.confirm(this.id, seq);
+          this.confirms++;
+        } else if (String((err as Error)?.message ?? err).includes('closed')) this.history.unknown++;
+        else this.history.nacked++;
+        this.wake();
+      });
+    }
+    if (this.stopping && !isClosed) {
+      // Let the last confirms arrive (bounded), so the run ends with few unknown outcomes.
+      const deadline = performance.now() + 5000;
+      while (outstanding > 0 && !isClosed && performance.now() < deadline) await this.waitForWake(100);
+    }
+    return why || 'stopped';
+  }
+}
+
+export class Consumer extends Worker {
+  /** Deliveries seen so far (progress after a fault). */
+  received = 0;
+
+  constructor(
+    name: string,
+    readonly queue: string,
+    opts: WorkloadOptions,
+    history: History,
+    events: WorkerEvents,
+  ) {
+    super(name, opts, history, events);
+  }
+
+  private stopNow: (() => void) | undefined;
+
+  protected override wake(): void {
+    this.stopNow?.();
+  }
+
+  protected async session(conn: amqp.ChannelModel, closed: Promise<string>): Promise<string> {
+    const ch = await conn.createChannel();
+    ch.on('error', () => {});
+    await ch.assertQueue(this.queue, { durable: true });
+    await ch.prefetch(this.opts.prefetch);
+    const session = `${this.name}#${this.sessions}`;
+    await ch.consume(this.queue, (msg) => {
+      if (!msg) return;
+      const parsed = parseBody(msg.content);
+      this.history.deliver({
+        consumer: session,
+        publisher: parsed?.publisher ?? -1,
+        seq: parsed?.seq ?? -1,
+        redelivered: msg.fields.redelivered,
+        queue: this.queue,
+        intact: parsed?.intact ?? false,
+      });
+      this.received++;
+      ch.ack(msg);
+    });
+    const stopped = new Promise<string>((resolve) => (this.stopNow = () => resolve('stopped')));
+    if (this.stopping) return 'stopped';
+    return Promise.race([closed, stopped]);
+  }
+}
+
+/** Takes every message left in the queues (basic.get) into the history, as the consumer "drain". */
+export async function drain(url: string, queues: string[], history: History): Promise<number> {
+  const conn = await amqp.connect(url);
+  conn.on('error', () => {});
+  let n = 0;
+  try {
+    const ch = await conn.createChannel();
+    for (const queue of queues) {
+      for (;;) {
+        const msg = await ch.get(queue, { noAck: true });
+        if (!msg) break;
+        const parsed = parseBody(msg.content);
+        history.deliver({
+          consumer: 'drain',
+          publisher: parsed?.publisher ?? -1,
+          seq: parsed?.seq ?? -1,
+          redelivered: msg.fields.redelivered,
+          queue,
+          intact: parsed?.intact ?? false,
+        });
+        n++;
+      }
+    }
+  } finally {
+    await conn.close().catch(() => undefined);
+  }
+  return n;
+}
