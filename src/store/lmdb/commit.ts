@@ -1,0 +1,224 @@
+/**
+ * The commit engine: one batch per event-loop turn, flushed by one setImmediate into one
+ * conditional LMDB block (one transaction, one fsync), and sync() on its commit.
+ *
+ * - Durability: the environment is opened with `overlappingSync: false` (and the default
+ *   `noSync: false`), so LMDB fsyncs inside mdb_txn_commit and lmdb-js resolves the write
+ *   promise only after that commit returned ("Once the promise resolves, the transaction will
+ *   have been fully written to the physical storage medium", lmdb README, `put`). sync()
+ *   resolves on exactly that promise of the batch holding the caller's writes.
+ * - Crash consistency: the writes of one logical operation are always in one batch, and every
+ *   batch is conditional on a chain counter (`meta/turn` version) that the previous batch
+ *   advanced. If a commit fails (disk full), every batch queued behind it fails its condition
+ *   and writes nothing, so the file always holds a prefix of the batches: refcounts, entry
+ *   counts and entries agree after any crash or failure.
+ */
+
+import { ENTRY_VALUE_SIZE, encodeMessage, entryKey, messageKey, writeEntryValue, writeU64 } from '../record-codec.js';
+import { Batch, Overlay, RESOLVED } from './batch.js';
+import { NEXT_ID_KEY, ONE_BYTE, queueValue, quiet, TURN_KEY, u32, type Bin, type Databases } from './databases.js';
+import { StoreFailedError } from './failure.js';
+
+export interface CommitEngineOptions {
+  log?: (msg: string) => void;
+  /** Called once when a commit fails; the broker should block publishers (connection.blocked). */
+  onError?: (err: StoreFailedError) => void;
+}
+
+export class CommitEngine {
+  readonly overlay: Overlay;
+  /** Next message id to hand out; persisted as a high-water mark with the batch that passes it. */
+  nextId = 1;
+  private persistedNextId = 0;
+  private turn = 0;
+  private current: Batch | undefined;
+  private lastFlushed: Batch | undefined;
+  private flushTimer: NodeJS.Immediate | undefined;
+  failure: StoreFailedError | undefined;
+  private closed = false;
+  /** Batches handed to LMDB, and LMDB write transactions committed (each one fsync). */
+  readonly counters = { batches: 0, transactions: 0 };
+
+  constructor(
+    readonly dbs: Databases,
+    private readonly opts: CommitEngineOptions,
+  ) {
+    this.overlay = new Overlay(dbs, () => this.batch());
+    // lmdb-js also reports its initial (empty) instruction block once, with txnId 0.
+    dbs.root.on('aftercommit', (e: { txnId?: number }) => {
+      if (e.txnId) this.counters.transactions++;
+    });
+  }
+
+  log(msg: string): void {
+    this.opts.log?.(msg);
+  }
+
+  /** Goes on where the file left off: the chain counter, and message ids from `next`. */
+  resume(next: number): void {
+    this.turn = this.dbs.meta.getEntry(TURN_KEY)?.version ?? 0;
+    this.nextId = next;
+    this.persistedNextId = next;
+  }
+
+  /** The open batch of this turn (created, and its flush scheduled, on first use). */
+  batch(): Batch {
+    let b = this.current;
+    if (!b) {
+      b = this.current = new Batch();
+      this.flushTimer = setImmediate(() => this.flush());
+    }
+    return b;
+  }
+
+  /** False once a commit failed or the store was closed: mutations are then ignored. */
+  writable(): boolean {
+    if (this.closed) throw new Error(`store ${this.dbs.dir} is closed`);
+    return this.failure === undefined;
+  }
+
+  sync(): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    const b = this.current ?? this.lastFlushed;
+    return b ? b.wait() : RESOLVED;
+  }
+
+  flush(): void {
+    const b = this.current;
+    if (this.flushTimer) clearImmediate(this.flushTimer);
+    this.flushTimer = undefined;
+    this.current = undefined;
+    if (!b) return;
+    if (this.failure) {
+      b.settle(this.failure);
+      return;
+    }
+    const dbs = this.dbs;
+    // Build every key and value first: the conditional block below only issues put/remove, so
+    // nothing can throw half-way through it and commit part of a batch.
+    const targets: Bin[] = [];
+    const keys: Buffer[] = [];
+    const values: Array<Buffer | null> = [];
+    const op = (db: Bin, key: Buffer, value: Buffer | null): void => {
+      targets.push(db);
+      keys.push(key);
+      values.push(value);
+    };
+    for (const qs of b.deletedQueues) op(dbs.queuesDb, qs.key, null);
+    let slab: Buffer | undefined;
+    let slabPos = 0;
+    for (const item of b.entries) {
+      if (item.entry) {
+        if (!slab || slabPos + ENTRY_VALUE_SIZE > slab.length) {
+          slab = Buffer.allocUnsafeSlow(ENTRY_VALUE_SIZE * Math.min(4096, b.entries.length));
+          slabPos = 0;
+        }
+        writeEntryValue(slab, slabPos, item.entry);
+        op(dbs.entriesDb, entryKey(item.qs.id, item.seq), slab.subarray(slabPos, slabPos + ENTRY_VALUE_SIZE));
+        slabPos += ENTRY_VALUE_SIZE;
+        item.onDisk = true;
+      } else if (item.onDisk) {
+        op(dbs.entriesDb, entryKey(item.qs.id, item.seq), null);
+        item.onDisk = false;
+      }
+    }
+    for (const key of b.bulkDeletes) op(dbs.entriesDb, key, null);
+    for (const m of b.msgs) {
+      const key = messageKey(m.id);
+      if (m.refs > 0) {
+        if (m.write) op(dbs.messagesDb, key, encodeMessage(m.msg!));
+        op(dbs.refsDb, key, u32(m.refs));
+        m.write = false;
+        m.onDisk = true;
+      } else if (m.onDisk) {
+        op(dbs.messagesDb, key, null);
+        op(dbs.refsDb, key, null);
+        m.onDisk = false;
+      }
+    }
+    for (const item of b.metas) op(item.db, item.key, item.value);
+    for (const qs of b.dirtyQueues) if (!qs.deleted) op(dbs.queuesDb, qs.key, queueValue(qs.id, qs.count, qs.bytes));
+    if (this.nextId !== this.persistedNextId) {
+      const v = Buffer.allocUnsafe(8);
+      writeU64(v, 0, this.nextId);
+      op(dbs.meta, NEXT_ID_KEY, v);
+      this.persistedNextId = this.nextId;
+    }
+
+    const turn = this.turn++;
+    let written: Promise<boolean>;
+    try {
+      written = dbs.meta.ifVersion(TURN_KEY, turn, () => {
+        // Each write inside the block returns the block's commit promise too; its failure is
+        // handled once, on `written`, so these must not surface as unhandled rejections.
+        quiet(dbs.meta.put(TURN_KEY, ONE_BYTE, turn + 1));
+        for (let i = 0; i < targets.length; i++) {
+          const v = values[i];
+          if (v) quiet(targets[i]!.put(keys[i]!, v));
+          else quiet(targets[i]!.remove(keys[i]!));
+        }
+      });
+    } catch (err) {
+      this.fail(b, err);
+      return;
+    }
+    b.state = 'flushed';
+    this.lastFlushed = b;
+    this.counters.batches++;
+    written.then(
+      (applied) => {
+        if (applied) this.committed(b);
+        else this.fail(b, new Error(this.failure ? 'a previous commit failed' : `batch ${turn} found the chain counter moved: is another process writing to this data dir?`));
+      },
+      (err: unknown) => {
+        // lmdb-js rejects with a generic error and puts LMDB's own error on commitError.
+        const detail = (err as { commitError?: Promise<unknown> } | undefined)?.commitError;
+        if (detail && typeof detail.then === 'function') {
+          const fallback = setTimeout(() => this.fail(b, err), 200);
+          detail.then(
+            () => {
+              clearTimeout(fallback);
+              this.fail(b, err);
+            },
+            (e: unknown) => {
+              clearTimeout(fallback);
+              this.fail(b, e);
+            },
+          );
+        } else this.fail(b, err);
+      },
+    );
+  }
+
+  private committed(b: Batch): void {
+    this.overlay.release(b);
+    b.settle();
+  }
+
+  private fail(b: Batch, detail: unknown): void {
+    if (!this.failure) {
+      this.failure = new StoreFailedError(this.dbs.dir, detail);
+      this.log(this.failure.message);
+      if (this.current) this.current.settle(this.failure);
+      try {
+        this.opts.onError?.(this.failure);
+      } catch (err) {
+        this.log(`store ${this.dbs.dir}: onError threw: ${String(err)}`);
+      }
+    }
+    b.settle(this.failure);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    if (this.current) this.flush();
+    const last = this.lastFlushed;
+    this.closed = true;
+    try {
+      if (last) await last.wait();
+    } finally {
+      await this.dbs.root.close();
+    }
+    if (this.failure) throw this.failure;
+  }
+}
