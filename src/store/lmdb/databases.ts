@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { readU64 } from '../record-codec.js';
+import { checkDataFile, StoreDamagedError } from './file-check.js';
 
 export type Bin = Database<Buffer, Buffer>;
 
@@ -34,8 +35,11 @@ const QUEUE_KEY_PREFIX = 0x71; // 'q': keeps the empty queue name a valid (non-e
 export const MAX_KEY = 1978;
 const DEFAULT_MAP_SIZE = 1 << 30;
 
+/** Opens dir's environment after checking its data file (file-check.ts); throws StoreDamagedError if it is damaged. */
 export function openDatabases(dir: string, mapSize = DEFAULT_MAP_SIZE): Databases {
   fs.mkdirSync(dir, { recursive: true });
+  const file = checkDataFile(dir);
+  if (file.problems.length > 0) throw new StoreDamagedError(file.file, file.problems);
   const root = open<Buffer, Buffer>(dir, {
     overlappingSync: false, // commit = fsync before the write promise resolves (DESIGN.md, convention 8)
     noSync: false,
