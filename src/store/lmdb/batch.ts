@@ -7,7 +7,7 @@
 
 import type { PersistedMessage } from '../message-store.js';
 import { messageKeyInto, type StoredEntry } from '../record-codec.js';
-import type { Bin, Databases, QueueIndexRecord } from './databases.js';
+import { readRefs, type Bin, type Databases, type DamagedRecord, type QueueIndexRecord } from './databases.js';
 
 export interface QueueState {
   name: string;
@@ -71,6 +71,10 @@ export class Batch {
   readonly deletedQueues: QueueState[] = [];
   /** Entry keys of deleted queues that are in the file and not in the overlay. */
   readonly bulkDeletes: Buffer[] = [];
+  /** Damaged records to move to the quarantine. */
+  readonly quarantine: DamagedRecord[] = [];
+  /** Set the `check` flag: the next open runs the full check (counters, refcounts). */
+  needsCheck = false;
   state: 'open' | 'flushed' | 'done' | 'failed' = 'open';
   error: Error | undefined;
   private waiter: Waiter | undefined;
@@ -103,6 +107,17 @@ export class Batch {
   }
 }
 
+/** What the overlay needs from the commit engine. */
+export interface BatchSource {
+  /** The open batch of this turn (created on first use). */
+  batch(): Batch;
+  /** Reports a damaged record, quarantines it if given, and has the next open run the full check. */
+  damaged(what: string, record?: DamagedRecord): void;
+}
+
+/** Refcount assumed for a message whose refcount record is damaged: it is not freed this run. */
+const UNKNOWN_REFS = 0x4000_0000;
+
 /**
  * What is written but not committed yet, over LMDB's committed snapshot: per queue, changed
  * entries (in each QueueState, with the in-memory queue index); per message, its refcount (and
@@ -116,11 +131,17 @@ export class Overlay {
   readonly metas = new Map<string, MetaItem>();
   private readonly msgKeyScratch = Buffer.alloc(8);
 
+  /** Messages found damaged (and quarantined) this run: entries that refer to them are dropped when read. */
+  readonly quarantinedMessages = new Set<number>();
+
   constructor(
     private readonly dbs: Databases,
-    /** The open batch of this turn (created on first use). */
-    private readonly batch: () => Batch,
+    private readonly source: BatchSource,
   ) {}
+
+  private batch(): Batch {
+    return this.source.batch();
+  }
 
   /** Replaces the queue index with the committed one (on open, and after a repair). */
   loadQueues(records: QueueIndexRecord[]): void {
@@ -156,8 +177,13 @@ export class Overlay {
   msgItem(id: number): MsgItem {
     let m = this.msgs.get(id);
     if (!m) {
-      const v = this.dbs.refsDb.getBinaryFast(messageKeyInto(this.msgKeyScratch, id));
-      const refs = v ? v.readUInt32BE(0) : 0;
+      const key = messageKeyInto(this.msgKeyScratch, id);
+      const v = this.dbs.refsDb.getBinaryFast(key);
+      let refs = v ? readRefs(key, v) : 0;
+      if (refs === undefined) {
+        this.source.damaged(`the refcount of message ${id}`);
+        refs = UNKNOWN_REFS;
+      }
       m = { id, refs, msg: null, write: false, onDisk: refs > 0, batch: this.batch() };
       this.msgs.set(id, m);
       m.batch.msgs.push(m);

@@ -15,8 +15,21 @@
  */
 
 import { ENTRY_VALUE_SIZE, encodeMessage, entryKey, messageKey, writeEntryValue, writeU64 } from '../record-codec.js';
-import { Batch, Overlay, RESOLVED } from './batch.js';
-import { NEXT_ID_KEY, ONE_BYTE, queueValue, quiet, TURN_KEY, u32, type Bin, type Databases } from './databases.js';
+import { Batch, Overlay, RESOLVED, type BatchSource } from './batch.js';
+import { seal, sealed, SUM_SIZE } from './checksum.js';
+import {
+  CHECK_KEY,
+  NEXT_ID_KEY,
+  ONE_BYTE,
+  quarantineKey,
+  queueValue,
+  quiet,
+  refsValue,
+  TURN_KEY,
+  type Bin,
+  type DamagedRecord,
+  type Databases,
+} from './databases.js';
 import { StoreFailedError } from './failure.js';
 
 export interface CommitEngineOptions {
@@ -25,7 +38,9 @@ export interface CommitEngineOptions {
   onError?: (err: StoreFailedError) => void;
 }
 
-export class CommitEngine {
+const STORED_ENTRY_SIZE = ENTRY_VALUE_SIZE + SUM_SIZE;
+
+export class CommitEngine implements BatchSource {
   readonly overlay: Overlay;
   /** Next message id to hand out; persisted as a high-water mark with the batch that passes it. */
   nextId = 1;
@@ -43,7 +58,7 @@ export class CommitEngine {
     readonly dbs: Databases,
     private readonly opts: CommitEngineOptions,
   ) {
-    this.overlay = new Overlay(dbs, () => this.batch());
+    this.overlay = new Overlay(dbs, this);
     // lmdb-js also reports its initial (empty) instruction block once, with txnId 0.
     dbs.root.on('aftercommit', (e: { txnId?: number }) => {
       if (e.txnId) this.counters.transactions++;
@@ -77,6 +92,24 @@ export class CommitEngine {
     return this.failure === undefined;
   }
 
+  /** Like writable(), for reads that write on the side (quarantine): false instead of throwing. */
+  get canWrite(): boolean {
+    return !this.closed && this.failure === undefined;
+  }
+
+  damaged(what: string, record?: DamagedRecord): void {
+    const canWrite = this.canWrite;
+    this.log(
+      `store ${this.dbs.dir}: ${what} is damaged (checksum mismatch)` +
+        (record ? (canWrite ? '; quarantined: moved aside, never delivered' : '; skipped') : '') +
+        (canWrite ? '; the next open runs a full check' : ''),
+    );
+    if (!canWrite) return;
+    const b = this.batch();
+    if (record) b.quarantine.push({ db: record.db, key: Buffer.from(record.key), value: Buffer.from(record.value) });
+    b.needsCheck = true;
+  }
+
   sync(): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
     const b = this.current ?? this.lastFlushed;
@@ -104,18 +137,25 @@ export class CommitEngine {
       keys.push(key);
       values.push(value);
     };
+    for (const r of b.quarantine) {
+      op(dbs.quarantineDb, quarantineKey(dbs, r.db, r.key), r.value);
+      op(r.db, r.key, null);
+    }
+    if (b.needsCheck) op(dbs.meta, CHECK_KEY, ONE_BYTE);
     for (const qs of b.deletedQueues) op(dbs.queuesDb, qs.key, null);
     let slab: Buffer | undefined;
     let slabPos = 0;
     for (const item of b.entries) {
       if (item.entry) {
-        if (!slab || slabPos + ENTRY_VALUE_SIZE > slab.length) {
-          slab = Buffer.allocUnsafeSlow(ENTRY_VALUE_SIZE * Math.min(4096, b.entries.length));
+        if (!slab || slabPos + STORED_ENTRY_SIZE > slab.length) {
+          slab = Buffer.allocUnsafeSlow(STORED_ENTRY_SIZE * Math.min(4096, b.entries.length));
           slabPos = 0;
         }
+        const key = entryKey(item.qs.id, item.seq);
         writeEntryValue(slab, slabPos, item.entry);
-        op(dbs.entriesDb, entryKey(item.qs.id, item.seq), slab.subarray(slabPos, slabPos + ENTRY_VALUE_SIZE));
-        slabPos += ENTRY_VALUE_SIZE;
+        seal(key, slab, slabPos, slabPos + STORED_ENTRY_SIZE);
+        op(dbs.entriesDb, key, slab.subarray(slabPos, slabPos + STORED_ENTRY_SIZE));
+        slabPos += STORED_ENTRY_SIZE;
         item.onDisk = true;
       } else if (item.onDisk) {
         op(dbs.entriesDb, entryKey(item.qs.id, item.seq), null);
@@ -126,8 +166,12 @@ export class CommitEngine {
     for (const m of b.msgs) {
       const key = messageKey(m.id);
       if (m.refs > 0) {
-        if (m.write) op(dbs.messagesDb, key, encodeMessage(m.msg!));
-        op(dbs.refsDb, key, u32(m.refs));
+        if (m.write) {
+          const value = encodeMessage(m.msg!, SUM_SIZE);
+          seal(key, value);
+          op(dbs.messagesDb, key, value);
+        }
+        op(dbs.refsDb, key, refsValue(key, m.refs));
         m.write = false;
         m.onDisk = true;
       } else if (m.onDisk) {
@@ -136,8 +180,8 @@ export class CommitEngine {
         m.onDisk = false;
       }
     }
-    for (const item of b.metas) op(item.db, item.key, item.value);
-    for (const qs of b.dirtyQueues) if (!qs.deleted) op(dbs.queuesDb, qs.key, queueValue(qs.id, qs.count, qs.bytes));
+    for (const item of b.metas) op(item.db, item.key, item.value && sealed(item.key, item.value));
+    for (const qs of b.dirtyQueues) if (!qs.deleted) op(dbs.queuesDb, qs.key, queueValue(qs.key, qs.id, qs.count, qs.bytes));
     if (this.nextId !== this.persistedNextId) {
       const v = Buffer.allocUnsafe(8);
       writeU64(v, 0, this.nextId);

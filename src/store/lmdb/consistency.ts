@@ -1,17 +1,38 @@
 /**
  * Consistency checks of the committed state: a cheap one on every open (B-tree counts against
- * the persisted counters) and a full one that recomputes refcounts and counters from the
- * entries and, on request, repairs what disagrees in one transaction.
+ * the persisted counters) and a full one that verifies record checksums and recomputes
+ * refcounts and counters from the entries and, on request, repairs what disagrees in one
+ * transaction: damaged records go to the quarantine, the rest is rewritten or removed.
  */
 
 import { messageKey, msgIdOfEntryValue, queueIdOfEntryKey, readU64, seqOfEntryKey, sizeOfEntryValue } from '../record-codec.js';
-import { dbEntryCount, queueValue, quiet, readQueueIndex, u32, type Databases } from './databases.js';
+import { intact } from './checksum.js';
+import {
+  CHECK_KEY,
+  dbEntryCount,
+  quarantineKey,
+  queueName,
+  queueValue,
+  quiet,
+  readQueueIndex,
+  readRefs,
+  refsValue,
+  type Bin,
+  type Databases,
+} from './databases.js';
 
 /** Result of a full consistency check (verify()). Empty `problems` means consistent. */
 export interface StoreCheck {
   problems: string[];
   entries: number;
   messages: number;
+}
+
+export interface FullCheckOptions {
+  /** Fix what is found, in one transaction (and clear the `check` flag). */
+  repair: boolean;
+  /** Also verify the checksum of every message (reads every body; `warren check`). */
+  deep?: boolean;
 }
 
 /** O(1): do the B-tree entry counts agree with the persisted counters (the sum of `counted`)? */
@@ -26,29 +47,69 @@ export function quickCheck(dbs: Databases, counted: number, log: (msg: string) =
   return 'mismatch';
 }
 
+/** Whether a run quarantined records and left the counters to the next open. */
+export function checkRequested(dbs: Databases): boolean {
+  return dbs.meta.get(CHECK_KEY) !== undefined;
+}
+
 /**
- * Recomputes refcounts and per-queue counts from the entries and compares them with what is
- * stored: entries of unknown queues or of missing messages, orphan messages (no entry), wrong
- * refcounts and wrong counters. With repair, fixes all of it in one synchronous transaction.
- * Reads the committed state only.
+ * Verifies checksums (of messages only if deep) and recomputes refcounts and per-queue counts
+ * from the entries: damaged records, entries of unknown queues or of missing messages, orphan
+ * messages (no entry), wrong refcounts and wrong counters. Reads the committed state only.
  */
-export function fullCheck(dbs: Databases, repair: boolean): StoreCheck {
+export function fullCheck(dbs: Databases, opts: FullCheckOptions): StoreCheck {
   const problems: string[] = [];
   const fixes: Array<() => void> = [];
+  const quarantine = (db: Bin, key: Uint8Array, value: Uint8Array): void => {
+    const k = Buffer.from(key);
+    const v = Buffer.from(value);
+    fixes.push(() => {
+      quiet(dbs.quarantineDb.put(quarantineKey(dbs, db, k), v));
+      quiet(db.remove(k));
+    });
+  };
   const queues = new Map<number, { key: Buffer; name: string; count: number; bytes: number; storedCount: number; storedBytes: number }>();
-  for (const r of readQueueIndex(dbs)) {
+  const index = readQueueIndex(dbs);
+  for (const r of index.records) {
     queues.set(r.id, { key: r.key, name: r.name, count: 0, bytes: 0, storedCount: r.count, storedBytes: r.bytes });
   }
+  for (const r of index.damaged) {
+    problems.push(`the queue index record of ${queueName(r.key)} is damaged (its entries go to the quarantine)`);
+    quarantine(r.db, r.key, r.value);
+  }
   const existing = new Set<number>();
-  for (const key of dbs.messagesDb.getKeys({})) existing.add(readU64(key, 0));
+  if (opts.deep) {
+    for (const { key, value } of dbs.messagesDb.getRange({})) {
+      const id = readU64(key, 0);
+      if (intact(key, value)) existing.add(id);
+      else {
+        problems.push(`message ${id} is damaged`);
+        quarantine(dbs.messagesDb, key, value);
+      }
+    }
+  } else {
+    for (const key of dbs.messagesDb.getKeys({})) existing.add(readU64(key, 0));
+  }
   const refcounts = new Map<number, number>();
   let entries = 0;
   for (const { key, value } of dbs.entriesDb.getRange({})) {
     const qid = queueIdOfEntryKey(key);
-    const msgId = msgIdOfEntryValue(value);
     const q = queues.get(qid);
-    if (!q || !existing.has(msgId)) {
-      problems.push(q ? `entry ${q.name}#${seqOfEntryKey(key)} refers to missing message ${msgId}` : `entry of unknown queue id ${qid}`);
+    const where = q ? `${q.name}#${seqOfEntryKey(key)}` : `#${seqOfEntryKey(key)} of unknown queue id ${qid}`;
+    if (!intact(key, value)) {
+      problems.push(`entry ${where} is damaged`);
+      quarantine(dbs.entriesDb, key, value);
+      continue;
+    }
+    if (!q) {
+      problems.push(`entry ${where}`);
+      quarantine(dbs.entriesDb, key, value);
+      continue;
+    }
+    const msgId = msgIdOfEntryValue(value);
+    if (!existing.has(msgId)) {
+      const quarantined = dbs.quarantineDb.get(quarantineKey(dbs, dbs.messagesDb, messageKey(msgId))) !== undefined;
+      problems.push(`entry ${where} refers to ${quarantined ? 'quarantined' : 'missing'} message ${msgId}`);
       const k = Buffer.from(key);
       fixes.push(() => quiet(dbs.entriesDb.remove(k)));
       continue;
@@ -61,17 +122,19 @@ export function fullCheck(dbs: Databases, repair: boolean): StoreCheck {
   const haveRefs = new Set<number>();
   for (const { key, value } of dbs.refsDb.getRange({})) {
     const id = readU64(key, 0);
-    const stored = value.readUInt32BE(0);
+    const stored = readRefs(key, value);
     const actual = refcounts.get(id) ?? 0;
+    const k = Buffer.from(key);
     haveRefs.add(id);
-    if (actual === 0) {
+    if (stored === undefined) {
+      problems.push(`the refcount record of message ${id} is damaged (entries say ${actual})`);
+      fixes.push(() => quiet(actual === 0 ? dbs.refsDb.remove(k) : dbs.refsDb.put(k, refsValue(k, actual))));
+    } else if (actual === 0) {
       problems.push(`refcount ${stored} of message ${id} that no entry refers to`);
-      const k = Buffer.from(key);
       fixes.push(() => quiet(dbs.refsDb.remove(k)));
     } else if (stored !== actual) {
       problems.push(`message ${id} refcount ${stored}, entries say ${actual}`);
-      const k = Buffer.from(key);
-      fixes.push(() => quiet(dbs.refsDb.put(k, u32(actual))));
+      fixes.push(() => quiet(dbs.refsDb.put(k, refsValue(k, actual))));
     }
   }
   for (const id of existing) {
@@ -81,19 +144,28 @@ export function fullCheck(dbs: Databases, repair: boolean): StoreCheck {
       fixes.push(() => quiet(dbs.messagesDb.remove(messageKey(id))));
     } else if (!haveRefs.has(id)) {
       problems.push(`message ${id} has no refcount (entries say ${actual})`);
-      fixes.push(() => quiet(dbs.refsDb.put(messageKey(id), u32(actual))));
+      const k = messageKey(id);
+      fixes.push(() => quiet(dbs.refsDb.put(k, refsValue(k, actual))));
     }
   }
   for (const [id, q] of queues) {
     if (q.count !== q.storedCount || q.bytes !== q.storedBytes) {
       problems.push(`queue ${q.name} counters ${q.storedCount}/${q.storedBytes} bytes, entries say ${q.count}/${q.bytes}`);
-      const value = queueValue(id, q.count, q.bytes);
+      const value = queueValue(q.key, id, q.count, q.bytes);
       fixes.push(() => quiet(dbs.queuesDb.put(q.key, value)));
     }
   }
-  if (repair && fixes.length > 0) {
+  for (const db of [dbs.exchangesDb, dbs.queueRecordsDb, dbs.bindingsDb, dbs.delayedDb]) {
+    for (const { key, value } of db.getRange({})) {
+      if (intact(key, value)) continue;
+      problems.push(`a record of '${dbs.names.get(db)}' is damaged`);
+      quarantine(db, key, value);
+    }
+  }
+  if (opts.repair && (fixes.length > 0 || checkRequested(dbs))) {
     dbs.root.transactionSync(() => {
       for (const fix of fixes) fix();
+      quiet(dbs.meta.remove(CHECK_KEY));
     });
   }
   return { problems, entries, messages: refcounts.size };

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { readU64 } from '../record-codec.js';
+import { intact, seal, SUM_SIZE } from './checksum.js';
 import { checkDataFile, StoreDamagedError } from './file-check.js';
 
 export type Bin = Database<Buffer, Buffer>;
@@ -24,32 +25,52 @@ export interface Databases {
   readonly queueRecordsDb: Bin;
   readonly bindingsDb: Bin;
   readonly delayedDb: Bin;
+  /** Damaged records set aside: key = quarantineKey(db name, original key), value as found. */
+  readonly quarantineDb: Bin;
+  /** The name each database was opened under. */
+  readonly names: ReadonlyMap<Bin, string>;
+}
+
+/** A record found damaged (its checksum does not match). */
+export interface DamagedRecord {
+  db: Bin;
+  key: Buffer;
+  value: Buffer;
 }
 
 export const TURN_KEY = Buffer.from('turn');
 export const NEXT_ID_KEY = Buffer.from('nextMessageId');
-const FORMAT_KEY = Buffer.from('format');
-const FORMAT = 1;
+export const FORMAT_KEY = Buffer.from('format');
+/** Set by the batch that quarantined a record: the next open runs the full check. */
+export const CHECK_KEY = Buffer.from('check');
 export const ONE_BYTE = Buffer.from([1]);
 const QUEUE_KEY_PREFIX = 0x71; // 'q': keeps the empty queue name a valid (non-empty) key
 export const MAX_KEY = 1978;
 const DEFAULT_MAP_SIZE = 1 << 30;
 
-/** Opens dir's environment after checking its data file (file-check.ts); throws StoreDamagedError if it is damaged. */
-export function openDatabases(dir: string, mapSize = DEFAULT_MAP_SIZE): Databases {
-  fs.mkdirSync(dir, { recursive: true });
+/**
+ * Opens dir's environment after checking its data file (file-check.ts); throws StoreDamagedError
+ * if it is damaged. `readOnly` is for `warren check` without --repair.
+ */
+export function openDatabases(dir: string, opts: { mapSize?: number; readOnly?: boolean } = {}): Databases {
+  if (!opts.readOnly) fs.mkdirSync(dir, { recursive: true });
   const file = checkDataFile(dir);
   if (file.problems.length > 0) throw new StoreDamagedError(file.file, file.problems);
   const root = open<Buffer, Buffer>(dir, {
     overlappingSync: false, // commit = fsync before the write promise resolves (DESIGN.md, convention 8)
     noSync: false,
     maxDbs: 16,
-    mapSize,
+    mapSize: opts.mapSize ?? DEFAULT_MAP_SIZE,
     encoding: 'binary',
     keyEncoding: 'binary',
+    readOnly: opts.readOnly ?? false,
   });
-  const sub = (name: string, useVersions = false): Bin =>
-    root.openDB<Buffer, Buffer>(name, { encoding: 'binary', keyEncoding: 'binary', useVersions });
+  const names = new Map<Bin, string>();
+  const sub = (name: string, useVersions = false): Bin => {
+    const db = root.openDB<Buffer, Buffer>(name, { encoding: 'binary', keyEncoding: 'binary', useVersions });
+    names.set(db, name);
+    return db;
+  };
   return {
     dir,
     root,
@@ -62,20 +83,15 @@ export function openDatabases(dir: string, mapSize = DEFAULT_MAP_SIZE): Database
     queueRecordsDb: sub('queue-records'),
     bindingsDb: sub('bindings'),
     delayedDb: sub('delayed'),
+    quarantineDb: sub('quarantine'),
+    names,
   };
 }
 
-/** Marks a new environment with the store format, or refuses one written in another format. */
-export function checkFormat(dbs: Databases): void {
-  const format = dbs.meta.get(FORMAT_KEY);
-  if (format === undefined) {
-    dbs.root.transactionSync(() => {
-      quiet(dbs.meta.put(FORMAT_KEY, Buffer.from([FORMAT]), 0));
-      quiet(dbs.meta.put(TURN_KEY, ONE_BYTE, 0));
-    });
-  } else if (format[0] !== FORMAT) {
-    throw new Error(`data dir ${dbs.dir} holds store format ${format[0]}, this broker reads format ${FORMAT}`);
-  }
+/** The quarantine key of a record: db name (u8 length + bytes), then the record's own key. */
+export function quarantineKey(dbs: Databases, db: Bin, key: Uint8Array): Buffer {
+  const name = Buffer.from(dbs.names.get(db) ?? '?');
+  return Buffer.concat([Buffer.from([name.length]), name, key]);
 }
 
 /** The next message id: above both the persisted high-water mark and the highest stored id. */
@@ -103,22 +119,30 @@ export function queueIndexKey(name: string): Buffer {
   return Buffer.concat([Buffer.from([QUEUE_KEY_PREFIX]), nameBytes]);
 }
 
-export function queueValue(id: number, count: number, bytes: number): Buffer {
-  const v = Buffer.allocUnsafe(20);
+/** The stored value (checksummed) of a queue index record. */
+export function queueValue(key: Buffer, id: number, count: number, bytes: number): Buffer {
+  const v = Buffer.allocUnsafe(20 + SUM_SIZE);
   v.writeUInt32BE(id, 0);
   v.writeDoubleBE(count, 4);
   v.writeDoubleBE(bytes, 12);
+  seal(key, v);
   return v;
 }
 
-/** Every record of the committed queue index. */
-export function readQueueIndex(dbs: Databases): QueueIndexRecord[] {
-  const out: QueueIndexRecord[] = [];
+export function queueName(key: Buffer): string {
+  return key.subarray(1).toString('utf8');
+}
+
+/** Every record of the committed queue index; damaged ones (checksum mismatch) apart. */
+export function readQueueIndex(dbs: Databases): { records: QueueIndexRecord[]; damaged: DamagedRecord[] } {
+  const records: QueueIndexRecord[] = [];
+  const damaged: DamagedRecord[] = [];
   for (const { key, value } of dbs.queuesDb.getRange({})) {
     const k = Buffer.from(key);
-    out.push({ key: k, name: k.subarray(1).toString('utf8'), id: value.readUInt32BE(0), count: value.readDoubleBE(4), bytes: value.readDoubleBE(12) });
+    if (!intact(k, value)) damaged.push({ db: dbs.queuesDb, key: k, value: Buffer.from(value) });
+    else records.push({ key: k, name: queueName(k), id: value.readUInt32BE(0), count: value.readDoubleBE(4), bytes: value.readDoubleBE(12) });
   }
-  return out;
+  return { records, damaged };
 }
 
 /** First entry key of a queue id (entry keys start with the queue id). */
@@ -130,10 +154,18 @@ export function queueEnd(id: number): Buffer {
   return queueStart(id + 1);
 }
 
-export function u32(n: number): Buffer {
-  const b = Buffer.allocUnsafe(4);
-  b.writeUInt32BE(n, 0);
-  return b;
+// ---- refcounts: key msgId u64; value refcount u32 -------------------------------------------------
+
+export function refsValue(key: Uint8Array, refs: number): Buffer {
+  const v = Buffer.allocUnsafe(4 + SUM_SIZE);
+  v.writeUInt32BE(refs, 0);
+  seal(key, v);
+  return v;
+}
+
+/** The stored refcount, or undefined if the record is damaged. */
+export function readRefs(key: Uint8Array, value: Buffer): number | undefined {
+  return intact(key, value) ? value.readUInt32BE(0) : undefined;
 }
 
 export function dbEntryCount(db: Bin): number {

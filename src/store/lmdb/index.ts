@@ -12,13 +12,15 @@
 import path from 'node:path';
 import type { Store } from '../store.js';
 import { CommitEngine } from './commit.js';
-import { fullCheck, quickCheck, type StoreCheck } from './consistency.js';
-import { checkFormat, openDatabases, readQueueIndex, storedNextId, type Databases } from './databases.js';
+import { checkRequested, fullCheck, quickCheck, type StoreCheck } from './consistency.js';
+import { openDatabases, readQueueIndex, storedNextId, type Databases } from './databases.js';
 import type { StoreFailedError } from './failure.js';
+import { checkFormat } from './format.js';
 import { LmdbMessageStore } from './message-store.js';
 import { LmdbMetadataStore } from './metadata-store.js';
 
 export { StoreFailedError } from './failure.js';
+export { StoreDamagedError } from './file-check.js';
 export type { StoreCheck } from './consistency.js';
 
 export interface LmdbStoreOptions {
@@ -40,7 +42,7 @@ export class LmdbStore implements Store {
   private readonly engine: CommitEngine;
 
   constructor(dir: string, opts: LmdbStoreOptions = {}) {
-    this.core = openDatabases(path.resolve(dir), opts.mapSize);
+    this.core = openDatabases(path.resolve(dir), { mapSize: opts.mapSize });
     this.engine = new CommitEngine(this.core, opts);
     try {
       recover(this.engine, opts);
@@ -66,9 +68,9 @@ export class LmdbStore implements Store {
     return { ...this.engine.counters };
   }
 
-  /** Full consistency check of the committed state (call after `await sync()`); repairs nothing. */
+  /** Full consistency check of the committed state, message checksums included (call after `await sync()`); repairs nothing. */
   verify(): StoreCheck {
-    return fullCheck(this.core, false);
+    return fullCheck(this.core, { repair: false, deep: true });
   }
 
   close(): Promise<void> {
@@ -85,19 +87,23 @@ function recover(engine: CommitEngine, opts: LmdbStoreOptions): void {
   const started = Date.now();
   const dbs = engine.dbs;
   const log = (msg: string): void => engine.log(msg);
-  checkFormat(dbs);
-  engine.overlay.loadQueues(readQueueIndex(dbs));
+  checkFormat(dbs, log);
+  const index = readQueueIndex(dbs);
+  engine.overlay.loadQueues(index.records);
   const counted = (): number => {
     let n = 0;
     for (const qs of engine.overlay.queues.values()) n += qs.count;
     return n;
   };
-  const check = opts.verify === 'always' ? undefined : quickCheck(dbs, counted(), log);
+  let check: 'ok' | 'mismatch' | undefined;
+  if (checkRequested(dbs)) log(`store ${dbs.dir}: damaged records were quarantined in the last run; running a full check`);
+  else if (index.damaged.length > 0) log(`store ${dbs.dir}: ${index.damaged.length} damaged queue index record(s); running a full check`);
+  else if (opts.verify !== 'always') check = quickCheck(dbs, counted(), log);
   if (check !== 'ok') {
-    const result = fullCheck(dbs, true);
+    const result = fullCheck(dbs, { repair: true });
     if (result.problems.length > 0) {
       log(`store ${dbs.dir}: repaired ${result.problems.length} problem(s): ${result.problems.slice(0, 20).join('; ')}`);
-      engine.overlay.loadQueues(readQueueIndex(dbs));
+      engine.overlay.loadQueues(readQueueIndex(dbs).records);
     }
   }
   engine.resume(storedNextId(dbs));

@@ -21,6 +21,7 @@ import {
   type StoredEntry,
 } from '../record-codec.js';
 import { newQueueState, type Overlay, type QueueState } from './batch.js';
+import { intact, unsealed } from './checksum.js';
 import type { CommitEngine } from './commit.js';
 import { dbEntryCount, queueEnd, queueIndexKey, queueStart, type Databases } from './databases.js';
 
@@ -29,6 +30,11 @@ export class LmdbMessageStore implements MessageStore {
   private readonly overlay: Overlay;
   private readonly keyScratch = Buffer.alloc(ENTRY_KEY_SIZE);
   private readonly msgKeyScratch = Buffer.alloc(8);
+  /**
+   * The entries the latest readEntries returned, by message id: a damaged message found by the
+   * readMessage that follows (a queue paging in) is traced to its queue and its entry dropped.
+   */
+  private readonly handedOut = new Map<number, { qs: QueueState; entry: StoredEntry }>();
 
   constructor(private readonly engine: CommitEngine) {
     this.dbs = engine.dbs;
@@ -104,8 +110,11 @@ export class LmdbMessageStore implements MessageStore {
       this.overlay.setEntry(qs, item.seq, null, true);
     }
     for (const { key, value } of this.dbs.entriesDb.getRange({ start: queueStart(qs.id), end: queueEnd(qs.id) })) {
-      if (qs.overlay.has(seqOfEntryKey(key))) continue;
-      this.dropRef(msgIdOfEntryValue(value));
+      const seq = seqOfEntryKey(key);
+      if (qs.overlay.has(seq)) continue;
+      // A damaged entry's message id is unknown: the full check of the next open settles its refcount.
+      if (intact(key, value)) this.dropRef(msgIdOfEntryValue(value));
+      else this.engine.damaged(`entry ${describe(qs, seq)} (its queue is being deleted)`, { db: this.dbs.entriesDb, key, value });
       b.bulkDeletes.push(Buffer.from(key));
     }
     qs.deleted = true;
@@ -123,9 +132,11 @@ export class LmdbMessageStore implements MessageStore {
   readEntries(queue: string, fromSeq: number, limit: number): QueueEntry[] {
     const qs = this.queueState(queue, false);
     const out: QueueEntry[] = [];
+    this.handedOut.clear();
     if (!qs || limit <= 0) return out;
     for (const e of this.visibleEntries(qs, Math.max(0, Math.ceil(fromSeq)))) {
       out.push(publicEntry(e));
+      this.handedOut.set(e.msgId, { qs, entry: e });
       if (out.length >= limit) break;
     }
     return out;
@@ -184,8 +195,21 @@ export class LmdbMessageStore implements MessageStore {
   private getEntry(qs: QueueState, seq: number): StoredEntry | null {
     const item = qs.overlay.get(seq);
     if (item) return item.entry;
-    const v = this.dbs.entriesDb.getBinaryFast(entryKeyInto(this.keyScratch, qs.id, seq));
-    return v ? readEntryValue(seq, v) : null;
+    const key = entryKeyInto(this.keyScratch, qs.id, seq);
+    const v = this.dbs.entriesDb.getBinaryFast(key);
+    if (!v) return null;
+    if (intact(key, v)) return readEntryValue(seq, v);
+    this.quarantineEntry(qs, seq, key, v);
+    return null;
+  }
+
+  /** A damaged entry: quarantined, and gone from its queue (its body size is unknown: the next open recounts). */
+  private quarantineEntry(qs: QueueState, seq: number, key: Buffer, value: Buffer): void {
+    this.engine.damaged(`entry ${describe(qs, seq)}`, { db: this.dbs.entriesDb, key, value });
+    if (!this.engine.canWrite) return;
+    this.overlay.setEntry(qs, seq, null, true);
+    qs.count--;
+    this.engine.batch().dirtyQueues.add(qs);
   }
 
   private addRef(msg: PersistedMessage): void {
@@ -247,7 +271,17 @@ export class LmdbMessageStore implements MessageStore {
       const seq = seqOfEntryKey(key);
       while (i < pending.length && pending[i]!.seq < seq) yield pending[i++]!.entry!;
       if (qs.overlay.has(seq)) continue; // the overlay holds the newer state (updated or removed)
-      yield readEntryValue(seq, value);
+      if (!intact(key, value)) {
+        this.quarantineEntry(qs, seq, Buffer.from(key), value);
+        continue;
+      }
+      const e = readEntryValue(seq, value);
+      if (this.overlay.quarantinedMessages.has(e.msgId)) {
+        this.engine.log(`store ${this.dbs.dir}: entry ${describe(qs, seq)} refers to quarantined message ${e.msgId}; dropped`);
+        if (this.engine.canWrite) this.removeEntry(qs, e);
+        continue;
+      }
+      yield e;
     }
     while (i < pending.length) yield pending[i++]!.entry!;
   }
@@ -258,7 +292,24 @@ export class LmdbMessageStore implements MessageStore {
       if (m.refs === 0) return undefined;
       if (m.msg) return m.msg;
     }
-    const v = this.dbs.messagesDb.getBinary(messageKeyInto(this.msgKeyScratch, id));
-    return v ? decodeMessage(id, v) : undefined;
+    const key = messageKeyInto(this.msgKeyScratch, id);
+    const v = this.dbs.messagesDb.getBinary(key);
+    if (!v) return undefined;
+    if (intact(key, v)) return decodeMessage(id, unsealed(v));
+    // Damaged: quarantined, and the entry that led here (if a readEntries just handed it out) dropped.
+    this.overlay.quarantinedMessages.add(id);
+    const holder = this.handedOut.get(id);
+    this.engine.damaged(`message ${id}${holder ? ` (${describe(holder.qs, holder.entry.seq)})` : ''}`, { db: this.dbs.messagesDb, key, value: v });
+    if (holder && this.engine.canWrite && !holder.qs.deleted && this.getEntry(holder.qs, holder.entry.seq)?.msgId === id) {
+      this.removeEntry(holder.qs, holder.entry);
+    }
+    return undefined;
   }
+}
+
+/** A queue entry for the log: the broker names queues `${vhost}\0${name}`. */
+function describe(qs: QueueState, seq: number): string {
+  const nul = qs.name.indexOf('\u0000');
+  const queue = nul < 0 ? `queue '${qs.name}'` : `queue '${qs.name.slice(nul + 1)}' in vhost '${qs.name.slice(0, nul)}'`;
+  return `${queue} seq ${seq}`;
 }

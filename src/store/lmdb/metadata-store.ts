@@ -9,6 +9,7 @@ import {
   bindingKey,
   decodeBinding,
   decodeDelayedKey,
+  decodeNameKey,
   decodeDelayedMessage,
   decodeExchange,
   decodeQueue,
@@ -20,6 +21,7 @@ import {
   nameKey,
 } from '../metadata-codec.js';
 import { checkMessage } from '../record-codec.js';
+import { intact, unsealed } from './checksum.js';
 import type { CommitEngine } from './commit.js';
 import { MAX_KEY, type Bin } from './databases.js';
 
@@ -62,9 +64,8 @@ export class LmdbMetadataStore implements MetadataStore {
   loadDelayed(): DelayedMessage[] {
     const { dbs, overlay } = this.engine;
     const out: DelayedMessage[] = [];
-    for (const { key, value } of dbs.delayedDb.getRange({})) {
-      if (overlay.metas.has('d' + Buffer.from(key).toString('latin1'))) continue;
-      out.push({ record: decodeDelayedKey(Buffer.from(key)), message: decodeDelayedMessage(value) });
+    for (const [key, value] of this.stored(dbs.delayedDb, 'd')) {
+      out.push({ record: decodeDelayedKey(key), message: decodeDelayedMessage(value) });
     }
     for (const item of overlay.metas.values()) {
       if (item.db === dbs.delayedDb && item.value) {
@@ -85,10 +86,31 @@ export class LmdbMetadataStore implements MetadataStore {
     return this.engine.sync();
   }
 
+  /**
+   * The committed records of db that the overlay does not replace, without their checksums.
+   * A damaged one is quarantined and skipped: that exchange, queue, binding or delayed message
+   * is not recovered, the rest is.
+   */
+  private stored(db: Bin, tag: string): Array<[Buffer, Buffer]> {
+    const { dbs, overlay } = this.engine;
+    const out: Array<[Buffer, Buffer]> = [];
+    for (const { key, value } of db.getRange({})) {
+      const k = Buffer.from(key);
+      if (overlay.metas.has(tag + k.toString('latin1'))) continue;
+      if (intact(k, value)) {
+        out.push([k, unsealed(value)]);
+        continue;
+      }
+      this.engine.damaged(`a record of '${dbs.names.get(db)}' (${describeKey(tag, k)})`, { db, key: k, value });
+      if (this.engine.canWrite) overlay.setMeta(db, tag, k, null);
+    }
+    return out;
+  }
+
   /** Every record of db (file merged with overlay), in key order. */
   private records(db: Bin, tag: string): Buffer[] {
     const byKey = new Map<string, Buffer>();
-    for (const { key, value } of db.getRange({})) byKey.set(Buffer.from(key).toString('latin1'), value);
+    for (const [key, value] of this.stored(db, tag)) byKey.set(key.toString('latin1'), value);
     for (const item of this.engine.overlay.metas.values()) {
       if (item.db !== db) continue;
       const k = item.id.slice(tag.length);
@@ -97,4 +119,20 @@ export class LmdbMetadataStore implements MetadataStore {
     }
     return [...byKey.keys()].sort().map((k) => byKey.get(k)!);
   }
+}
+
+/** What a damaged record's key says (it may be damaged too). */
+function describeKey(tag: string, key: Buffer): string {
+  if (tag === 'b') return 'a binding';
+  try {
+    if (tag === 'd') {
+      const r = decodeDelayedKey(key);
+      return `delayed message ${r.seq} of exchange '${r.exchange}' in vhost '${r.vhost}'`;
+    }
+    const name = decodeNameKey(key);
+    if (name) return `'${name.name}' in vhost '${name.vhost}'`;
+  } catch {
+    // a damaged key: fall through
+  }
+  return `key ${key.toString('hex').slice(0, 64)}`;
 }
