@@ -11,6 +11,7 @@ import {
   CHECK_KEY,
   dbEntryCount,
   quarantineKey,
+  queueLabel,
   queueName,
   queueValue,
   quiet,
@@ -21,7 +22,10 @@ import {
   type Databases,
 } from './databases.js';
 
-/** Result of a full consistency check (verify()). Empty `problems` means consistent. */
+/**
+ * Result of a full consistency check (verify()). Empty `problems` means consistent; each
+ * problem ends with what the repair does about it ("→ quarantine", "→ remove", "→ rewrite").
+ */
 export interface StoreCheck {
   problems: string[];
   entries: number;
@@ -74,16 +78,18 @@ export function fullCheck(dbs: Databases, opts: FullCheckOptions): StoreCheck {
     queues.set(r.id, { key: r.key, name: r.name, count: 0, bytes: 0, storedCount: r.count, storedBytes: r.bytes });
   }
   for (const r of index.damaged) {
-    problems.push(`the queue index record of ${queueName(r.key)} is damaged (its entries go to the quarantine)`);
+    problems.push(`the queue index record of ${queueLabel(queueName(r.key))} is damaged → quarantine it and its entries`);
     quarantine(r.db, r.key, r.value);
   }
   const existing = new Set<number>();
+  const damagedMessages = new Set<number>();
   if (opts.deep) {
     for (const { key, value } of dbs.messagesDb.getRange({})) {
       const id = readU64(key, 0);
       if (intact(key, value)) existing.add(id);
       else {
-        problems.push(`message ${id} is damaged`);
+        problems.push(`message ${id} is damaged → quarantine`);
+        damagedMessages.add(id);
         quarantine(dbs.messagesDb, key, value);
       }
     }
@@ -95,21 +101,25 @@ export function fullCheck(dbs: Databases, opts: FullCheckOptions): StoreCheck {
   for (const { key, value } of dbs.entriesDb.getRange({})) {
     const qid = queueIdOfEntryKey(key);
     const q = queues.get(qid);
-    const where = q ? `${q.name}#${seqOfEntryKey(key)}` : `#${seqOfEntryKey(key)} of unknown queue id ${qid}`;
+    const where = q ? `${queueLabel(q.name)} seq ${seqOfEntryKey(key)}` : `seq ${seqOfEntryKey(key)} of unknown queue id ${qid}`;
     if (!intact(key, value)) {
-      problems.push(`entry ${where} is damaged`);
+      problems.push(`entry ${where} is damaged → quarantine`);
       quarantine(dbs.entriesDb, key, value);
       continue;
     }
     if (!q) {
-      problems.push(`entry ${where}`);
+      problems.push(`entry ${where} → quarantine`);
       quarantine(dbs.entriesDb, key, value);
       continue;
     }
     const msgId = msgIdOfEntryValue(value);
     if (!existing.has(msgId)) {
-      const quarantined = dbs.quarantineDb.get(quarantineKey(dbs, dbs.messagesDb, messageKey(msgId))) !== undefined;
-      problems.push(`entry ${where} refers to ${quarantined ? 'quarantined' : 'missing'} message ${msgId}`);
+      const state = damagedMessages.has(msgId)
+        ? 'damaged'
+        : dbs.quarantineDb.get(quarantineKey(dbs, dbs.messagesDb, messageKey(msgId))) !== undefined
+          ? 'quarantined'
+          : 'missing';
+      problems.push(`entry ${where} refers to ${state} message ${msgId} → remove`);
       const k = Buffer.from(key);
       fixes.push(() => quiet(dbs.entriesDb.remove(k)));
       continue;
@@ -127,30 +137,30 @@ export function fullCheck(dbs: Databases, opts: FullCheckOptions): StoreCheck {
     const k = Buffer.from(key);
     haveRefs.add(id);
     if (stored === undefined) {
-      problems.push(`the refcount record of message ${id} is damaged (entries say ${actual})`);
+      problems.push(`the refcount record of message ${id} is damaged, entries say ${actual} → rewrite`);
       fixes.push(() => quiet(actual === 0 ? dbs.refsDb.remove(k) : dbs.refsDb.put(k, refsValue(k, actual))));
     } else if (actual === 0) {
-      problems.push(`refcount ${stored} of message ${id} that no entry refers to`);
+      problems.push(`refcount ${stored} of message ${id} that no entry refers to → remove`);
       fixes.push(() => quiet(dbs.refsDb.remove(k)));
     } else if (stored !== actual) {
-      problems.push(`message ${id} refcount ${stored}, entries say ${actual}`);
+      problems.push(`message ${id} refcount ${stored}, entries say ${actual} → rewrite`);
       fixes.push(() => quiet(dbs.refsDb.put(k, refsValue(k, actual))));
     }
   }
   for (const id of existing) {
     const actual = refcounts.get(id) ?? 0;
     if (actual === 0) {
-      problems.push(`orphan message ${id} (no entry refers to it)`);
+      problems.push(`orphan message ${id} (no entry refers to it) → remove`);
       fixes.push(() => quiet(dbs.messagesDb.remove(messageKey(id))));
     } else if (!haveRefs.has(id)) {
-      problems.push(`message ${id} has no refcount (entries say ${actual})`);
+      problems.push(`message ${id} has no refcount, entries say ${actual} → write it`);
       const k = messageKey(id);
       fixes.push(() => quiet(dbs.refsDb.put(k, refsValue(k, actual))));
     }
   }
   for (const [id, q] of queues) {
     if (q.count !== q.storedCount || q.bytes !== q.storedBytes) {
-      problems.push(`queue ${q.name} counters ${q.storedCount}/${q.storedBytes} bytes, entries say ${q.count}/${q.bytes}`);
+      problems.push(`${queueLabel(q.name)} counters ${q.storedCount}/${q.storedBytes} bytes, entries say ${q.count}/${q.bytes} → rewrite`);
       const value = queueValue(q.key, id, q.count, q.bytes);
       fixes.push(() => quiet(dbs.queuesDb.put(q.key, value)));
     }
@@ -158,7 +168,7 @@ export function fullCheck(dbs: Databases, opts: FullCheckOptions): StoreCheck {
   for (const db of [dbs.exchangesDb, dbs.queueRecordsDb, dbs.bindingsDb, dbs.delayedDb]) {
     for (const { key, value } of db.getRange({})) {
       if (intact(key, value)) continue;
-      problems.push(`a record of '${dbs.names.get(db)}' is damaged`);
+      problems.push(`a record of '${dbs.names.get(db)}' is damaged → quarantine`);
       quarantine(db, key, value);
     }
   }

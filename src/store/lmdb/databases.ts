@@ -133,6 +133,12 @@ export function queueName(key: Buffer): string {
   return key.subarray(1).toString('utf8');
 }
 
+/** A queue for the log and `warren check`: the broker names queues `${vhost}\0${name}`. */
+export function queueLabel(name: string): string {
+  const nul = name.indexOf('\u0000');
+  return nul < 0 ? `queue '${name}'` : `queue '${name.slice(nul + 1)}' in vhost '${name.slice(0, nul)}'`;
+}
+
 /** Every record of the committed queue index; damaged ones (checksum mismatch) apart. */
 export function readQueueIndex(dbs: Databases): { records: QueueIndexRecord[]; damaged: DamagedRecord[] } {
   const records: QueueIndexRecord[] = [];

@@ -23,7 +23,7 @@ import {
 import { newQueueState, type Overlay, type QueueState } from './batch.js';
 import { intact, unsealed } from './checksum.js';
 import type { CommitEngine } from './commit.js';
-import { dbEntryCount, queueEnd, queueIndexKey, queueStart, type Databases } from './databases.js';
+import { dbEntryCount, queueEnd, queueIndexKey, queueLabel, queueStart, type Databases } from './databases.js';
 
 export class LmdbMessageStore implements MessageStore {
   private readonly dbs: Databases;
@@ -307,9 +307,6 @@ export class LmdbMessageStore implements MessageStore {
   }
 }
 
-/** A queue entry for the log: the broker names queues `${vhost}\0${name}`. */
 function describe(qs: QueueState, seq: number): string {
-  const nul = qs.name.indexOf('\u0000');
-  const queue = nul < 0 ? `queue '${qs.name}'` : `queue '${qs.name.slice(nul + 1)}' in vhost '${qs.name.slice(0, nul)}'`;
-  return `${queue} seq ${seq}`;
+  return `${queueLabel(qs.name)} seq ${seq}`;
 }
