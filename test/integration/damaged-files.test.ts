@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { closeSync, mkdtempSync, openSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { confirmChannel, connect } from '../support/amqp.js';
 import { BrokerProcess, runWarren } from '../support/broker-process.js';
+import { publishDurable } from '../support/data-files.js';
 
 /**
  * Issue 10, "Damaged files": LMDB keeps no checksums and trusts its file. A truncated data file
@@ -20,12 +20,7 @@ describe('damaged data files: a broker refuses them instead of crashing', functi
   beforeEach(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'warren-damaged-'));
     const broker = await BrokerProcess.start(dataDir);
-    const conn = await connect(broker.url);
-    const ch = await confirmChannel(conn);
-    await ch.assertQueue('kept', { durable: true });
-    for (let i = 0; i < 300; i++) ch.sendToQueue('kept', Buffer.alloc(8192, i), { persistent: true });
-    await ch.waitForConfirms();
-    await conn.close();
+    await publishDurable(broker.url, 'kept', Array.from({ length: 300 }, (_, i) => Buffer.alloc(8192, i)));
     expect(await broker.stop()).to.equal(0);
   });
   afterEach(() => {

@@ -1,11 +1,12 @@
 import { expect } from 'chai';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import { createLogger } from '../../src/log.js';
 import { channel, confirmChannel, connect } from '../support/amqp.js';
+import { flipBitInEveryCopy, publishDurable } from '../support/data-files.js';
 
 /**
  * Issue 10, "Damaged files": LMDB keeps no checksums, so a flipped bit in a stored message was
@@ -42,28 +43,12 @@ describe('damaged records: a flipped bit in a stored message', function () {
   it('is quarantined and logged, never delivered; the consumer gets the next message', async () => {
     const bodies = ['first message', `second message ${'DAMAGED-'.repeat(40)}`, 'third message'];
     broker = await start();
-    let conn = await connect(broker.url);
-    const ch = await confirmChannel(conn);
-    await ch.assertQueue('orders', { durable: true });
-    for (const body of bodies) ch.sendToQueue('orders', Buffer.from(body), { persistent: true });
-    await ch.waitForConfirms();
-    await conn.close();
+    await publishDurable(broker.url, 'orders', bodies.map((b) => Buffer.from(b)));
     await broker.close();
-
-    // Flip one bit in the second body, in every copy LMDB left in the file.
-    const file = join(dataDir, 'store', 'data.mdb');
-    const data = readFileSync(file);
-    const marker = Buffer.from('DAMAGED-DAMAGED-');
-    let flipped = 0;
-    for (let at = data.indexOf(marker); at >= 0; at = data.indexOf(marker, at + marker.length)) {
-      data[at + 3]! ^= 0x04;
-      flipped++;
-    }
-    expect(flipped).to.be.greaterThan(0);
-    writeFileSync(file, data);
+    expect(flipBitInEveryCopy(join(dataDir, 'store', 'data.mdb'), 'DAMAGED-DAMAGED-')).to.be.greaterThan(0);
 
     broker = await start();
-    conn = await connect(broker.url);
+    let conn = await connect(broker.url);
     const consumer = await channel(conn);
     expect((await consumer.checkQueue('orders')).messageCount).to.equal(2);
     const got: string[] = [];

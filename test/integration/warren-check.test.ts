@@ -1,10 +1,11 @@
 import { expect } from 'chai';
-import { mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBroker } from '../../src/broker.js';
-import { channel, confirmChannel, connect } from '../support/amqp.js';
+import { channel, connect } from '../support/amqp.js';
 import { runWarren } from '../support/broker-process.js';
+import { flipBitInEveryCopy, publishDurable } from '../support/data-files.js';
 
 /** `warren check --data-dir D [--repair]` (issue 10): an offline check of a stopped broker's data. */
 describe('warren check', function () {
@@ -15,12 +16,7 @@ describe('warren check', function () {
   beforeEach(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'warren-check-'));
     const broker = await startBroker({ port: 0, logLevel: 'silent', dataDir });
-    const conn = await connect(broker.url);
-    const ch = await confirmChannel(conn);
-    await ch.assertQueue('orders', { durable: true });
-    for (const body of bodies) ch.sendToQueue('orders', Buffer.from(body), { persistent: true });
-    await ch.waitForConfirms();
-    await conn.close();
+    await publishDurable(broker.url, 'orders', bodies.map((b) => Buffer.from(b)));
     await broker.close();
   });
   afterEach(() => {
@@ -37,10 +33,8 @@ describe('warren check', function () {
   });
 
   it('finds a flipped bit (exit 1), changes nothing without --repair, quarantines with it', async () => {
+    expect(flipBitInEveryCopy(dataFile(), 'FLIPPED-FLIPPED-')).to.be.greaterThan(0);
     const data = readFileSync(dataFile());
-    const marker = Buffer.from('FLIPPED-FLIPPED-');
-    for (let at = data.indexOf(marker); at >= 0; at = data.indexOf(marker, at + marker.length)) data[at + 2]! ^= 0x01;
-    writeFileSync(dataFile(), data);
 
     const check = await runWarren(['check', '--data-dir', dataDir]);
     expect(check.code, check.stdout + check.stderr).to.equal(1);

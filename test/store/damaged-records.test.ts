@@ -79,14 +79,14 @@ describe('LMDB store: damaged records', () => {
     removeDir(dir);
   });
 
-  /** Three messages in Q at seqs 0..2; returns their ids. */
-  async function fill(): Promise<number[]> {
+  /** Three messages at seqs 0..2, each in every queue of `queues`; returns their ids. */
+  async function fill(queues = [Q]): Promise<number[]> {
     const s = await reopen();
     const ids: number[] = [];
     for (let seq = 0; seq < 3; seq++) {
       const msg = makeMessage(s.messages.nextMessageId());
       ids.push(msg.id);
-      s.messages.enqueue(Q, makeEntry(seq, msg.id), msg);
+      for (const q of queues) s.messages.enqueue(q, makeEntry(seq, msg.id), msg); // a body stored once
     }
     await s.close();
     store = undefined;
@@ -121,19 +121,10 @@ describe('LMDB store: damaged records', () => {
   });
 
   it('a damaged message is quarantined and never read; entries of other queues that hold it are dropped', async () => {
-    let s = await reopen();
-    const ids: number[] = [];
-    for (let seq = 0; seq < 3; seq++) {
-      const msg = makeMessage(s.messages.nextMessageId());
-      ids.push(msg.id);
-      s.messages.enqueue(Q, makeEntry(seq, msg.id), msg);
-      s.messages.enqueue('/\u0000audit', makeEntry(seq, msg.id), msg); // the same body, stored once
-    }
-    await s.close();
-    store = undefined;
+    const ids = await fill([Q, '/\u0000audit']);
     await tamper(dataDir, (db) => flipBit(db('messages'), u64(ids[1]!), 12));
 
-    s = await reopen();
+    let s = await reopen();
     const read = (queue: string): string[] => {
       const out: string[] = [];
       for (const e of s.messages.readEntries(queue, 0, 10)) {
