@@ -31,10 +31,10 @@ export class LmdbMessageStore implements MessageStore {
   private readonly keyScratch = Buffer.alloc(ENTRY_KEY_SIZE);
   private readonly msgKeyScratch = Buffer.alloc(8);
   /**
-   * The entries the latest readEntries returned, by message id: a damaged message found by the
-   * readMessage that follows (a queue paging in) is traced to its queue and its entry dropped.
+   * The entries the latest readEntries returned: a damaged message found by the readMessage
+   * that follows (a queue paging in) is traced to its queue and its entry dropped.
    */
-  private readonly handedOut = new Map<number, { qs: QueueState; entry: StoredEntry }>();
+  private lastRead: { qs: QueueState; entries: StoredEntry[] } | undefined;
 
   constructor(private readonly engine: CommitEngine) {
     this.dbs = engine.dbs;
@@ -132,13 +132,15 @@ export class LmdbMessageStore implements MessageStore {
   readEntries(queue: string, fromSeq: number, limit: number): QueueEntry[] {
     const qs = this.queueState(queue, false);
     const out: QueueEntry[] = [];
-    this.handedOut.clear();
+    this.lastRead = undefined;
     if (!qs || limit <= 0) return out;
+    const read: StoredEntry[] = [];
     for (const e of this.visibleEntries(qs, Math.max(0, Math.ceil(fromSeq)))) {
       out.push(publicEntry(e));
-      this.handedOut.set(e.msgId, { qs, entry: e });
+      read.push(e);
       if (out.length >= limit) break;
     }
+    this.lastRead = { qs, entries: read };
     return out;
   }
 
@@ -298,11 +300,10 @@ export class LmdbMessageStore implements MessageStore {
     if (intact(key, v)) return decodeMessage(id, unsealed(v));
     // Damaged: quarantined, and the entry that led here (if a readEntries just handed it out) dropped.
     this.overlay.quarantinedMessages.add(id);
-    const holder = this.handedOut.get(id);
-    this.engine.damaged(`message ${id}${holder ? ` (${describe(holder.qs, holder.entry.seq)})` : ''}`, { db: this.dbs.messagesDb, key, value: v });
-    if (holder && this.engine.canWrite && !holder.qs.deleted && this.getEntry(holder.qs, holder.entry.seq)?.msgId === id) {
-      this.removeEntry(holder.qs, holder.entry);
-    }
+    const qs = this.lastRead?.qs;
+    const entry = this.lastRead?.entries.find((e) => e.msgId === id);
+    this.engine.damaged(`message ${id}${qs && entry ? ` (${describe(qs, entry.seq)})` : ''}`, { db: this.dbs.messagesDb, key, value: v });
+    if (qs && entry && this.engine.canWrite && !qs.deleted && this.getEntry(qs, entry.seq)?.msgId === id) this.removeEntry(qs, entry);
     return undefined;
   }
 }
