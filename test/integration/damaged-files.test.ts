@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { closeSync, mkdtempSync, openSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BrokerProcess, runWarren } from '../support/broker-process.js';
@@ -27,9 +27,13 @@ describe('damaged data files: a broker refuses them instead of crashing', functi
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  function zeroPage(index: number): void {
+  /** Zeroes the given pages (LMDB's page size is in meta page 0, at byte 48). */
+  function zeroPages(...indexes: number[]): void {
     const fd = openSync(dataFile(), 'r+');
-    writeSync(fd, Buffer.alloc(4096), 0, 4096, index * 4096);
+    const header = Buffer.alloc(52);
+    readSync(fd, header, 0, 52, 0);
+    const pageSize = header.readUInt32LE(48);
+    for (const index of indexes) writeSync(fd, Buffer.alloc(pageSize), 0, pageSize, index * pageSize);
     closeSync(fd);
   }
 
@@ -48,18 +52,17 @@ describe('damaged data files: a broker refuses them instead of crashing', functi
   });
 
   it('both meta pages zeroed (SIGSEGV before)', async () => {
-    zeroPage(0);
-    zeroPage(1);
+    zeroPages(0, 1);
     await expectRefused(/meta page 0 is all zeros; meta page 1 is all zeros/);
   });
 
   it('meta page 0 zeroed (SIGSEGV before)', async () => {
-    zeroPage(0);
+    zeroPages(0);
     await expectRefused(/meta page 0 is all zeros/);
   });
 
   it('meta page 1 zeroed (before: LMDB silently fell back to the other, older commit)', async () => {
-    zeroPage(1);
+    zeroPages(1);
     await expectRefused(/meta page 1 is all zeros/);
   });
 

@@ -134,6 +134,8 @@ describe('LMDB store: damaged records', () => {
       return out;
     };
     expect(read(Q)).to.deep.equal([`body-${ids[0]}`, `body-${ids[2]}`]);
+    expect(s.messages.readMessage(ids[1]!)).to.equal(undefined); // again, before the quarantine commits: not logged twice
+    expect(logs.filter((l) => l.includes(`message ${ids[1]} `))).to.have.length(1);
     expect(logs.join('\n')).to.match(new RegExp(`message ${ids[1]} \\(queue 'orders' in vhost '/' seq 1\\) is damaged \\(checksum mismatch\\); quarantined`));
     expect(s.messages.countEntries(Q).messages).to.equal(2);
     expect(read('/\u0000audit')).to.deep.equal([`body-${ids[0]}`, `body-${ids[2]}`]);

@@ -294,6 +294,7 @@ export class LmdbMessageStore implements MessageStore {
       if (m.refs === 0) return undefined;
       if (m.msg) return m.msg;
     }
+    if (this.overlay.quarantinedMessages.has(id)) return undefined; // (until its removal commits, the file still has it)
     const key = messageKeyInto(this.msgKeyScratch, id);
     const v = this.dbs.messagesDb.getBinary(key);
     if (!v) return undefined;
