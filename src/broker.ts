@@ -14,7 +14,7 @@ import { createLogger, type Logger } from './log.js';
 import { MemoryMonitor } from './memory-monitor.js';
 import { CommitBatcher } from './queue/commit-batcher.js';
 import { Message, senderSelectedRoutingKeys } from './queue/message.js';
-import { openLmdbStore } from './store/lmdb-store.js';
+import { openLmdbStore } from './store/lmdb/index.js';
 import { openMemoryStore } from './store/memory-store.js';
 import type { Store } from './store/message-store.js';
 import { VHost } from './vhost/vhost.js';

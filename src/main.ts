@@ -4,8 +4,10 @@ import { parseArgs } from 'node:util';
 import { Broker } from './broker.js';
 import { parseInformationUnit, readConfigFile, type BrokerConfig } from './config.js';
 import { createLogger, prettyDestination } from './log.js';
+import { checkCommand } from './store/lmdb/check-command.js';
 
 const USAGE = `Usage: warren [options]
+       warren check [--data-dir D] [--repair]   check a stopped broker's data (warren check --help)
 
 Options:
   --port N          port to listen on (default 5672; env WARREN_PORT)
@@ -60,6 +62,10 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<Broker
 }
 
 export async function main(argv = process.argv.slice(2)): Promise<void> {
+  if (argv[0] === 'check') {
+    process.exitCode = await checkCommand(argv.slice(1), process.env, process.stdout);
+    return;
+  }
   let config: Partial<BrokerConfig> | 'help';
   try {
     config = parseCli(argv, process.env);

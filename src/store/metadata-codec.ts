@@ -16,6 +16,15 @@ export function nameKey(vhost: string, name: string): Buffer {
   return new RecordWriter().str(vhost).str(name).done();
 }
 
+/** The (vhost, name) of a nameKey, or undefined if b is not one. */
+export function decodeNameKey(b: Buffer): { vhost: string; name: string } | undefined {
+  if (b.length < 4) return undefined;
+  const vhostLen = b.readUInt16BE(0);
+  if (2 + vhostLen + 2 > b.length || 2 + vhostLen + 2 + b.readUInt16BE(2 + vhostLen) !== b.length) return undefined;
+  const r = new RecordReader(b);
+  return { vhost: r.str(), name: r.str() };
+}
+
 export function encodeExchange(r: ExchangeRecord): Buffer {
   return new RecordWriter()
     .u8(FORMAT)

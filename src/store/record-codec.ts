@@ -125,10 +125,11 @@ export function checkMessage(msg: PersistedMessage): void {
   if (Buffer.byteLength(msg.routingKey) > 255) throw new RangeError('routing key longer than 255 bytes');
 }
 
-export function encodeMessage(msg: PersistedMessage): Buffer {
+/** The message value layout, followed by `reserve` bytes left for the caller (a checksum). */
+export function encodeMessage(msg: PersistedMessage, reserve = 0): Buffer {
   const exLen = Buffer.byteLength(msg.exchange);
   const rkLen = Buffer.byteLength(msg.routingKey);
-  const size = 1 + 1 + exLen + 1 + rkLen + 4 + msg.header.length + msg.body.length;
+  const size = 1 + 1 + exLen + 1 + rkLen + 4 + msg.header.length + msg.body.length + reserve;
   const buf = Buffer.allocUnsafeSlow(size);
   let p = 0;
   buf[p++] = MESSAGE_FORMAT;

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { openLmdbStore } from '../../src/store/lmdb-store.js';
+import { openLmdbStore } from '../../src/store/lmdb/index.js';
 import { openMemoryStore } from '../../src/store/memory-store.js';
 import type { MessageStore } from '../../src/store/message-store.js';
 import type { Store } from '../../src/store/store.js';

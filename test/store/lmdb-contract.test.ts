@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { openLmdbStore, type LmdbStore } from '../../src/store/lmdb-store.js';
+import { openLmdbStore, type LmdbStore } from '../../src/store/lmdb/index.js';
 import type { Store } from '../../src/store/store.js';
 import { describeStoreContract } from './store-contract.js';
 import { makeTmpDir, removeDir } from './tmp-dir.js';

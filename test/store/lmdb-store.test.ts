@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { open } from 'lmdb';
-import { openLmdbStore, type LmdbStore } from '../../src/store/lmdb-store.js';
+import { openLmdbStore, type LmdbStore } from '../../src/store/lmdb/index.js';
 import { makeEntry, makeMessage } from './store-contract.js';
 import { makeTmpDir, removeDir } from './tmp-dir.js';
 

@@ -6,7 +6,7 @@
 
 import path from 'node:path';
 import { expect } from 'chai';
-import { openLmdbStore, type LmdbStore } from '../../src/store/lmdb-store.js';
+import { openLmdbStore, type LmdbStore } from '../../src/store/lmdb/index.js';
 import { openMemoryStore } from '../../src/store/memory-store.js';
 import type { MessageStore, PersistedMessage } from '../../src/store/message-store.js';
 import { makeEntry } from './store-contract.js';

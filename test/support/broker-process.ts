@@ -60,3 +60,32 @@ export class BrokerProcess {
     });
   }
 }
+
+export interface WarrenRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** The broker logged "warren listening" (it was then stopped with SIGTERM). */
+  listened: boolean;
+}
+
+/** Runs `warren <args>` (src/main.ts) to its end; a broker that starts listening is stopped with SIGTERM. */
+export function runWarren(args: string[]): Promise<WarrenRun> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  let listened = false;
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    stdout += `${line}\n`;
+    if (!listened && line.includes('"warren listening')) {
+      listened = true;
+      child.kill('SIGTERM');
+    }
+  });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr, listened }));
+  });
+}

@@ -1,0 +1,229 @@
+/**
+ * The batch of one event-loop turn and the overlay it writes into. A mutation changes the
+ * overlay at once (so the store reads its own writes) and joins the open batch; the commit
+ * engine (commit.ts) turns the batch into one LMDB transaction and, once that commit resolved,
+ * releases the overlay items the batch was the last to touch.
+ */
+
+import type { PersistedMessage } from '../message-store.js';
+import { messageKeyInto, type StoredEntry } from '../record-codec.js';
+import { readRefs, type Bin, type Databases, type DamagedRecord, type QueueIndexRecord } from './databases.js';
+
+export interface QueueState {
+  name: string;
+  key: Buffer;
+  id: number;
+  count: number;
+  bytes: number;
+  /** Upper bound of any seq stored (undefined until first needed): enqueue above it needs no read. */
+  knownMaxSeq: number | undefined;
+  overlay: Map<number, EntryItem>;
+  deleted: boolean;
+}
+
+export function newQueueState(name: string, key: Buffer, id: number): QueueState {
+  return { name, key, id, count: 0, bytes: 0, knownMaxSeq: undefined, overlay: new Map(), deleted: false };
+}
+
+/** An entry written by a batch not yet committed; `entry` null = removed. */
+export interface EntryItem {
+  qs: QueueState;
+  seq: number;
+  entry: StoredEntry | null;
+  /** Present in the file as of the batches already flushed. */
+  onDisk: boolean;
+  batch: Batch;
+}
+
+/** A message whose refcount was changed by a batch not yet committed. */
+export interface MsgItem {
+  id: number;
+  refs: number;
+  /** Kept for readMessage until committed, when written by a batch in flight. */
+  msg: PersistedMessage | null;
+  /** The message record must be (re)written by the open batch. */
+  write: boolean;
+  onDisk: boolean;
+  batch: Batch;
+}
+
+export interface MetaItem {
+  id: string;
+  db: Bin;
+  key: Buffer;
+  value: Buffer | null;
+  batch: Batch;
+}
+
+interface Waiter {
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+export const RESOLVED = Promise.resolve();
+
+export class Batch {
+  readonly entries: EntryItem[] = [];
+  readonly msgs: MsgItem[] = [];
+  readonly metas: MetaItem[] = [];
+  readonly dirtyQueues = new Set<QueueState>();
+  readonly deletedQueues: QueueState[] = [];
+  /** Entry keys of deleted queues that are in the file and not in the overlay. */
+  readonly bulkDeletes: Buffer[] = [];
+  /** Damaged records to move to the quarantine. */
+  readonly quarantine: DamagedRecord[] = [];
+  /** Set the `check` flag: the next open runs the full check (counters, refcounts). */
+  needsCheck = false;
+  state: 'open' | 'flushed' | 'done' | 'failed' = 'open';
+  error: Error | undefined;
+  private waiter: Waiter | undefined;
+
+  wait(): Promise<void> {
+    if (this.state === 'done') return RESOLVED;
+    if (this.state === 'failed') return Promise.reject(this.error!);
+    if (!this.waiter) {
+      let resolve!: () => void;
+      let reject!: (err: Error) => void;
+      const promise = new Promise<void>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      this.waiter = { promise, resolve, reject };
+    }
+    return this.waiter.promise;
+  }
+
+  settle(error?: Error): void {
+    if (this.state === 'done' || this.state === 'failed') return;
+    if (error) {
+      this.state = 'failed';
+      this.error = error;
+      this.waiter?.reject(error);
+    } else {
+      this.state = 'done';
+      this.waiter?.resolve();
+    }
+  }
+}
+
+/** What the overlay needs from the commit engine. */
+export interface BatchSource {
+  /** The open batch of this turn (created on first use). */
+  batch(): Batch;
+  /** Reports a damaged record, quarantines it if given, and has the next open run the full check. */
+  damaged(what: string, record?: DamagedRecord): void;
+}
+
+/** Refcount assumed for a message whose refcount record is damaged: it is not freed this run. */
+const UNKNOWN_REFS = 0x4000_0000;
+
+/**
+ * What is written but not committed yet, over LMDB's committed snapshot: per queue, changed
+ * entries (in each QueueState, with the in-memory queue index); per message, its refcount (and
+ * the message until committed); per metadata record, its value. Reads look here first.
+ */
+export class Overlay {
+  /** The queue index: every queue that has (or had, this run) entries, by name. */
+  readonly queues = new Map<string, QueueState>();
+  nextQueueId = 1;
+  readonly msgs = new Map<number, MsgItem>();
+  readonly metas = new Map<string, MetaItem>();
+  private readonly msgKeyScratch = Buffer.alloc(8);
+
+  /** Messages found damaged (and quarantined) this run: entries that refer to them are dropped when read. */
+  readonly quarantinedMessages = new Set<number>();
+
+  constructor(
+    private readonly dbs: Databases,
+    private readonly source: BatchSource,
+  ) {}
+
+  private batch(): Batch {
+    return this.source.batch();
+  }
+
+  /** Replaces the queue index with the committed one (on open, and after a repair). */
+  loadQueues(records: QueueIndexRecord[]): void {
+    this.queues.clear();
+    let maxId = 0;
+    for (const r of records) {
+      const qs = newQueueState(r.name, r.key, r.id);
+      qs.count = r.count;
+      qs.bytes = r.bytes;
+      this.queues.set(qs.name, qs);
+      maxId = Math.max(maxId, qs.id);
+    }
+    this.nextQueueId = maxId + 1;
+  }
+
+  setEntry(qs: QueueState, seq: number, entry: StoredEntry | null, onDiskIfNew: boolean): void {
+    const b = this.batch();
+    let item = qs.overlay.get(seq);
+    if (!item) {
+      item = { qs, seq, entry, onDisk: onDiskIfNew, batch: b };
+      qs.overlay.set(seq, item);
+      b.entries.push(item);
+      return;
+    }
+    item.entry = entry;
+    if (item.batch !== b) {
+      item.batch = b;
+      b.entries.push(item);
+    }
+  }
+
+  /** The message's refcount item, loaded from the file if not in the overlay. */
+  msgItem(id: number): MsgItem {
+    let m = this.msgs.get(id);
+    if (!m) {
+      const key = messageKeyInto(this.msgKeyScratch, id);
+      const v = this.dbs.refsDb.getBinaryFast(key);
+      let refs = v ? readRefs(key, v) : 0;
+      if (refs === undefined) {
+        this.source.damaged(`the refcount of message ${id}`);
+        refs = UNKNOWN_REFS;
+      }
+      m = { id, refs, msg: null, write: false, onDisk: refs > 0, batch: this.batch() };
+      this.msgs.set(id, m);
+      m.batch.msgs.push(m);
+    } else {
+      const b = this.batch();
+      if (m.batch !== b) {
+        m.batch = b;
+        b.msgs.push(m);
+      }
+    }
+    return m;
+  }
+
+  setMeta(db: Bin, tag: string, key: Buffer, value: Buffer | null): void {
+    const b = this.batch();
+    const id = tag + key.toString('latin1');
+    let item = this.metas.get(id);
+    if (!item) {
+      item = { id, db, key, value, batch: b };
+      this.metas.set(id, item);
+      b.metas.push(item);
+      return;
+    }
+    item.value = value;
+    if (item.batch !== b) {
+      item.batch = b;
+      b.metas.push(item);
+    }
+  }
+
+  /** Drops the items that b, now committed, was the last batch to touch. */
+  release(b: Batch): void {
+    for (const item of b.entries) {
+      if (item.batch === b && item.qs.overlay.get(item.seq) === item) item.qs.overlay.delete(item.seq);
+    }
+    for (const m of b.msgs) {
+      if (m.batch === b && this.msgs.get(m.id) === m) this.msgs.delete(m.id);
+    }
+    for (const item of b.metas) {
+      if (item.batch === b && this.metas.get(item.id) === item) this.metas.delete(item.id);
+    }
+  }
+}

@@ -1,0 +1,348 @@
+/**
+ * The commit engine: one batch per event-loop turn, flushed by one setImmediate into one
+ * conditional LMDB block (one transaction, one fsync), and sync() on its commit.
+ *
+ * - Durability: the environment is opened with `overlappingSync: false` (and the default
+ *   `noSync: false`), so LMDB fsyncs inside mdb_txn_commit and lmdb-js resolves the write
+ *   promise only after that commit returned ("Once the promise resolves, the transaction will
+ *   have been fully written to the physical storage medium", lmdb README, `put`). sync()
+ *   resolves on exactly that promise of the batch holding the caller's writes.
+ * - Crash consistency: the writes of one logical operation are always in one batch, and every
+ *   batch is conditional on a chain counter (`meta/turn` version) that the previous batch
+ *   advanced. If a commit fails (disk full), every batch queued behind it fails its condition
+ *   and writes nothing, so the file always holds a prefix of the batches: refcounts, entry
+ *   counts and entries agree after any crash or failure. The failed batches and those behind
+ *   them are kept; retry() (Store.resume(), once the disk has room) writes them all, in order,
+ *   as one transaction.
+ */
+
+import { ENTRY_VALUE_SIZE, encodeMessage, entryKey, messageKey, writeEntryValue, writeU64 } from '../record-codec.js';
+import { Batch, Overlay, RESOLVED, type BatchSource } from './batch.js';
+import { seal, sealed, SUM_SIZE } from './checksum.js';
+import {
+  CHECK_KEY,
+  NEXT_ID_KEY,
+  ONE_BYTE,
+  quarantineKey,
+  queueValue,
+  quiet,
+  refsValue,
+  TURN_KEY,
+  type Bin,
+  type DamagedRecord,
+  type Databases,
+} from './databases.js';
+import { StoreFailedError } from './failure.js';
+
+export interface CommitEngineOptions {
+  log?: (msg: string) => void;
+  /** Called once when a commit fails; the broker should block publishers (connection.blocked). */
+  onError?: (err: StoreFailedError) => void;
+}
+
+const STORED_ENTRY_SIZE = ENTRY_VALUE_SIZE + SUM_SIZE;
+
+/** The puts (value) and removes (null) of one batch, in order. */
+interface Operations {
+  targets: Bin[];
+  keys: Buffer[];
+  values: Array<Buffer | null>;
+}
+
+/** A batch whose commit failed (or that came after a failed one), kept for retry(). */
+interface Unwritten {
+  turn: number;
+  batch: Batch;
+  ops: Operations;
+}
+
+export class CommitEngine implements BatchSource {
+  readonly overlay: Overlay;
+  /** Next message id to hand out; persisted as a high-water mark with the batch that passes it. */
+  nextId = 1;
+  private persistedNextId = 0;
+  private turn = 0;
+  private current: Batch | undefined;
+  private lastFlushed: Batch | undefined;
+  private flushTimer: NodeJS.Immediate | undefined;
+  failure: StoreFailedError | undefined;
+  /** Batches flushed since a commit failed, not written: retry() writes them in turn order. */
+  private unwritten: Unwritten[] = [];
+  private retrying: Promise<void> | undefined;
+  private closed = false;
+  /** Batches handed to LMDB, and LMDB write transactions committed (each one fsync). */
+  readonly counters = { batches: 0, transactions: 0 };
+
+  constructor(
+    readonly dbs: Databases,
+    private readonly opts: CommitEngineOptions,
+  ) {
+    this.overlay = new Overlay(dbs, this);
+    // lmdb-js also reports its initial (empty) instruction block once, with txnId 0.
+    dbs.root.on('aftercommit', (e: { txnId?: number }) => {
+      if (e.txnId) this.counters.transactions++;
+    });
+  }
+
+  log(msg: string): void {
+    this.opts.log?.(msg);
+  }
+
+  /** Goes on where the file left off: the chain counter, and message ids from `next`. */
+  resume(next: number): void {
+    this.turn = this.dbs.meta.getEntry(TURN_KEY)?.version ?? 0;
+    this.nextId = next;
+    this.persistedNextId = next;
+  }
+
+  /** The open batch of this turn (created, and its flush scheduled, on first use). */
+  batch(): Batch {
+    let b = this.current;
+    if (!b) {
+      b = this.current = new Batch();
+      this.flushTimer = setImmediate(() => this.flush());
+    }
+    return b;
+  }
+
+  /**
+   * Throws once the store is closed. After a failed commit mutations are still taken (they
+   * change what the store's reads see) and written by retry().
+   */
+  writable(): boolean {
+    if (this.closed) throw new Error(`store ${this.dbs.dir} is closed`);
+    return true;
+  }
+
+  /** Like writable(), for reads that write on the side (quarantine): false instead of throwing. */
+  get canWrite(): boolean {
+    return !this.closed && this.failure === undefined;
+  }
+
+  damaged(what: string, record?: DamagedRecord): void {
+    const canWrite = this.canWrite;
+    this.log(
+      `store ${this.dbs.dir}: ${what} is damaged (checksum mismatch)` +
+        (record ? (canWrite ? '; quarantined: moved aside, never delivered' : '; skipped') : '') +
+        (canWrite ? '; the next open runs a full check' : ''),
+    );
+    if (!canWrite) return;
+    const b = this.batch();
+    if (record) b.quarantine.push({ db: record.db, key: Buffer.from(record.key), value: Buffer.from(record.value) });
+    b.needsCheck = true;
+  }
+
+  sync(): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    const b = this.current ?? this.lastFlushed;
+    return b ? b.wait() : RESOLVED;
+  }
+
+  flush(): void {
+    const b = this.current;
+    if (this.flushTimer) clearImmediate(this.flushTimer);
+    this.flushTimer = undefined;
+    this.current = undefined;
+    if (!b) return;
+    const ops = this.operations(b);
+    const turn = this.turn++;
+    if (this.failure) {
+      // Not written now; retry() writes it, after the batches before it.
+      this.unwritten.push({ turn, batch: b, ops });
+      b.settle(this.failure);
+      return;
+    }
+    const parked: Unwritten = { turn, batch: b, ops };
+    this.write(b, turn, turn + 1, [ops], parked, (applied) => {
+      if (applied) this.committed(b);
+      else this.fail(b, new Error(this.failure ? 'a previous commit failed' : `batch ${turn} found the chain counter moved: is another process writing to this data dir?`), parked);
+    });
+  }
+
+  /**
+   * The puts and removes of a batch, coalesced (an entry enqueued and acked in the same turn
+   * writes nothing). Every key and value is built here, so the conditional block that issues
+   * them cannot throw half-way and commit part of a batch.
+   */
+  private operations(b: Batch): Operations {
+    const dbs = this.dbs;
+    const targets: Bin[] = [];
+    const keys: Buffer[] = [];
+    const values: Array<Buffer | null> = [];
+    const op = (db: Bin, key: Buffer, value: Buffer | null): void => {
+      targets.push(db);
+      keys.push(key);
+      values.push(value);
+    };
+    for (const r of b.quarantine) {
+      op(dbs.quarantineDb, quarantineKey(dbs, r.db, r.key), r.value);
+      op(r.db, r.key, null);
+    }
+    if (b.needsCheck) op(dbs.meta, CHECK_KEY, ONE_BYTE);
+    for (const qs of b.deletedQueues) op(dbs.queuesDb, qs.key, null);
+    let slab: Buffer | undefined;
+    let slabPos = 0;
+    for (const item of b.entries) {
+      if (item.entry) {
+        if (!slab || slabPos + STORED_ENTRY_SIZE > slab.length) {
+          slab = Buffer.allocUnsafeSlow(STORED_ENTRY_SIZE * Math.min(4096, b.entries.length));
+          slabPos = 0;
+        }
+        const key = entryKey(item.qs.id, item.seq);
+        writeEntryValue(slab, slabPos, item.entry);
+        seal(key, slab, slabPos, slabPos + STORED_ENTRY_SIZE);
+        op(dbs.entriesDb, key, slab.subarray(slabPos, slabPos + STORED_ENTRY_SIZE));
+        slabPos += STORED_ENTRY_SIZE;
+        item.onDisk = true;
+      } else if (item.onDisk) {
+        op(dbs.entriesDb, entryKey(item.qs.id, item.seq), null);
+        item.onDisk = false;
+      }
+    }
+    for (const key of b.bulkDeletes) op(dbs.entriesDb, key, null);
+    for (const m of b.msgs) {
+      const key = messageKey(m.id);
+      if (m.refs > 0) {
+        if (m.write) {
+          const value = encodeMessage(m.msg!, SUM_SIZE);
+          seal(key, value);
+          op(dbs.messagesDb, key, value);
+        }
+        op(dbs.refsDb, key, refsValue(key, m.refs));
+        m.write = false;
+        m.onDisk = true;
+      } else if (m.onDisk) {
+        op(dbs.messagesDb, key, null);
+        op(dbs.refsDb, key, null);
+        m.onDisk = false;
+      }
+    }
+    for (const item of b.metas) op(item.db, item.key, item.value && sealed(item.key, item.value));
+    for (const qs of b.dirtyQueues) if (!qs.deleted) op(dbs.queuesDb, qs.key, queueValue(qs.key, qs.id, qs.count, qs.bytes));
+    if (this.nextId !== this.persistedNextId) {
+      const v = Buffer.allocUnsafe(8);
+      writeU64(v, 0, this.nextId);
+      op(dbs.meta, NEXT_ID_KEY, v);
+      this.persistedNextId = this.nextId;
+    }
+
+    return { targets, keys, values };
+  }
+
+  /**
+   * Issues the operation lists in order as one LMDB transaction, conditional on the chain
+   * counter being `turn` and setting it to `next`; `done` learns whether the condition held. A
+   * commit that fails goes to fail(), with what retry() must write again (`parked`).
+   */
+  private write(b: Batch, turn: number, next: number, lists: Operations[], parked: Unwritten | undefined, done: (applied: boolean) => void): void {
+    const dbs = this.dbs;
+    let written: Promise<boolean>;
+    try {
+      written = dbs.meta.ifVersion(TURN_KEY, turn, () => {
+        // Each write inside the block returns the block's commit promise too; its failure is
+        // handled once, on `written`, so these must not surface as unhandled rejections.
+        quiet(dbs.meta.put(TURN_KEY, ONE_BYTE, next));
+        for (const { targets, keys, values } of lists) {
+          for (let i = 0; i < targets.length; i++) {
+            const v = values[i];
+            if (v) quiet(targets[i]!.put(keys[i]!, v));
+            else quiet(targets[i]!.remove(keys[i]!));
+          }
+        }
+      });
+    } catch (err) {
+      this.fail(b, err, parked);
+      return;
+    }
+    b.state = 'flushed';
+    this.lastFlushed = b;
+    this.counters.batches++;
+    written.then(done, (err: unknown) => {
+      // lmdb-js rejects with a generic error and puts LMDB's own error on commitError.
+      const detail = (err as { commitError?: Promise<unknown> } | undefined)?.commitError;
+      if (detail && typeof detail.then === 'function') {
+        const fallback = setTimeout(() => this.fail(b, err, parked), 200);
+        detail.then(
+          () => {
+            clearTimeout(fallback);
+            this.fail(b, err, parked);
+          },
+          (e: unknown) => {
+            clearTimeout(fallback);
+            this.fail(b, e, parked);
+          },
+        );
+      } else this.fail(b, err, parked);
+    });
+  }
+
+  /**
+   * After a failed commit (say the disk was full and has room again): writes every batch not
+   * written since, in order, as one transaction; once it commits the store takes writes again.
+   * Rejects if that commit fails too, if a failed commit is still in flight, or if the file is
+   * no longer as this store left it (another process wrote to it). Resolves at once when
+   * nothing failed.
+   */
+  retry(): Promise<void> {
+    if (this.retrying) return this.retrying;
+    if (!this.failure) return RESOLVED;
+    if (this.closed) return Promise.reject(new Error(`store ${this.dbs.dir} is closed`));
+    this.flush();
+    const parked = [...this.unwritten].sort((a, b) => a.turn - b.turn);
+    const diskTurn = this.dbs.meta.getEntry(TURN_KEY)?.version ?? 0;
+    if (!parked.every((p, i) => p.turn === diskTurn + i) || diskTurn + parked.length !== this.turn) {
+      return Promise.reject(new Error(`store ${this.dbs.dir} cannot resume: a failed commit is still in flight or another process wrote to the file`, { cause: this.failure }));
+    }
+    // Later batches chain on behind this one as usual (and fail their condition if it fails).
+    const upTo = this.turn;
+    const b = new Batch();
+    this.failure = undefined;
+    this.write(b, diskTurn, upTo, parked.map((p) => p.ops), undefined, (applied) => {
+      if (!applied) {
+        this.fail(b, new Error('resume found the chain counter moved: is another process writing to this data dir?'));
+        return;
+      }
+      this.unwritten = this.unwritten.filter((p) => p.turn >= upTo);
+      for (const p of parked) this.committed(p.batch);
+      this.committed(b);
+    });
+    const retrying = b.wait().finally(() => {
+      if (this.retrying === retrying) this.retrying = undefined;
+    });
+    this.retrying = retrying;
+    return retrying;
+  }
+
+  private committed(b: Batch): void {
+    this.overlay.release(b);
+    b.settle();
+  }
+
+  private fail(b: Batch, detail: unknown, parked?: Unwritten): void {
+    if (parked) this.unwritten.push(parked);
+    if (!this.failure) {
+      this.failure = new StoreFailedError(this.dbs.dir, detail);
+      this.log(this.failure.message);
+      if (this.current) this.current.settle(this.failure);
+      try {
+        this.opts.onError?.(this.failure);
+      } catch (err) {
+        this.log(`store ${this.dbs.dir}: onError threw: ${String(err)}`);
+      }
+    }
+    b.settle(this.failure);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    if (this.current) this.flush();
+    const last = this.lastFlushed;
+    this.closed = true;
+    try {
+      if (last) await last.wait();
+    } finally {
+      await this.dbs.root.close();
+    }
+    if (this.failure) throw this.failure;
+  }
+}

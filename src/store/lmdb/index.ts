@@ -1,0 +1,120 @@
+/**
+ * The durable store on LMDB (lmdb-js). src/store/README.md has the full design; the parts:
+ *
+ * - databases.ts: the environment, its sub-databases, meta keys and the queue index layout
+ * - batch.ts: the batch of one turn and the overlay of writes not yet committed
+ * - commit.ts: the commit engine (one transaction per turn, sync(), failure handling)
+ * - consistency.ts: the checks run on open (cheap) and on demand (full, with repair)
+ * - message-store.ts, metadata-store.ts: the two facades of the Store contract
+ * - failure.ts: StoreFailedError
+ */
+
+import path from 'node:path';
+import type { Store } from '../store.js';
+import { CommitEngine } from './commit.js';
+import { checkRequested, fullCheck, quickCheck, type StoreCheck } from './consistency.js';
+import { openDatabases, readQueueIndex, storedNextId, type Databases } from './databases.js';
+import type { StoreFailedError } from './failure.js';
+import { checkFormat } from './format.js';
+import { LmdbMessageStore } from './message-store.js';
+import { LmdbMetadataStore } from './metadata-store.js';
+
+export { StoreFailedError } from './failure.js';
+export { StoreDamagedError } from './file-check.js';
+export type { StoreCheck } from './consistency.js';
+
+export interface LmdbStoreOptions {
+  /** Initial map size in bytes (address space, not disk). lmdb-js grows the map by itself when it fills. */
+  mapSize?: number;
+  log?: (msg: string) => void;
+  /** Called once when a commit fails; the broker should block publishers (connection.blocked). */
+  onError?: (err: StoreFailedError) => void;
+  /** 'auto' (default): full consistency check and repair on open only if cheap counters disagree. */
+  verify?: 'auto' | 'always';
+}
+
+/** The LMDB-backed Store, with a few extras for tests and diagnostics. */
+export class LmdbStore implements Store {
+  readonly messages: LmdbMessageStore;
+  readonly metadata: LmdbMetadataStore;
+  /** The environment and its databases. */
+  private readonly core: Databases;
+  private readonly engine: CommitEngine;
+
+  constructor(dir: string, opts: LmdbStoreOptions = {}) {
+    this.core = openDatabases(path.resolve(dir), { mapSize: opts.mapSize });
+    this.engine = new CommitEngine(this.core, opts);
+    try {
+      recover(this.engine, opts);
+    } catch (err) {
+      void this.core.root.close();
+      throw err;
+    }
+    this.messages = new LmdbMessageStore(this.engine);
+    this.metadata = new LmdbMetadataStore(this.engine);
+  }
+
+  get dataDir(): string {
+    return this.core.dir;
+  }
+
+  /** After a failed commit: writes what was not written, and takes writes again (Store.resume). */
+  resume(): Promise<void> {
+    return this.engine.retry();
+  }
+
+  /** The commit failure this store stopped on, if any. */
+  get failure(): StoreFailedError | undefined {
+    return this.engine.failure;
+  }
+
+  /** Batches flushed and LMDB transactions committed since open (one fsync each). */
+  get counters(): { batches: number; transactions: number } {
+    return { ...this.engine.counters };
+  }
+
+  /**
+   * Full consistency check of the committed state (call after `await sync()`); repairs nothing.
+   * `deep` (the default) verifies every message's checksum too; without it this is the check an
+   * open runs when counters disagree.
+   */
+  verify(opts: { deep?: boolean } = {}): StoreCheck {
+    return fullCheck(this.core, { repair: false, deep: opts.deep ?? true });
+  }
+
+  close(): Promise<void> {
+    return this.engine.close();
+  }
+}
+
+export function openLmdbStore(dir: string, opts: LmdbStoreOptions = {}): LmdbStore {
+  return new LmdbStore(dir, opts);
+}
+
+/** Open and recovery: format, queue index, consistency (repaired if needed), id counter. */
+function recover(engine: CommitEngine, opts: LmdbStoreOptions): void {
+  const started = Date.now();
+  const dbs = engine.dbs;
+  const log = (msg: string): void => engine.log(msg);
+  checkFormat(dbs, log);
+  const index = readQueueIndex(dbs);
+  engine.overlay.loadQueues(index.records);
+  const counted = (): number => {
+    let n = 0;
+    for (const qs of engine.overlay.queues.values()) n += qs.count;
+    return n;
+  };
+  let check: 'ok' | 'mismatch' | undefined;
+  if (checkRequested(dbs)) log(`store ${dbs.dir}: damaged records were quarantined in the last run; running a full check`);
+  else if (index.damaged.length > 0) log(`store ${dbs.dir}: ${index.damaged.length} damaged queue index record(s); running a full check`);
+  else if (opts.verify !== 'always') check = quickCheck(dbs, counted(), log);
+  if (check !== 'ok') {
+    const result = fullCheck(dbs, { repair: true });
+    if (result.problems.length > 0) {
+      log(`store ${dbs.dir}: repaired ${result.problems.length} problem(s): ${result.problems.slice(0, 20).join('; ')}`);
+      engine.overlay.loadQueues(readQueueIndex(dbs).records);
+    }
+  }
+  engine.resume(storedNextId(dbs));
+  log(`store ${dbs.dir}: opened with ${engine.overlay.queues.size} queue(s), ${counted()} entries in ${Date.now() - started} ms`);
+}

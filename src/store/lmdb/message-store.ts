@@ -1,0 +1,314 @@
+/**
+ * The MessageStore facade on LMDB: entries and messages read through the overlay (batch.ts)
+ * from the committed snapshot, and written through the open batch of the commit engine.
+ */
+
+import type { EntryCounts, MessageStore, PersistedMessage, QueueEntry, StoreStats } from '../message-store.js';
+import {
+  checkEntry,
+  checkMessage,
+  decodeMessage,
+  ENTRY_KEY_SIZE,
+  entryKey,
+  entryKeyInto,
+  messageKeyInto,
+  msgIdOfEntryValue,
+  publicEntry,
+  readEntryValue,
+  sameMessage,
+  seqOfEntryKey,
+  sharedRewriteError,
+  type StoredEntry,
+} from '../record-codec.js';
+import { newQueueState, type Overlay, type QueueState } from './batch.js';
+import { intact, unsealed } from './checksum.js';
+import type { CommitEngine } from './commit.js';
+import { dbEntryCount, queueEnd, queueIndexKey, queueLabel, queueStart, type Databases } from './databases.js';
+
+export class LmdbMessageStore implements MessageStore {
+  private readonly dbs: Databases;
+  private readonly overlay: Overlay;
+  private readonly keyScratch = Buffer.alloc(ENTRY_KEY_SIZE);
+  private readonly msgKeyScratch = Buffer.alloc(8);
+  /**
+   * The entries the latest readEntries returned: a damaged message found by the readMessage
+   * that follows (a queue paging in) is traced to its queue and its entry dropped.
+   */
+  private lastRead: { qs: QueueState; entries: StoredEntry[] } | undefined;
+
+  constructor(private readonly engine: CommitEngine) {
+    this.dbs = engine.dbs;
+    this.overlay = engine.overlay;
+  }
+
+  nextMessageId(): number {
+    return this.engine.nextId++;
+  }
+
+  enqueue(queue: string, entry: QueueEntry, msg: PersistedMessage): void {
+    checkEntry(entry);
+    checkMessage(msg);
+    if (entry.msgId !== msg.id) throw new Error(`enqueue: entry.msgId ${entry.msgId} is not msg.id ${msg.id}`);
+    if (!this.engine.writable()) return;
+    this.addEntry(this.queueState(queue, true), entry, msg);
+  }
+
+  remove(queue: string, seq: number): void {
+    if (!this.engine.writable()) return;
+    const qs = this.queueState(queue, false);
+    if (!qs || !Number.isSafeInteger(seq) || seq < 0) return;
+    const existing = this.getEntry(qs, seq);
+    if (existing) this.removeEntry(qs, existing);
+  }
+
+  update(queue: string, entry: QueueEntry): void {
+    checkEntry(entry);
+    if (!this.engine.writable()) return;
+    const qs = this.queueState(queue, false);
+    if (!qs) return;
+    const existing = this.getEntry(qs, entry.seq);
+    if (!existing) return;
+    const next: StoredEntry = {
+      ...existing,
+      redelivered: entry.redelivered,
+      deliveryCount: entry.deliveryCount,
+      expiresAt: entry.expiresAt,
+    };
+    this.overlay.setEntry(qs, entry.seq, next, true);
+  }
+
+  move(fromQueue: string, seq: number, toQueue: string, entry: QueueEntry, msg: PersistedMessage): void {
+    checkEntry(entry);
+    checkMessage(msg);
+    if (entry.msgId !== msg.id) throw new Error(`move: entry.msgId ${entry.msgId} is not msg.id ${msg.id}`);
+    if (!this.engine.writable()) return;
+    const from = this.queueState(fromQueue, false);
+    const old = from ? this.getEntry(from, seq) : null;
+    if (old && old.msgId === msg.id) {
+      const m = this.overlay.msgItem(msg.id);
+      if (m.refs === 1) {
+        m.msg = msg;
+        m.write = true;
+      } else if (m.refs > 1) {
+        const stored = this.loadMessage(msg.id);
+        if (!stored || !sameMessage(stored, msg)) throw sharedRewriteError(msg.id, m.refs);
+      }
+    }
+    this.addEntry(this.queueState(toQueue, true), entry, msg); // first, so a shared message never drops to zero refs
+    // (a move onto its own queue and seq was a replacement, already done by addEntry)
+    if (from && old && !(fromQueue === toQueue && seq === entry.seq)) this.removeEntry(from, old);
+  }
+
+  deleteQueue(queue: string): void {
+    if (!this.engine.writable()) return;
+    const qs = this.queueState(queue, false);
+    if (!qs) return;
+    const b = this.engine.batch();
+    for (const item of [...qs.overlay.values()]) {
+      if (!item.entry) continue;
+      this.dropRef(item.entry.msgId);
+      this.overlay.setEntry(qs, item.seq, null, true);
+    }
+    for (const { key, value } of this.dbs.entriesDb.getRange({ start: queueStart(qs.id), end: queueEnd(qs.id) })) {
+      const seq = seqOfEntryKey(key);
+      if (qs.overlay.has(seq)) continue;
+      // A damaged entry's message id is unknown: the full check of the next open settles its refcount.
+      if (intact(key, value)) this.dropRef(msgIdOfEntryValue(value));
+      else this.engine.damaged(`entry ${describe(qs, seq)} (its queue is being deleted)`, { db: this.dbs.entriesDb, key, value });
+      b.bulkDeletes.push(Buffer.from(key));
+    }
+    qs.deleted = true;
+    qs.count = 0;
+    qs.bytes = 0;
+    this.overlay.queues.delete(qs.name);
+    b.dirtyQueues.delete(qs);
+    b.deletedQueues.push(qs);
+  }
+
+  sync(): Promise<void> {
+    return this.engine.sync();
+  }
+
+  readEntries(queue: string, fromSeq: number, limit: number): QueueEntry[] {
+    const qs = this.queueState(queue, false);
+    const out: QueueEntry[] = [];
+    this.lastRead = undefined;
+    if (!qs || limit <= 0) return out;
+    const read: StoredEntry[] = [];
+    for (const e of this.visibleEntries(qs, Math.max(0, Math.ceil(fromSeq)))) {
+      out.push(publicEntry(e));
+      read.push(e);
+      if (out.length >= limit) break;
+    }
+    this.lastRead = { qs, entries: read };
+    return out;
+  }
+
+  readMessage(msgId: number): PersistedMessage | undefined {
+    if (!Number.isSafeInteger(msgId) || msgId < 0) return undefined;
+    return this.loadMessage(msgId);
+  }
+
+  countEntries(queue: string): EntryCounts {
+    const qs = this.queueState(queue, false);
+    return { messages: qs?.count ?? 0, bytes: qs?.bytes ?? 0 };
+  }
+
+  lastSeq(queue: string): number {
+    const qs = this.queueState(queue, false);
+    if (!qs || qs.count === 0) return -1;
+    let max = -1;
+    for (const item of qs.overlay.values()) if (item.entry && item.seq > max) max = item.seq;
+    for (const key of this.dbs.entriesDb.getKeys({ start: queueEnd(qs.id), end: queueStart(qs.id), reverse: true })) {
+      const seq = seqOfEntryKey(key);
+      if (seq <= max) break;
+      if (!qs.overlay.has(seq)) return seq;
+    }
+    return max;
+  }
+
+  queues(): string[] {
+    return [...this.overlay.queues.values()].filter((qs) => qs.count > 0).map((qs) => qs.name);
+  }
+
+  stats(): StoreStats {
+    return { messages: dbEntryCount(this.dbs.messagesDb), entries: dbEntryCount(this.dbs.entriesDb) };
+  }
+
+  close(): Promise<void> {
+    return this.engine.close();
+  }
+
+  // ---- entries and messages through the overlay --------------------------------------------------
+
+  private queueState(name: string, create: true): QueueState;
+  private queueState(name: string, create: false): QueueState | undefined;
+  private queueState(name: string, create: boolean): QueueState | undefined {
+    let qs = this.overlay.queues.get(name);
+    if (!qs && create) {
+      qs = newQueueState(name, queueIndexKey(name), this.overlay.nextQueueId++);
+      qs.knownMaxSeq = -1;
+      this.overlay.queues.set(name, qs);
+      this.engine.batch().dirtyQueues.add(qs);
+    }
+    return qs;
+  }
+
+  private getEntry(qs: QueueState, seq: number): StoredEntry | null {
+    const item = qs.overlay.get(seq);
+    if (item) return item.entry;
+    const key = entryKeyInto(this.keyScratch, qs.id, seq);
+    const v = this.dbs.entriesDb.getBinaryFast(key);
+    if (!v) return null;
+    if (intact(key, v)) return readEntryValue(seq, v);
+    this.quarantineEntry(qs, seq, key, v);
+    return null;
+  }
+
+  /** A damaged entry: quarantined, and gone from its queue (its body size is unknown: the next open recounts). */
+  private quarantineEntry(qs: QueueState, seq: number, key: Buffer, value: Buffer): void {
+    this.engine.damaged(`entry ${describe(qs, seq)}`, { db: this.dbs.entriesDb, key, value });
+    if (!this.engine.canWrite) return;
+    this.overlay.setEntry(qs, seq, null, true);
+    qs.count--;
+    this.engine.batch().dirtyQueues.add(qs);
+  }
+
+  private addRef(msg: PersistedMessage): void {
+    const m = this.overlay.msgItem(msg.id);
+    if (m.refs === 0) {
+      m.msg = msg;
+      m.write = true;
+    }
+    m.refs++;
+  }
+
+  private dropRef(id: number): void {
+    const m = this.overlay.msgItem(id);
+    if (m.refs > 0 && --m.refs === 0) {
+      m.msg = null;
+      m.write = false;
+    }
+  }
+
+  private addEntry(qs: QueueState, entry: QueueEntry, msg: PersistedMessage): void {
+    if (qs.knownMaxSeq === undefined) qs.knownMaxSeq = this.diskMaxSeq(qs);
+    if (entry.seq <= qs.knownMaxSeq) {
+      const existing = this.getEntry(qs, entry.seq);
+      if (existing) this.removeEntry(qs, existing);
+    } else qs.knownMaxSeq = entry.seq;
+    this.addRef(msg);
+    const stored: StoredEntry = { ...publicEntry(entry), size: msg.body.length };
+    this.overlay.setEntry(qs, entry.seq, stored, false);
+    qs.count++;
+    qs.bytes += stored.size;
+    this.engine.batch().dirtyQueues.add(qs);
+  }
+
+  private removeEntry(qs: QueueState, existing: StoredEntry): void {
+    this.overlay.setEntry(qs, existing.seq, null, true);
+    qs.count--;
+    qs.bytes -= existing.size;
+    this.engine.batch().dirtyQueues.add(qs);
+    this.dropRef(existing.msgId);
+  }
+
+  private diskMaxSeq(qs: QueueState): number {
+    let max = -1;
+    for (const key of this.dbs.entriesDb.getKeys({ start: queueEnd(qs.id), end: queueStart(qs.id), reverse: true, limit: 1 })) {
+      max = seqOfEntryKey(key);
+    }
+    for (const seq of qs.overlay.keys()) if (seq > max) max = seq;
+    return max;
+  }
+
+  /** Entries of the queue in seq order from fromSeq: the file merged with the overlay. */
+  private *visibleEntries(qs: QueueState, fromSeq: number): Generator<StoredEntry> {
+    const pending = [...qs.overlay.values()]
+      .filter((item) => item.entry !== null && item.seq >= fromSeq)
+      .sort((a, b) => a.seq - b.seq);
+    let i = 0;
+    const start = entryKey(qs.id, fromSeq);
+    for (const { key, value } of this.dbs.entriesDb.getRange({ start, end: queueEnd(qs.id) })) {
+      const seq = seqOfEntryKey(key);
+      while (i < pending.length && pending[i]!.seq < seq) yield pending[i++]!.entry!;
+      if (qs.overlay.has(seq)) continue; // the overlay holds the newer state (updated or removed)
+      if (!intact(key, value)) {
+        this.quarantineEntry(qs, seq, Buffer.from(key), value);
+        continue;
+      }
+      const e = readEntryValue(seq, value);
+      if (this.overlay.quarantinedMessages.has(e.msgId)) {
+        this.engine.log(`store ${this.dbs.dir}: entry ${describe(qs, seq)} refers to quarantined message ${e.msgId}; dropped`);
+        if (this.engine.canWrite) this.removeEntry(qs, e);
+        continue;
+      }
+      yield e;
+    }
+    while (i < pending.length) yield pending[i++]!.entry!;
+  }
+
+  private loadMessage(id: number): PersistedMessage | undefined {
+    const m = this.overlay.msgs.get(id);
+    if (m) {
+      if (m.refs === 0) return undefined;
+      if (m.msg) return m.msg;
+    }
+    if (this.overlay.quarantinedMessages.has(id)) return undefined; // (until its removal commits, the file still has it)
+    const key = messageKeyInto(this.msgKeyScratch, id);
+    const v = this.dbs.messagesDb.getBinary(key);
+    if (!v) return undefined;
+    if (intact(key, v)) return decodeMessage(id, unsealed(v));
+    // Damaged: quarantined, and the entry that led here (if a readEntries just handed it out) dropped.
+    this.overlay.quarantinedMessages.add(id);
+    const qs = this.lastRead?.qs;
+    const entry = this.lastRead?.entries.find((e) => e.msgId === id);
+    this.engine.damaged(`message ${id}${qs && entry ? ` (${describe(qs, entry.seq)})` : ''}`, { db: this.dbs.messagesDb, key, value: v });
+    if (qs && entry && this.engine.canWrite && !qs.deleted && this.getEntry(qs, entry.seq)?.msgId === id) this.removeEntry(qs, entry);
+    return undefined;
+  }
+}
+
+function describe(qs: QueueState, seq: number): string {
+  return `${queueLabel(qs.name)} seq ${seq}`;
+}

@@ -1,0 +1,138 @@
+/**
+ * The MetadataStore facade on LMDB: topology records and delayed messages, written through the
+ * same batches as the messages (one environment, one group commit).
+ */
+
+import type { BindingRecord, DelayedMessage, DelayedRecord, ExchangeRecord, MetadataLoad, MetadataStore, QueueRecord } from '../metadata-store.js';
+import type { PersistedMessage } from '../message-store.js';
+import {
+  bindingKey,
+  decodeBinding,
+  decodeDelayedKey,
+  decodeNameKey,
+  decodeDelayedMessage,
+  decodeExchange,
+  decodeQueue,
+  delayedKey,
+  encodeBinding,
+  encodeDelayedMessage,
+  encodeExchange,
+  encodeQueue,
+  nameKey,
+} from '../metadata-codec.js';
+import { checkMessage } from '../record-codec.js';
+import { intact, unsealed } from './checksum.js';
+import type { CommitEngine } from './commit.js';
+import { MAX_KEY, type Bin } from './databases.js';
+
+export class LmdbMetadataStore implements MetadataStore {
+  constructor(private readonly engine: CommitEngine) {}
+
+  putExchange(r: ExchangeRecord): void {
+    const key = nameKey(r.vhost, r.name);
+    const value = encodeExchange(r);
+    if (this.engine.writable()) this.engine.overlay.setMeta(this.engine.dbs.exchangesDb, 'x', key, value);
+  }
+  deleteExchange(vhost: string, name: string): void {
+    if (this.engine.writable()) this.engine.overlay.setMeta(this.engine.dbs.exchangesDb, 'x', nameKey(vhost, name), null);
+  }
+  putQueue(r: QueueRecord): void {
+    const key = nameKey(r.vhost, r.name);
+    const value = encodeQueue(r);
+    if (this.engine.writable()) this.engine.overlay.setMeta(this.engine.dbs.queueRecordsDb, 'q', key, value);
+  }
+  deleteQueue(vhost: string, name: string): void {
+    if (this.engine.writable()) this.engine.overlay.setMeta(this.engine.dbs.queueRecordsDb, 'q', nameKey(vhost, name), null);
+  }
+  putBinding(r: BindingRecord): void {
+    const value = encodeBinding(r);
+    if (this.engine.writable()) this.engine.overlay.setMeta(this.engine.dbs.bindingsDb, 'b', bindingKey(r), value);
+  }
+  deleteBinding(r: BindingRecord): void {
+    if (this.engine.writable()) this.engine.overlay.setMeta(this.engine.dbs.bindingsDb, 'b', bindingKey(r), null);
+  }
+  putDelayed(r: DelayedRecord, msg: PersistedMessage): void {
+    checkMessage(msg);
+    const key = delayedKey(r);
+    if (key.length > MAX_KEY) throw new RangeError('delayed message key too long (vhost + exchange name)');
+    const value = encodeDelayedMessage(msg);
+    if (this.engine.writable()) this.engine.overlay.setMeta(this.engine.dbs.delayedDb, 'd', key, value);
+  }
+  deleteDelayed(r: DelayedRecord): void {
+    if (this.engine.writable()) this.engine.overlay.setMeta(this.engine.dbs.delayedDb, 'd', delayedKey(r), null);
+  }
+  loadDelayed(): DelayedMessage[] {
+    const { dbs, overlay } = this.engine;
+    const out: DelayedMessage[] = [];
+    for (const [key, value] of this.stored(dbs.delayedDb, 'd')) {
+      out.push({ record: decodeDelayedKey(key), message: decodeDelayedMessage(value) });
+    }
+    for (const item of overlay.metas.values()) {
+      if (item.db === dbs.delayedDb && item.value) {
+        out.push({ record: decodeDelayedKey(item.key), message: decodeDelayedMessage(item.value) });
+      }
+    }
+    return out.sort((a, b) => a.record.dueAt - b.record.dueAt || a.record.seq - b.record.seq);
+  }
+  load(): MetadataLoad {
+    const dbs = this.engine.dbs;
+    return {
+      exchanges: this.records(dbs.exchangesDb, 'x').map(decodeExchange),
+      queues: this.records(dbs.queueRecordsDb, 'q').map(decodeQueue),
+      bindings: this.records(dbs.bindingsDb, 'b').map(decodeBinding),
+    };
+  }
+  sync(): Promise<void> {
+    return this.engine.sync();
+  }
+
+  /**
+   * The committed records of db that the overlay does not replace, without their checksums.
+   * A damaged one is quarantined and skipped: that exchange, queue, binding or delayed message
+   * is not recovered, the rest is.
+   */
+  private stored(db: Bin, tag: string): Array<[Buffer, Buffer]> {
+    const { dbs, overlay } = this.engine;
+    const out: Array<[Buffer, Buffer]> = [];
+    for (const { key, value } of db.getRange({})) {
+      const k = Buffer.from(key);
+      if (overlay.metas.has(tag + k.toString('latin1'))) continue;
+      if (intact(k, value)) {
+        out.push([k, unsealed(value)]);
+        continue;
+      }
+      this.engine.damaged(`a record of '${dbs.names.get(db)}' (${describeKey(tag, k)})`, { db, key: k, value });
+      if (this.engine.canWrite) overlay.setMeta(db, tag, k, null);
+    }
+    return out;
+  }
+
+  /** Every record of db (file merged with overlay), in key order. */
+  private records(db: Bin, tag: string): Buffer[] {
+    const byKey = new Map<string, Buffer>();
+    for (const [key, value] of this.stored(db, tag)) byKey.set(key.toString('latin1'), value);
+    for (const item of this.engine.overlay.metas.values()) {
+      if (item.db !== db) continue;
+      const k = item.id.slice(tag.length);
+      if (item.value) byKey.set(k, item.value);
+      else byKey.delete(k);
+    }
+    return [...byKey.keys()].sort().map((k) => byKey.get(k)!);
+  }
+}
+
+/** What a damaged record's key says (it may be damaged too). */
+function describeKey(tag: string, key: Buffer): string {
+  if (tag === 'b') return 'a binding';
+  try {
+    if (tag === 'd') {
+      const r = decodeDelayedKey(key);
+      return `delayed message ${r.seq} of exchange '${r.exchange}' in vhost '${r.vhost}'`;
+    }
+    const name = decodeNameKey(key);
+    if (name) return `'${name.name}' in vhost '${name.vhost}'`;
+  } catch {
+    // a damaged key: fall through
+  }
+  return `key ${key.toString('hex').slice(0, 64)}`;
+}
