@@ -27,7 +27,7 @@ export const OUTPUT_HIGH_WATER = 1024 * 1024;
 export const OUTPUT_LOW_WATER = 256 * 1024;
 
 /** Why the socket is not being read: a resource alarm (publishers only) or a full output. */
-type ReadPause = 'alarm' | 'output';
+export type ReadPause = 'alarm' | 'output';
 
 type State = 'awaiting-header' | 'starting' | 'tuning' | 'opening' | 'open' | 'closing' | 'closed';
 
@@ -286,6 +286,11 @@ export class Connection {
   /** Whether the socket is not being read now (an alarm or a full output). */
   get readingPaused(): boolean {
     return this.readPauses.size > 0;
+  }
+
+  /** Why the socket is not being read now, if it is not. */
+  get readPausedBy(): ReadPause[] {
+    return [...this.readPauses];
   }
 
   /** The one place that pauses the socket; it is read again when no reason is left. */
