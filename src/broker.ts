@@ -51,7 +51,7 @@ export class Broker implements BrokerContext {
     } else {
       this.store = openMemoryStore();
     }
-    this.commits = new CommitBatcher(this.store.messages);
+    this.commits = new CommitBatcher(this.store.messages, (err) => this.log.error({ err }, 'internal error after a store commit'));
     this.memory = new MemoryMonitor(this.clock, this.log, this.config.memoryHighWatermark, () => this.updateBlocked());
     this.exchangeTypes = defaultExchangeTypes();
     for (const name of this.config.vhosts) {

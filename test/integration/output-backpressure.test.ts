@@ -164,6 +164,24 @@ describe('output backpressure (issue 10)', () => {
     }
   });
 
+  it('an error thrown while writing a connection\'s output closes that connection only (issue 10: not the broker)', async () => {
+    const victim = await RawClient.open(broker.port);
+    try {
+      await victim.openChannel(1);
+      const conn = serverSide(victim);
+      conn.socket.write = () => {
+        throw new Error('write failed');
+      };
+      // The answer is written from the writer's setImmediate flush, outside any handler.
+      victim.method(1, 'basic.qos', { prefetchSize: 0, prefetchCount: 0, global: false });
+      await victim.waitClosed();
+      expect(broker.running.broker.connections.has(conn)).to.equal(false);
+      await stillServes();
+    } finally {
+      victim.close();
+    }
+  });
+
   it('a consumer without prefetch that does not read gets at most OUTPUT_HIGH_WATER plus one message dispatched; the rest follows as it reads', async () => {
     const size = 1024 * 1024;
     const count = 64;
