@@ -227,6 +227,7 @@ export class Connection {
     if (this.state !== 'open') return;
     let ch = this.channels.get(channel);
     if (!ch) {
+      this.checkChannelLimit();
       if (method.name !== 'channel.open') {
         throw new ConnectionError(ReplyCode.CHANNEL_ERROR, "expected 'channel.open'").at(method.classId, method.methodId);
       }
@@ -239,11 +240,23 @@ export class Connection {
   private onContentFrame(type: number, channel: number, payload: Buffer): void {
     if (this.state !== 'open' && channel !== 0) return;
     const ch = this.channels.get(channel);
+    if (!ch && channel !== 0) this.checkChannelLimit();
     if (!ch || channel === 0) {
       throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, 'expected method frame, got non method frame instead');
     }
     if (type === FRAME_HEADER) ch.onHeader(payload);
     else ch.onBody(payload);
+  }
+
+  /**
+   * rabbit_reader:create_channel: any frame on a channel not yet open takes a new channel, and
+   * past the negotiated channel_max (counting open channels, not channel numbers) the
+   * connection is closed with 530.
+   */
+  private checkChannelLimit(): void {
+    if (this.channelMax !== 0 && this.channels.size >= this.channelMax) {
+      throw new ConnectionError(ReplyCode.NOT_ALLOWED, `number of channels opened (${this.channels.size}) has reached the negotiated channel_max (${this.channelMax})`);
+    }
   }
 
   private onClosingMethod(payload: Buffer): void {
