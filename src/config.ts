@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Clock } from './clock.js';
+import type { FdProbe } from './connection-limits.js';
 import type { Logger } from './log.js';
 
 export interface UserConfig {
@@ -31,6 +32,10 @@ export interface BrokerConfig {
   memoryHighWatermark: number;
   /** Ready messages a durable queue keeps in memory; more persistent ones wait in the store. */
   queueMemoryWindow: number;
+  /** Connections open at once; more are closed as they arrive (RabbitMQ's connection_max). 0 = no limit. */
+  connectionMax: number;
+  /** Connections open at once from one client address (RabbitMQ has no such limit). 0 = no limit. */
+  connectionMaxPerIp: number;
   /** Milliseconds to wait for connection.close-ok before dropping the socket. */
   closeTimeout: number;
   /** Milliseconds a client has to complete the handshake (RabbitMQ's handshake_timeout). */
@@ -43,6 +48,8 @@ export interface BrokerConfig {
 export interface BrokerOptions extends Partial<BrokerConfig> {
   clock?: Clock;
   logger?: Logger;
+  /** How open file descriptors are counted (default: /proc/self on Linux). */
+  fdProbe?: FdProbe;
 }
 
 export const DEFAULT_CONFIG: BrokerConfig = {
@@ -60,6 +67,10 @@ export const DEFAULT_CONFIG: BrokerConfig = {
   maxMessageSize: 128 * 1024 * 1024,
   memoryHighWatermark: 0.4,
   queueMemoryWindow: 4096,
+  // RabbitMQ's default connection_max is infinity; what always bounds connections is the file
+  // descriptor reserve (connection-limits.ts).
+  connectionMax: 0,
+  connectionMaxPerIp: 0,
   closeTimeout: 3000,
   handshakeTimeout: 10000,
   product: 'RabbitMQ',
