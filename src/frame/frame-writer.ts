@@ -166,13 +166,9 @@ export class FrameWriter {
           this.sink.uncork?.();
         }
       }
-      if (this.head === this.items.length) {
-        this.items = [];
-        this.head = 0;
-      } else if (this.head > 1024 && this.head * 2 > this.items.length) {
-        this.items = this.items.slice(this.head);
-        this.head = 0;
-      }
+      // What is left is bounded by the connection's output limit: drop what was handed over.
+      this.items = this.head === this.items.length ? [] : this.items.slice(this.head);
+      this.head = 0;
     } finally {
       this.flushing = false;
       // An idle connection keeps no coalescing buffer.

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { FD_RESERVE } from '../../src/connection-limits.js';
 import { AMQP_0_9_1_HEADER } from '../../src/frame/protocol-header.js';
 import { BrokerProcess } from '../support/broker-process.js';
-import { useBroker } from '../support/broker.js';
+import { useBroker, waitUntil } from '../support/broker.js';
 import { RawClient } from '../support/raw-client.js';
 
 /**
@@ -48,7 +48,7 @@ describe('connection limits (issue 10)', () => {
         expect([b.outcome, refused.outcome]).to.deep.equal(['served', 'refused']);
         a.close();
         await a.waitClosed();
-        await until(() => broker.running.broker.connections.size === 1);
+        await waitUntil(() => broker.running.broker.connections.size === 1, 'the closed connection to be released');
         const c = await RawClient.open(broker.port);
         c.close();
       } finally {
@@ -124,11 +124,3 @@ describe('connection limits (issue 10)', () => {
     });
   });
 });
-
-async function until(predicate: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}

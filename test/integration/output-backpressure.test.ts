@@ -5,7 +5,7 @@ import { encodeFrame } from '../../src/frame/frame-writer.js';
 import { encodeContentHeaderFrame } from '../../src/frame/generated/properties.js';
 import { decodeMethod, encodeMethodFrame } from '../../src/frame/generated/methods.js';
 import { channel, connect } from '../support/amqp.js';
-import { useBroker } from '../support/broker.js';
+import { useBroker, waitUntil } from '../support/broker.js';
 import { RawClient } from '../support/raw-client.js';
 
 /**
@@ -14,25 +14,20 @@ import { RawClient } from '../support/raw-client.js';
  * message for it, nor crash it; the broker stops reading such a peer (as RabbitMQ's reader stops
  * when its writer is blocked) and keeps serving everyone else.
  */
+type TestBroker = ReturnType<typeof useBroker>;
+
+/** The broker side of a raw client's socket. */
+function serverSideOf(broker: TestBroker, client: RawClient): Connection {
+  const port = client.socket.localPort;
+  const conn = [...broker.running.broker.connections].find((c) => c.socket.remotePort === port);
+  if (!conn) throw new Error('no broker connection for the client');
+  return conn;
+}
+
+
 describe('output backpressure (issue 10)', () => {
   const broker = useBroker();
-
-  /** The broker side of a raw client's socket. */
-  function serverSide(client: RawClient): Connection {
-    const port = client.socket.localPort;
-    const conn = [...broker.running.broker.connections].find((c) => c.socket.remotePort === port);
-    if (!conn) throw new Error('no broker connection for the client');
-    return conn;
-  }
-
-  /** Polls the broker's state (it has no event for "stopped reading"), with a deadline. */
-  async function until(predicate: () => boolean, what: string, timeoutMs = 10000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!predicate()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  }
+  const serverSide = (client: RawClient): Connection => serverSideOf(broker, client);
 
   /**
    * Reads the peer's socket again, handing each frame to onFrame as it streams by (RawClient
@@ -114,7 +109,7 @@ describe('output backpressure (issue 10)', () => {
       expect(request.length).to.be.below(10000);
       attacker.write(request);
       const conn = serverSide(attacker);
-      await until(() => conn.readingPaused, 'the broker to stop reading the attacker');
+      await waitUntil(() => conn.readingPaused, 'the broker to stop reading the attacker');
       // One get-ok went out (32 MiB, referenced, not copied); nothing after it was read.
       expect(conn.writer.bytesWritten).to.be.below(size + OUTPUT_HIGH_WATER);
       expect(conn.unsentBytes).to.be.below(size + OUTPUT_HIGH_WATER);
@@ -123,7 +118,7 @@ describe('output backpressure (issue 10)', () => {
       attacker.close();
     }
     // The attacker's unacked get goes back to the queue when it disconnects.
-    await until(() => broker.running.broker.connections.size === 0, 'the attacker to be gone');
+    await waitUntil(() => broker.running.broker.connections.size === 0, 'the attacker to be gone');
     await stillServes(queue, 1);
   });
 
@@ -139,7 +134,7 @@ describe('output backpressure (issue 10)', () => {
       const pairs = 2000;
       peer.write(getRejectPairs(queue, pairs));
       const conn = serverSide(peer);
-      await until(() => conn.readingPaused && conn.socket.writableLength > 0, 'the socket buffers to fill and the broker to stop reading');
+      await waitUntil(() => conn.readingPaused && conn.socket.writableLength > 0, 'the socket buffers to fill and the broker to stop reading');
       // What the kernel's socket buffers took is gone from the broker; what it holds is bounded.
       expect(conn.unsentBytes).to.be.below(OUTPUT_HIGH_WATER + size + 1024);
       expect(conn.writer.bytesWritten).to.be.below(pairs * size / 4);
@@ -158,7 +153,7 @@ describe('output backpressure (issue 10)', () => {
         return seen === pairs;
       });
       expect({ getOks, good }).to.deep.equal({ getOks: pairs, good: pairs });
-      await until(() => !conn.readingPaused, 'the broker to read the peer again');
+      await waitUntil(() => !conn.readingPaused, 'the broker to read the peer again');
     } finally {
       peer.close();
     }
@@ -193,7 +188,7 @@ describe('output backpressure (issue 10)', () => {
       consumer.socket.pause();
       consumer.method(1, 'basic.consume', { reserved1: 0, queue, consumerTag: 'c', noLocal: false, noAck: true, exclusive: false, noWait: false, arguments: {} });
       const conn = serverSide(consumer);
-      await until(() => conn.socket.writableLength > 0, 'the socket buffers to fill');
+      await waitUntil(() => conn.socket.writableLength > 0, 'the socket buffers to fill');
       expect(conn.unsentBytes).to.be.below(OUTPUT_HIGH_WATER + size + 1024);
       // Not the whole backlog: what is not in the socket buffers is still in the queue.
       const q = broker.running.broker.vhosts.get('/')!.queues.get(queue)!;
@@ -216,21 +211,7 @@ describe('output backpressure (issue 10)', () => {
 /** The alarm and the output both pause reading; one owner keeps the socket paused while either holds. */
 describe('output backpressure and resource alarms share the read pause', () => {
   const broker = useBroker();
-
-  function serverSide(client: RawClient): Connection {
-    const port = client.socket.localPort;
-    const conn = [...broker.running.broker.connections].find((c) => c.socket.remotePort === port);
-    if (!conn) throw new Error('no broker connection for the client');
-    return conn;
-  }
-
-  async function until(predicate: () => boolean, what: string, timeoutMs = 10000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!predicate()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  }
+  const serverSide = (client: RawClient): Connection => serverSideOf(broker, client);
 
   /** basic.qos and its -ok: everything the client sent before has been handled. */
   async function roundTrip(client: RawClient): Promise<void> {
@@ -265,7 +246,7 @@ describe('output backpressure and resource alarms share the read pause', () => {
       encodeFrame(3, 1, Buffer.from('second')),
     ]));
     const conn = serverSide(client);
-    await until(() => conn.readPausedBy.includes('output') && conn.socket.writableLength > 0, 'the output to fill');
+    await waitUntil(() => conn.readPausedBy.includes('output') && conn.socket.writableLength > 0, 'the output to fill');
     return { client, conn };
   }
 
@@ -308,7 +289,7 @@ describe('output backpressure and resource alarms share the read pause', () => {
     try {
       conn.block('low on memory');
       client.socket.resume();
-      await until(() => !conn.readPausedBy.includes('output'), 'the output to drain');
+      await waitUntil(() => !conn.readPausedBy.includes('output'), 'the output to drain');
       expect(conn.readPausedBy).to.deep.equal(['alarm']);
       expect(conn.socket.isPaused()).to.equal(true);
       // 'second' had been read before the alarm (kept unhandled while the output was full) and
