@@ -3,6 +3,7 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { join } from 'node:path';
 import { SystemClock, type Clock } from './clock.js';
 import { resolveConfig, type BrokerConfig, type BrokerOptions } from './config.js';
+import { ConnectionLimits, REFUSALS, type Refusal } from './connection-limits.js';
 import { Connection } from './connection/connection.js';
 import type { BrokerContext } from './connection/context.js';
 import { ReplyToRegistry } from './connection/direct-reply-to.js';
@@ -34,13 +35,17 @@ export class Broker implements BrokerContext {
   readonly exchangeTypes: ExchangeTypeRegistry;
   readonly vhosts = new Map<string, VHost>();
   readonly connections = new Set<Connection>();
+  readonly limits: ConnectionLimits;
   private server: Server | undefined;
+  /** Sockets refused since the last warning about it (logged at most every REFUSAL_LOG_MS). */
+  private refused = { count: 0, loggedAt: -Infinity };
   private connectionIds = 0;
   private closing: Promise<void> | undefined;
 
   constructor(options: BrokerOptions = {}) {
-    const { clock, logger, freeDiskSpace, ...rest } = options;
+    const { clock, logger, freeDiskSpace, fdProbe, ...rest } = options;
     this.config = resolveConfig(rest);
+    this.limits = new ConnectionLimits(this.config, fdProbe);
     this.log = logger ?? createLogger(this.config.logLevel);
     this.clock = clock ?? new SystemClock((err) => this.log.error({ err }, 'error in a timer callback (the broker goes on)'));
     if (this.config.dataDir) {
@@ -52,7 +57,7 @@ export class Broker implements BrokerContext {
     } else {
       this.store = openMemoryStore();
     }
-    this.commits = new CommitBatcher(this.store.messages);
+    this.commits = new CommitBatcher(this.store.messages, (err) => this.log.error({ err }, 'internal error after a store commit'));
     this.memory = new MemoryMonitor(this.clock, this.log, this.config.memoryHighWatermark, () => this.updateBlocked());
     this.disk = this.config.dataDir
       ? new DiskMonitor(this.clock, this.log, this.config.dataDir, this.config.diskFreeLimit, (alarmed) => this.diskChecked(alarmed), freeDiskSpace)
@@ -200,6 +205,8 @@ export class Broker implements BrokerContext {
       server.once('error', reject);
       server.listen(this.config.port, this.config.host, () => {
         server.off('error', reject);
+        // An accept that fails (EMFILE, ENFILE) must not take the broker down.
+        server.on('error', (err) => this.log.error({ err: err.message }, 'listener error'));
         const port = (server.address() as AddressInfo).port;
         this.log.info({ host: this.config.host, port }, `warren listening on ${this.config.host}:${port}`);
         this.memory.start();
@@ -214,10 +221,37 @@ export class Broker implements BrokerContext {
       socket.destroy();
       return;
     }
+    const address = socket.remoteAddress ?? '';
+    const refusal = this.limits.admit(address);
+    if (refusal) {
+      this.refuse(socket, address, refusal);
+      return;
+    }
     const conn = new Connection(socket, this, ++this.connectionIds);
     this.connections.add(conn);
     if (this.blockedReason) conn.onOpen(() => conn.block(this.blockedReason as string));
-    conn.onClosed(() => this.connections.delete(conn));
+    conn.onClosed(() => {
+      this.connections.delete(conn);
+      this.limits.release(address);
+    });
+  }
+
+  /**
+   * Closes a socket over a connection limit before sending anything: the client sees its
+   * connection closed during the opening handshake. (RabbitMQ at connection_max stops
+   * accepting instead: the kernel completes the TCP handshake and the client waits without a
+   * connection.start until another connection closes.) Warned about at most every 10 s.
+   */
+  private refuse(socket: Socket, address: string, reason: Refusal): void {
+    socket.on('error', () => {});
+    socket.destroy();
+    this.refused.count++;
+    const now = this.clock.now();
+    if (now - this.refused.loggedAt < REFUSAL_LOG_MS) return;
+    const { connectionMax, connectionMaxPerIp } = this.config;
+    this.log.warn({ reason, peer: address, refused: this.refused.count, open: this.limits.open, connectionMax, connectionMaxPerIp },
+      `refusing connections: ${REFUSALS[reason]}`);
+    this.refused = { count: 0, loggedAt: now };
   }
 
   /** Closes every connection with 320 CONNECTION_FORCED, stops listening and closes the store. */
@@ -245,6 +279,7 @@ export class Broker implements BrokerContext {
 }
 
 const STORE_RESUME_INTERVAL_MS = 1000;
+const REFUSAL_LOG_MS = 10_000;
 
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;

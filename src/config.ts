@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Clock } from './clock.js';
 import type { FreeSpace } from './disk-monitor.js';
+import type { FdProbe } from './connection-limits.js';
 import type { Logger } from './log.js';
 
 export interface UserConfig {
@@ -38,6 +39,10 @@ export interface BrokerConfig {
   diskFreeLimit: number;
   /** Ready messages a durable queue keeps in memory; more persistent ones wait in the store. */
   queueMemoryWindow: number;
+  /** Connections open at once; more are closed as they arrive (RabbitMQ's connection_max). 0 = no limit. */
+  connectionMax: number;
+  /** Connections open at once from one client address (RabbitMQ has no such limit). 0 = no limit. */
+  connectionMaxPerIp: number;
   /** Milliseconds to wait for connection.close-ok before dropping the socket. */
   closeTimeout: number;
   /** Milliseconds a client has to complete the handshake (RabbitMQ's handshake_timeout). */
@@ -52,6 +57,8 @@ export interface BrokerOptions extends Partial<BrokerConfig> {
   logger?: Logger;
   /** Free bytes on the data dir's file system (tests inject one; default: fs.statfs). */
   freeDiskSpace?: FreeSpace;
+  /** How open file descriptors are counted (default: /proc/self on Linux). */
+  fdProbe?: FdProbe;
 }
 
 export const DEFAULT_CONFIG: BrokerConfig = {
@@ -70,6 +77,10 @@ export const DEFAULT_CONFIG: BrokerConfig = {
   memoryHighWatermark: 0.4,
   diskFreeLimit: 50_000_000,
   queueMemoryWindow: 4096,
+  // RabbitMQ's default connection_max is infinity; what always bounds connections is the file
+  // descriptor reserve (connection-limits.ts).
+  connectionMax: 0,
+  connectionMaxPerIp: 0,
   closeTimeout: 3000,
   handshakeTimeout: 10000,
   product: 'RabbitMQ',

@@ -19,6 +19,10 @@ Options:
                     bytes; units as RabbitMQ's disk_free_limit.absolute: 50MB, 1GB, 512MiB
                     (default 50MB; env WARREN_DISK_FREE_LIMIT)
   --config FILE     JSON file with settings such as users and vhosts (env WARREN_CONFIG)
+  --connection-max N         connections open at once, 0 = no limit (default 0;
+                             env WARREN_CONNECTION_MAX)
+  --connection-max-per-ip N  connections open at once from one address, 0 = no limit
+                             (default 0; env WARREN_CONNECTION_MAX_PER_IP)
   -h, --help        show this help
 `;
 
@@ -35,6 +39,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<Broker
       'log-level': { type: 'string' },
       'disk-free-limit': { type: 'string' },
       config: { type: 'string' },
+      'connection-max': { type: 'string' },
+      'connection-max-per-ip': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -51,6 +57,10 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<Broker
   const host = values.host ?? env['WARREN_HOST'];
   if (host !== undefined) config.host = host;
   config.dataDir = values['data-dir'] ?? env['WARREN_DATA_DIR'] ?? config.dataDir ?? './warren-data';
+  const connectionMax = values['connection-max'] ?? env['WARREN_CONNECTION_MAX'];
+  if (connectionMax !== undefined) config.connectionMax = count('connection-max', connectionMax);
+  const perIp = values['connection-max-per-ip'] ?? env['WARREN_CONNECTION_MAX_PER_IP'];
+  if (perIp !== undefined) config.connectionMaxPerIp = count('connection-max-per-ip', perIp);
   const level = values['log-level'] ?? env['WARREN_LOG_LEVEL'];
   if (level !== undefined) {
     if (!LOG_LEVELS.includes(level)) throw new Error(`invalid log level '${level}' (one of ${LOG_LEVELS.join(', ')})`);
@@ -59,6 +69,12 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<Broker
   const diskFreeLimit = values['disk-free-limit'] ?? env['WARREN_DISK_FREE_LIMIT'];
   if (diskFreeLimit !== undefined) config.diskFreeLimit = parseInformationUnit(diskFreeLimit, 'invalid disk free limit');
   return config;
+}
+
+function count(flag: string, value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isInteger(n) || n < 0) throw new Error(`invalid ${flag} '${value}' (a whole number, 0 = no limit)`);
+  return n;
 }
 
 export async function main(argv = process.argv.slice(2)): Promise<void> {

@@ -1,9 +1,10 @@
 /** Connection and channel lifecycle: handshake, server properties, auth, vhosts, tuning, channels. */
 import { F } from '../../src/frame/field-table.js';
+import { encodeContentHeaderFrame } from '../../src/frame/generated/properties.js';
 import { area } from '../lib/case.js';
 import type { CaseContext } from '../lib/context.js';
 import { serverPropertyValue } from '../lib/normalise.js';
-import type { HandshakeOptions, HandshakeResult } from '../lib/raw-client.js';
+import type { HandshakeOptions, HandshakeResult, RawClient } from '../lib/raw-client.js';
 import { typedTable, type Typed } from '../lib/typed.js';
 
 const test = area('connection');
@@ -102,6 +103,33 @@ test('channel-above-negotiated-max', 'spec 1.4.2.6 channel-max; rabbitmq.com/cha
   c.method(11, 'channel.open', {});
   const m = await c.nextMethod([], 2000);
   t.log('reply', m ? { name: m.name, args: m.args } : null);
+});
+
+test('channel-count-above-negotiated-max', 'spec 1.4.2.6 channel-max; rabbitmq.com/channels.html#channel-max (rabbit_reader counts open channels)', async (t) => {
+  const c = await t.raw({ channelMax: 3 });
+  // The limit counts open channels, not channel numbers: 1, 2 and 40 fit in channel_max 3,
+  // and a closed channel frees its place.
+  for (const n of [1, 2, 40]) await c.openChannel(n);
+  c.method(2, 'channel.close', { replyCode: 200, replyText: 'bye', classId: 0, methodId: 0 });
+  t.log('close-ok', (await c.nextMethod(['channel.close-ok', 'connection.close']))?.name ?? null);
+  c.method(7, 'channel.open', {});
+  t.log('reopen', (await c.nextMethod(['channel.open-ok', 'connection.close']))?.name ?? null);
+  c.method(8, 'channel.open', {});
+  t.log('outcome', await c.outcome());
+});
+
+test('channel-max-counts-any-frame', 'spec 1.4.2.6 channel-max; rabbit_reader:process_frame creates a channel for any frame on a new channel number', async (t) => {
+  // At the limit, a method other than channel.open or a content header on a new channel is
+  // refused with 530 too (below it they are 504 / 505).
+  for (const [label, send] of [
+    ['qos', (c: RawClient) => c.method(5, 'basic.qos', { prefetchSize: 0, prefetchCount: 1, global: false })],
+    ['header', (c: RawClient) => c.write(encodeContentHeaderFrame(5, 60, 0, {}))],
+  ] as const) {
+    const c = await t.raw({ channelMax: 2 });
+    for (const n of [1, 2]) await c.openChannel(n);
+    send(c);
+    t.log(label, await c.outcome());
+  }
 });
 
 test('channel-open-close-reopen', 'spec 1.5.2.1 channel.open, 1.5.2.5 channel.close; a closed channel number may be reused', async (t) => {

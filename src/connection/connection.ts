@@ -17,6 +17,19 @@ import { handleConnectionMethod } from './handlers/connection.js';
 /** The spec's frame-min-size: what a peer must accept before tuning. */
 const FRAME_MIN_SIZE = 4096;
 
+/**
+ * Output backpressure (DESIGN.md, convention 5): at OUTPUT_HIGH_WATER octets not yet sent
+ * (queued in the writer + buffered by the socket) the connection stops reading and its
+ * consumers stop being dispatched to; both resume once the output is down to OUTPUT_LOW_WATER.
+ * Like RabbitMQ, whose reader stops when its writer cannot keep up, a peer that does not read
+ * cannot make the broker hold more than this plus one message for it.
+ */
+export const OUTPUT_HIGH_WATER = 1024 * 1024;
+export const OUTPUT_LOW_WATER = 256 * 1024;
+
+/** Why the socket is not being read: a resource alarm (publishers only) or a full output. */
+export type ReadPause = 'alarm' | 'output';
+
 type State = 'awaiting-header' | 'starting' | 'tuning' | 'opening' | 'open' | 'closing' | 'closed';
 
 /**
@@ -38,8 +51,10 @@ export class Connection {
   frameMax: number;
   channelMax: number;
   heartbeat = 0;
-  /** False while the socket's buffer is full; consumers stop until 'drain'. */
-  writable = true;
+  /** Reasons the socket is not read now; it is read when there are none. */
+  private readonly readPauses = new Set<ReadPause>();
+  /** Output reached OUTPUT_HIGH_WATER: reading and delivery resume at OUTPUT_LOW_WATER. */
+  private outputFull = false;
   private headerBuf: Buffer | null = null;
   private lastReceived = 0;
   private lastSentBytes = -1;
@@ -60,6 +75,11 @@ export class Connection {
     // RabbitMQ enforces the spec's minimum frame size until connection.tune-ok.
     this.reader = new FrameReader(FRAME_MIN_SIZE);
     this.writer = new FrameWriter(socket, config.frameMax);
+    this.writer.onFlush = () => this.onOutputProgress();
+    this.writer.onError = (err) => {
+      this.log.error({ err }, 'internal error writing to the socket');
+      this.destroy();
+    };
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('drain', () => this.onDrain());
@@ -92,7 +112,7 @@ export class Connection {
   markPublisher(): void {
     if (this.publisher) return;
     this.publisher = true;
-    if (this.blocked) this.socket.pause();
+    if (this.blocked) this.pauseReading('alarm');
   }
 
   private get notifiesBlocked(): boolean {
@@ -109,25 +129,15 @@ export class Connection {
     if (this.blocked || this.state !== 'open') return;
     this.blocked = true;
     if (this.notifiesBlocked) this.send(0, 'connection.blocked', { reason });
-    if (this.publisher) this.socket.pause();
+    if (this.publisher) this.pauseReading('alarm');
   }
 
   unblock(): void {
     if (!this.blocked) return;
-    // The heartbeat monitor restarts now: the peer could not be heard while it was not read.
-    if (this.readPausedByAlarm) this.lastReceived = this.broker.clock.monotonic();
     this.blocked = false;
     if (this.state !== 'open') return;
     if (this.notifiesBlocked) this.send(0, 'connection.unblocked', {});
-    this.socket.resume();
-  }
-
-  /**
-   * A blocked publisher is not read, so its heartbeats go unheard: like RabbitMQ
-   * (rabbit_heartbeat:pause_monitor while the reader is blocked) the receive check pauses.
-   */
-  private get readPausedByAlarm(): boolean {
-    return this.blocked && this.publisher;
+    this.resumeReading('alarm');
   }
 
   onClosed(hook: () => void): void {
@@ -159,14 +169,24 @@ export class Connection {
       chunk = chunk.subarray(8);
       if (chunk.length === 0) return;
     }
+    this.readInput(() => this.reader.feed(chunk, this.onFrame));
+  }
+
+  private readInput(read: () => void): void {
     try {
-      this.reader.feed(chunk, this.onFrame);
+      read();
     } catch (err) {
       this.fail(err);
     }
   }
 
+  /** Handles one frame; stops reading after it when the output is full. */
   private readonly onFrame = (type: number, channel: number, payload: Buffer): void => {
+    this.handleFrame(type, channel, payload);
+    if (!this.writable && (this.state === 'open' || this.state === 'opening')) this.pauseReading('output');
+  };
+
+  private handleFrame(type: number, channel: number, payload: Buffer): void {
     if (this.state === 'closed') return;
     if (this.state === 'closing') {
       // Waiting for connection.close-ok: everything else is discarded, as the spec asks.
@@ -191,7 +211,7 @@ export class Connection {
       }
       this.fail(err);
     }
-  };
+  }
 
   private onMethodFrame(channel: number, payload: Buffer): void {
     const method = decodeMethod(payload);
@@ -208,6 +228,7 @@ export class Connection {
     if (this.state !== 'open') return;
     let ch = this.channels.get(channel);
     if (!ch) {
+      this.checkChannelLimit();
       if (method.name !== 'channel.open') {
         throw new ConnectionError(ReplyCode.CHANNEL_ERROR, "expected 'channel.open'").at(method.classId, method.methodId);
       }
@@ -220,11 +241,23 @@ export class Connection {
   private onContentFrame(type: number, channel: number, payload: Buffer): void {
     if (this.state !== 'open' && channel !== 0) return;
     const ch = this.channels.get(channel);
+    if (!ch && channel !== 0) this.checkChannelLimit();
     if (!ch || channel === 0) {
       throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, 'expected method frame, got non method frame instead');
     }
     if (type === FRAME_HEADER) dispatchHeader(ch, payload);
     else dispatchBody(ch, payload);
+  }
+
+  /**
+   * rabbit_reader:create_channel: any frame on a channel not yet open takes a new channel, and
+   * past the negotiated channel_max (counting open channels, not channel numbers) the
+   * connection is closed with 530.
+   */
+  private checkChannelLimit(): void {
+    if (this.channelMax !== 0 && this.channels.size >= this.channelMax) {
+      throw new ConnectionError(ReplyCode.NOT_ALLOWED, `number of channels opened (${this.channels.size}) has reached the negotiated channel_max (${this.channelMax})`);
+    }
   }
 
   private onClosingMethod(payload: Buffer): void {
@@ -249,21 +282,76 @@ export class Connection {
     this.writer.write(encodeMethodFrame(channel, name, args));
   }
 
-  private onDrain(): void {
-    this.writable = true;
-    for (const ch of this.channels.values()) ch.resumeDelivery();
+  /** Octets queued for this peer and not sent yet: in the writer plus in the socket's buffer. */
+  get unsentBytes(): number {
+    return this.writer.pendingBytes + this.socket.writableLength;
   }
 
-  /** Called by the writer when a coalesced write was buffered by the socket. */
-  private readonly onFlush = (ok: boolean): void => {
-    if (!ok) this.writable = false;
-  };
+  /**
+   * Whether more output may be queued: false from OUTPUT_HIGH_WATER unsent octets on, as soon
+   * as they are queued (consumers are not dispatched to; Channel.canDeliver).
+   */
+  get writable(): boolean {
+    if (this.unsentBytes < OUTPUT_HIGH_WATER) return true;
+    this.outputFull = true;
+    return false;
+  }
+
+  /** Whether the socket is not being read now (an alarm or a full output). */
+  get readingPaused(): boolean {
+    return this.readPauses.size > 0;
+  }
+
+  /** Why the socket is not being read now, if it is not. */
+  get readPausedBy(): ReadPause[] {
+    return [...this.readPauses];
+  }
+
+  /** The one place that pauses the socket; it is read again when no reason is left. */
+  private pauseReading(reason: ReadPause): void {
+    if (this.readPauses.has(reason)) return;
+    this.readPauses.add(reason);
+    // An alarm lets the frames already read go on (publishes in them included); a full
+    // output stops right after the current frame.
+    if (reason === 'output') {
+      this.outputFull = true;
+      this.reader.pause();
+    }
+    if (this.readPauses.size === 1) this.socket.pause();
+  }
+
+  private resumeReading(reason: ReadPause): void {
+    if (!this.readPauses.delete(reason)) return;
+    if (this.readPauses.size === 0) {
+      // The heartbeat monitor restarts now: the peer could not be heard while it was not read.
+      this.lastReceived = this.broker.clock.monotonic();
+      if (this.state !== 'closed') this.socket.resume();
+    }
+    if (reason === 'output') this.readInput(() => this.reader.resume(this.onFrame));
+  }
+
+  /** Reads again whatever paused it (to see connection.close-ok). */
+  private resumeAllReading(): void {
+    for (const reason of [...this.readPauses]) this.resumeReading(reason);
+  }
+
+  private onDrain(): void {
+    this.writer.flush();
+    this.onOutputProgress();
+  }
+
+  /** Output went out: below OUTPUT_LOW_WATER, reading and delivery resume. */
+  private onOutputProgress(): void {
+    if (!this.outputFull || this.unsentBytes > OUTPUT_LOW_WATER || this.state === 'closed') return;
+    this.outputFull = false;
+    this.resumeReading('output');
+    for (const ch of this.channels.values()) ch.resumeDelivery();
+  }
 
   // ---- handshake (called from handlers/connection.ts) ---------------------------------------
 
   private sendStart(): void {
     this.state = 'starting';
-    this.writer.onFlush = this.onFlush;
     const { config } = this.broker;
     const capabilities: FieldTable = {
       publisher_confirms: F.bool(true),
@@ -316,9 +404,10 @@ export class Connection {
     this.heartbeatTimer = this.broker.clock.setTimeout(() => {
       if (this.state === 'closed') return;
       const now = this.broker.clock.monotonic();
-      // RabbitMQ drops a peer that has been silent for two heartbeat intervals (not while the
-      // peer is blocked by an alarm and hence not read).
-      if (!this.readPausedByAlarm && now - this.lastReceived >= this.heartbeat * 2000) {
+      // RabbitMQ drops a peer that has been silent for two heartbeat intervals. A peer that is
+      // not read (a publisher blocked by an alarm, or one whose output is full) cannot be heard:
+      // like rabbit_heartbeat:pause_monitor while the reader is blocked, the check pauses.
+      if (!this.readingPaused && now - this.lastReceived >= this.heartbeat * 2000) {
         this.log.warn({ timeout: this.heartbeat }, `missed heartbeats from client, timeout: ${this.heartbeat}s`);
         this.destroy();
         return;
@@ -374,8 +463,8 @@ export class Connection {
     }
     this.send(0, 'connection.close', { replyCode: code, replyText: text, classId, methodId });
     this.writer.flush();
-    // A connection blocked by an alarm must be read again to see the close-ok.
-    this.socket.resume();
+    // A connection blocked by an alarm or a full output must be read again to see the close-ok.
+    this.resumeAllReading();
     this.closeTimer = this.broker.clock.setTimeout(() => this.destroy(), this.broker.config.closeTimeout);
   }
 
@@ -425,12 +514,14 @@ export class Connection {
     if (this.state !== 'closing') this.teardown();
     this.state = 'closed';
     this.closeTimer?.cancel();
+    this.writer.discard();
     this.socket.destroy();
   }
 
   private onSocketClosed(): void {
     if (this.state !== 'closed' && this.state !== 'closing') this.teardown();
     this.state = 'closed';
+    this.writer.discard();
     this.closeTimer?.cancel();
     this.heartbeatTimer?.cancel();
     this.handshakeTimer?.cancel();

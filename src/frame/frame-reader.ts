@@ -22,6 +22,10 @@
  *
  * Payloads are zero-copy subarrays of the chunk when the whole frame lies in one chunk; a frame
  * split across chunks is assembled with a single concatenation when its last byte arrives.
+ *
+ * `pause()` (from inside onFrame) stops delivery after the current frame: the rest of the chunk
+ * and anything fed meanwhile is kept unread until `resume()`. A connection uses it to stop
+ * reading in the middle of a chunk of pipelined requests once its output is full.
  */
 import { badFrameEndError, frameTooLargeError, unknownFrameError } from './frame-errors.js';
 
@@ -30,6 +34,8 @@ export const FRAME_HEADER = 2;
 export const FRAME_BODY = 3;
 export const FRAME_HEARTBEAT = 8;
 export const FRAME_END = 0xce;
+
+const EMPTY = Buffer.alloc(0);
 
 export type FrameHandler = (type: number, channel: number, payload: Buffer) => void;
 
@@ -69,8 +75,11 @@ export class FrameReader {
   private partBytes = 0;
   /** Total size (payload + 8) of the frame being assembled, once its header is known. */
   private need = 0;
-  /** After a throw mid-chunk, `parts` holds the unread rest, which may hold several frames. */
+  /** After a throw or pause mid-chunk, `parts` holds the unread rest, which may hold several frames. */
   private backlog = false;
+  private paused = false;
+  /** feed() is running (resume() from inside onFrame must not start a second one). */
+  private feeding = false;
 
   constructor(frameMax: number) {
     this.frameMax = frameMax;
@@ -88,6 +97,45 @@ export class FrameReader {
    */
   feed(chunk: Buffer, onFrame: FrameHandler): void {
     if (this.failed) return;
+    if (this.paused) {
+      this.keep(chunk);
+      return;
+    }
+    this.feeding = true;
+    try {
+      this.read(chunk, onFrame);
+    } finally {
+      this.feeding = false;
+    }
+  }
+
+  /** Called from onFrame: no frame after the current one is delivered until resume(). */
+  pause(): void {
+    this.paused = true;
+  }
+
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
+  /** Delivers the frames kept since pause(), then reads on as before. */
+  resume(onFrame: FrameHandler): void {
+    if (!this.paused) return;
+    this.paused = false;
+    // Inside onFrame, the feed() that delivered it simply goes on.
+    if (!this.feeding) this.feed(EMPTY, onFrame);
+  }
+
+  /** Holds input unread while paused. */
+  private keep(chunk: Buffer): void {
+    if (chunk.length === 0) return;
+    // The bytes of a frame in progress are the start of the backlog: parts are raw input.
+    this.backlog = true;
+    this.parts.push(chunk);
+    this.partBytes += chunk.length;
+  }
+
+  private read(chunk: Buffer, onFrame: FrameHandler): void {
     let buf = chunk;
     let off = 0;
     if (this.backlog) {
@@ -115,7 +163,7 @@ export class FrameReader {
       if (this.partBytes < this.need) return;
       const frame = Buffer.concat(this.parts, this.need);
       this.reset();
-      this.deliver(frame, 0, frame.length, buf, off, onFrame);
+      if (!this.deliver(frame, 0, frame.length, buf, off, onFrame)) return;
     }
     const len = buf.length;
     while (off + 7 <= len) {
@@ -124,7 +172,7 @@ export class FrameReader {
       if (end > len) break;
       const start = off;
       off = end;
-      this.deliver(buf, start, end, buf, off, onFrame);
+      if (!this.deliver(buf, start, end, buf, off, onFrame)) return;
     }
     if (off < len) {
       this.parts = [buf.subarray(off)];
@@ -149,8 +197,11 @@ export class FrameReader {
     }
   }
 
-  /** Checks the frame in buf[start, end) and hands it over; if that throws, keeps rest[restOff..]. */
-  private deliver(buf: Buffer, start: number, end: number, rest: Buffer, restOff: number, onFrame: FrameHandler): void {
+  /**
+   * Checks the frame in buf[start, end) and hands it over; if that throws or pauses the reader,
+   * keeps rest[restOff..] and returns false.
+   */
+  private deliver(buf: Buffer, start: number, end: number, rest: Buffer, restOff: number, onFrame: FrameHandler): boolean {
     const type = buf[start]!;
     const payload = buf.subarray(start + 7, end - 1);
     const marker = buf[end - 1]!;
@@ -163,13 +214,19 @@ export class FrameReader {
       if (this.validate) analyzeFrame(type, payload);
       onFrame(type, buf.readUInt16BE(start + 1), payload);
     } catch (e) {
-      if (!this.failed && restOff < rest.length) {
-        this.parts = [rest.subarray(restOff)];
-        this.partBytes = rest.length - restOff;
-        this.need = 0;
-        this.backlog = true;
-      }
+      if (!this.failed) this.keepRest(rest, restOff);
       throw e;
     }
+    if (!this.paused) return true;
+    this.keepRest(rest, restOff);
+    return false;
+  }
+
+  private keepRest(rest: Buffer, restOff: number): void {
+    if (restOff >= rest.length) return;
+    this.parts = [rest.subarray(restOff)];
+    this.partBytes = rest.length - restOff;
+    this.need = 0;
+    this.backlog = true;
   }
 }

@@ -184,4 +184,43 @@ describe('FrameReader (spec 4.2.3 general frame format)', () => {
       expect(got).to.deep.equal(frames.map((f) => f[0]));
     });
   });
+
+  describe('pause and resume (a connection whose output is full stops reading mid-chunk)', () => {
+    it('delivers nothing after the frame that paused it until resume, at any chunking', () => {
+      const r = rng(7);
+      for (let round = 0; round < 200; round++) {
+        const chunks: Buffer[] = [];
+        for (let o = 0; o < stream.length;) {
+          const n = Math.min(stream.length - o, 1 + int(r, 40));
+          chunks.push(stream.subarray(o, o + n));
+          o += n;
+        }
+        const reader = new FrameReader(0);
+        const got: Got[] = [];
+        const pauseAt = 1 + int(r, frames.length - 1);
+        const onFrame = (type: number, channel: number, payload: Buffer): void => {
+          got.push({ type, channel, payload: payload.toString('hex') });
+          if (got.length === pauseAt) reader.pause();
+        };
+        for (const c of chunks) reader.feed(c, onFrame);
+        expect(got, `round ${round}`).to.deep.equal(expected.slice(0, pauseAt));
+        expect(reader.isPaused).to.equal(true);
+        reader.resume(onFrame);
+        expect(got, `round ${round}`).to.deep.equal(expected);
+        expect(reader.bufferedBytes).to.equal(0);
+      }
+    });
+
+    it('resume() inside the frame handler that paused just goes on', () => {
+      const reader = new FrameReader(0);
+      const got: number[] = [];
+      const onFrame = (type: number): void => {
+        got.push(type);
+        reader.pause();
+        reader.resume(onFrame);
+      };
+      reader.feed(stream, onFrame);
+      expect(got).to.deep.equal(frames.map((f) => f[0]));
+    });
+  });
 });

@@ -66,6 +66,16 @@ describe('malformed input (raw frames)', () => {
     await expectConnectionClose(c, 504, "CHANNEL_ERROR - second 'channel.open' seen");
   });
 
+  it('closes with 530 once the negotiated channel_max (2047) channels are open (issue 10: 65,535 were accepted)', async () => {
+    const c = await RawClient.open(broker.port);
+    const opens: Buffer[] = [];
+    for (let n = 1; n <= 2048; n++) opens.push(encodeMethodFrame(n, 'channel.open', { reserved1: '' }));
+    c.write(Buffer.concat(opens));
+    // Text recorded from RabbitMQ 3.10.8 (conformance: connection/channel-count-above-negotiated-max).
+    await expectConnectionClose(c, 530, 'NOT_ALLOWED - number of channels opened (2047) has reached the negotiated channel_max (2047)');
+    expect(c.frames.filter((f) => f.method?.name === 'channel.open-ok')).to.have.length(2047);
+  });
+
   it('closes with 505 UNEXPECTED_FRAME for a content header without a publish', async () => {
     const c = await RawClient.open(broker.url);
     await c.openChannel(1);

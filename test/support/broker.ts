@@ -44,3 +44,15 @@ export function collect<T>(n: number): { push: (v: T) => void; done: Promise<T[]
     done,
   };
 }
+
+/**
+ * Polls state that has no event of its own (an in-process broker's internals), with a deadline;
+ * the poll interval only decides how soon the wait ends, never whether it succeeds.
+ */
+export async function waitUntil(predicate: () => boolean, what: string, timeoutMs = 10000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}

@@ -1,0 +1,20 @@
+import { expect } from 'chai';
+import { parseCli } from '../src/main.js';
+
+describe('command line (src/main.ts)', () => {
+  it('--connection-max and --connection-max-per-ip, or WARREN_CONNECTION_MAX(_PER_IP); flags win', () => {
+    expect(parseCli(['--connection-max', '500', '--connection-max-per-ip', '20'], {})).to.include({ connectionMax: 500, connectionMaxPerIp: 20 });
+    expect(parseCli([], { WARREN_CONNECTION_MAX: '7', WARREN_CONNECTION_MAX_PER_IP: '0' })).to.include({ connectionMax: 7, connectionMaxPerIp: 0 });
+    expect(parseCli(['--connection-max', '9'], { WARREN_CONNECTION_MAX: '7' })).to.include({ connectionMax: 9 });
+    const defaults = parseCli([], {}) as Record<string, unknown>;
+    expect(defaults).not.to.have.property('connectionMax');
+    expect(defaults).not.to.have.property('connectionMaxPerIp');
+  });
+
+  it('refuses a limit that is not a whole number', () => {
+    for (const bad of ['-1', '1.5', 'many', '']) {
+      expect(() => parseCli([`--connection-max=${bad}`], {}), bad).to.throw("invalid connection-max");
+      expect(() => parseCli([], { WARREN_CONNECTION_MAX_PER_IP: bad }), bad).to.throw('invalid connection-max-per-ip');
+    }
+  });
+});
