@@ -7,7 +7,7 @@ import { FD_RESERVE } from '../../src/connection-limits.js';
 import { AMQP_0_9_1_HEADER } from '../../src/frame/protocol-header.js';
 import { BrokerProcess } from '../support/broker-process.js';
 import { useBroker, waitUntil } from '../support/broker.js';
-import { RawClient } from '../support/raw-client.js';
+import { RawClient } from '../../conformance/lib/raw-client.js';
 
 /**
  * What a client over a limit sees: its TCP connection is accepted and closed before the broker
@@ -41,7 +41,7 @@ describe('connection limits (issue 10)', () => {
     const broker = useBroker({ connectionMax: 2 });
 
     it('closes connections over connectionMax before sending anything; a closed connection makes room', async () => {
-      const a = await RawClient.open(broker.port);
+      const a = await RawClient.open(broker.url);
       const b = await attempt(broker.port);
       const refused = await attempt(broker.port);
       try {
@@ -49,7 +49,7 @@ describe('connection limits (issue 10)', () => {
         a.close();
         await a.waitClosed();
         await waitUntil(() => broker.running.broker.connections.size === 1, 'the closed connection to be released');
-        const c = await RawClient.open(broker.port);
+        const c = await RawClient.open(broker.url);
         c.close();
       } finally {
         a.close();
@@ -88,7 +88,7 @@ describe('connection limits (issue 10)', () => {
 
     it(`refuses sockets near the soft RLIMIT_NOFILE (ulimit -n ${limit}) instead of running out; existing clients keep working`, async () => {
       const b = broker as BrokerProcess;
-      const client = await RawClient.open(b.port);
+      const client = await RawClient.open(b.url);
       const flood: Outcome[] = [];
       try {
         await client.openChannel(1);
@@ -105,7 +105,7 @@ describe('connection limits (issue 10)', () => {
         expect(b.child.exitCode).to.equal(null);
         // The client that was already connected is served as before.
         client.method(1, 'queue.declare', { reserved1: 0, queue: '', passive: false, durable: false, exclusive: true, autoDelete: false, noWait: false, arguments: {} });
-        await client.expectMethod('queue.declare-ok');
+        await client.expect('queue.declare-ok');
         // Once sockets close (the broker learns of it asynchronously), new clients are taken again.
         closeAll(flood);
         let again: Outcome;

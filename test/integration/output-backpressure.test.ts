@@ -6,7 +6,7 @@ import { encodeContentHeaderFrame } from '../../src/frame/generated/properties.j
 import { decodeMethod, encodeMethodFrame } from '../../src/frame/generated/methods.js';
 import { channel, connect } from '../support/amqp.js';
 import { useBroker, waitUntil } from '../support/broker.js';
-import { RawClient } from '../support/raw-client.js';
+import { RawClient } from '../../conformance/lib/raw-client.js';
 
 /**
  * Issue 10: output was one copy per tick and ignored backpressure. A peer that asks for output
@@ -101,7 +101,7 @@ describe('output backpressure (issue 10)', () => {
   it('pipelined basic.get + basic.reject(requeue) on a 32 MiB message, 140 times (4.4 GiB asked for), stops after one get; the broker survives', async () => {
     const size = 32 * 1024 * 1024;
     const queue = await queueWith([Buffer.alloc(size, 0x61)]);
-    const attacker = await RawClient.open(broker.port);
+    const attacker = await RawClient.open(broker.url);
     try {
       await attacker.openChannel(1);
       attacker.socket.pause(); // never reads again
@@ -127,7 +127,7 @@ describe('output backpressure (issue 10)', () => {
     const body = Buffer.alloc(size);
     for (let i = 0; i < size; i += 4) body.writeUInt32BE(i, i);
     const queue = await queueWith([body]);
-    const peer = await RawClient.open(broker.port);
+    const peer = await RawClient.open(broker.url);
     try {
       await peer.openChannel(1);
       peer.socket.pause();
@@ -160,7 +160,7 @@ describe('output backpressure (issue 10)', () => {
   });
 
   it('an error thrown while writing a connection\'s output closes that connection only (issue 10: not the broker)', async () => {
-    const victim = await RawClient.open(broker.port);
+    const victim = await RawClient.open(broker.url);
     try {
       await victim.openChannel(1);
       const conn = serverSide(victim);
@@ -182,7 +182,7 @@ describe('output backpressure (issue 10)', () => {
     const count = 64;
     const messages = Array.from({ length: count }, (_, i) => Buffer.alloc(size, i));
     const queue = await queueWith(messages);
-    const consumer = await RawClient.open(broker.port);
+    const consumer = await RawClient.open(broker.url);
     try {
       await consumer.openChannel(1);
       consumer.socket.pause();
@@ -216,7 +216,7 @@ describe('output backpressure and resource alarms share the read pause', () => {
   /** basic.qos and its -ok: everything the client sent before has been handled. */
   async function roundTrip(client: RawClient): Promise<void> {
     client.method(1, 'basic.qos', { prefetchSize: 0, prefetchCount: 0, global: false });
-    await client.expectMethod('basic.qos-ok');
+    await client.expect('basic.qos-ok');
   }
 
   async function count(queue: string): Promise<number> {
@@ -233,7 +233,7 @@ describe('output backpressure and resource alarms share the read pause', () => {
    * message, without reading), and a publish to `target` follows in the same write.
    */
   async function stalledPublisher(big: string, target: string): Promise<{ client: RawClient; conn: Connection }> {
-    const client = await RawClient.open(broker.port);
+    const client = await RawClient.open(broker.url);
     await client.openChannel(1);
     client.publish(1, '', target, Buffer.from('first')); // a publisher: an alarm stops reading it
     await roundTrip(client);

@@ -67,7 +67,7 @@ describe('malformed input (raw frames)', () => {
   });
 
   it('closes with 530 once the negotiated channel_max (2047) channels are open (issue 10: 65,535 were accepted)', async () => {
-    const c = await RawClient.open(broker.port);
+    const c = await RawClient.open(broker.url);
     const opens: Buffer[] = [];
     for (let n = 1; n <= 2048; n++) opens.push(encodeMethodFrame(n, 'channel.open', { reserved1: '' }));
     c.write(Buffer.concat(opens));
