@@ -36,8 +36,6 @@ interface Accepted {
 
 /** What tx.commit did with the held publishes. */
 export interface Committed {
-  /** Some publish reached a queue (RabbitMQ then answers commit-ok once the queues confirmed). */
-  routed: boolean;
   /** A store commit holds some publish: commit-ok waits for it. */
   durable: boolean;
   /** Some queue refused a publish (x-overflow=reject-publish): "partial tx completion". */
@@ -157,7 +155,7 @@ export class Publisher {
     const vhost = this.conn.vhost!;
     const held = this.held;
     this.held = [];
-    const committed: Committed = { routed: false, durable: false, rejected: false };
+    const committed: Committed = { durable: false, rejected: false };
     for (const h of held) {
       const queues = new Set<Queue>();
       for (const name of h.queues) {
@@ -166,7 +164,6 @@ export class Publisher {
       }
       const { durable, rejected } = vhost.offer(h.message, queues);
       if (queues.size === 0 && h.args.mandatory) this.sendReturn(h.args, h.message);
-      if (queues.size > 0) committed.routed = true;
       if (durable || h.durable) committed.durable = true;
       if (rejected) committed.rejected = true;
     }

@@ -13,23 +13,17 @@ export const txHandlers: ChannelHandlers = {
     // Publishes first (they were checked and routed at basic.publish; returns go out now), then
     // acknowledgements. A publish a queue refused fails the commit, its acknowledgements
     // applied all the same.
-    const { routed, durable, rejected } = ch.publisher.commit();
+    const { durable, rejected } = ch.publisher.commit();
     if (rejected) {
       ch.commitAcks();
       throw preconditionFailed('partial tx completion');
     }
-    if (!routed && !durable) {
-      // RabbitMQ answers at once when no queue has a publish of the transaction to confirm,
-      // before the queues redeliver what the acknowledgements make room for.
-      ch.send('tx.commit-ok', {});
-      ch.commitAcks();
-      return;
-    }
-    // Otherwise commit-ok follows the queues' work (deliveries included), and the store commit
-    // when one holds a persistent message of the transaction.
-    ch.commitAcks();
+    // commit-ok waits for the store when it holds a persistent message of the transaction;
+    // otherwise it goes out, as RabbitMQ's does, before the queues redeliver what the
+    // acknowledgements make room for.
     if (durable) ch.conn.broker.commits.whenDurable(() => ch.send('tx.commit-ok', {}));
     else ch.send('tx.commit-ok', {});
+    ch.commitAcks();
   },
   'tx.rollback': (ch) => {
     if (!ch.txMode) throw preconditionFailed('channel is not transactional');
