@@ -376,6 +376,19 @@ function methodsSince(c: RawClient): string[] {
 /** The bodies of the messages basic.return brought back to c. */
 const returned = (c: RawClient): string[] => c.messages.filter((m) => m.method.name === 'basic.return').map((m) => m.body.toString());
 
+/**
+ * After publishes on c's transaction have been handled (a round trip), changes something with
+ * `between` and commits; logs the methods tx.commit brought.
+ */
+async function commitAfter(t: CaseContext, c: RawClient, between: () => Promise<unknown>): Promise<void> {
+  t.log('round-trip', await roundTrip(c));
+  mark(c);
+  await between();
+  c.method(1, 'tx.commit', {});
+  await c.expect('tx.commit-ok');
+  t.log('methods', methodsSince(c));
+}
+
 test('tx-missing-exchange-at-publish', 'rabbit_channel basic.publish: the exchange is looked up at publish inside a transaction too (404 names basic.publish)', async (t) => {
   const c = await rawTx(t);
   mark(c);
@@ -403,41 +416,32 @@ test('tx-message-checks-at-publish', 'rabbit_channel basic.publish: internal exc
   }
 });
 
-test('tx-exchange-deleted-before-commit', 'rabbit_channel: a transactional publish is routed at publish; deleting its exchange before tx.commit does not fail the commit', async (t) => {
+/** A channel, a fanout exchange and a queue bound to it. */
+async function boundFanout(t: CaseContext): Promise<{ ch: Channel; x: string; q: string }> {
   const ch = await t.channel();
   const x = t.x();
   const q = t.q();
   await ch.assertExchange(x, 'fanout', { durable: false });
   await ch.assertQueue(q, Q);
   await ch.bindQueue(q, x, '');
+  return { ch, x, q };
+}
+
+test('tx-exchange-deleted-before-commit', 'rabbit_channel: a transactional publish is routed at publish; deleting its exchange before tx.commit does not fail the commit', async (t) => {
+  const { ch, x, q } = await boundFanout(t);
   const c = await rawTx(t);
   c.publish(1, x, '', 'held', {}, { mandatory: true });
-  t.log('round-trip', await roundTrip(c));
-  mark(c);
-  await ch.deleteExchange(x);
-  c.method(1, 'tx.commit', {});
-  await c.expect('tx.commit-ok');
-  t.log('methods', methodsSince(c));
+  await commitAfter(t, c, () => ch.deleteExchange(x));
   t.log('queued', t.bodies(await t.drainQueue(ch, q)));
 });
 
 test('tx-alternate-exchange-deleted-before-commit', 'rabbit_exchange:route: alternate exchanges are followed at publish; deleting one before tx.commit changes nothing', async (t) => {
-  const ch = await t.channel();
-  const x = t.x();
-  const ae = t.x('ae');
-  const q = t.q();
-  await ch.assertExchange(ae, 'fanout', { durable: false });
-  await ch.assertQueue(q, Q);
-  await ch.bindQueue(q, ae, '');
+  const { ch, x: ae, q } = await boundFanout(t);
+  const x = t.x('main');
   await ch.assertExchange(x, 'direct', { durable: false, alternateExchange: ae });
   const c = await rawTx(t);
   c.publish(1, x, 'no-binding', 'via-ae', {}, { mandatory: true });
-  t.log('round-trip', await roundTrip(c));
-  mark(c);
-  await ch.deleteExchange(ae);
-  c.method(1, 'tx.commit', {});
-  await c.expect('tx.commit-ok');
-  t.log('methods', methodsSince(c));
+  await commitAfter(t, c, () => ch.deleteExchange(ae));
   t.log('queued', t.bodies(await t.drainQueue(ch, q)));
 });
 
@@ -448,31 +452,18 @@ test('tx-queue-deleted-before-commit', 'rabbit_channel deliver_to_queues: at tx.
   const c = await rawTx(t);
   c.publish(1, '', q, 'mandatory', {}, { mandatory: true });
   c.publish(1, '', q, 'not-mandatory');
-  t.log('round-trip', await roundTrip(c));
-  mark(c);
-  await ch.deleteQueue(q);
-  c.method(1, 'tx.commit', {});
-  await c.expect('tx.commit-ok');
-  t.log('methods', methodsSince(c));
+  await commitAfter(t, c, () => ch.deleteQueue(q));
   t.log('returned', c.messages.map((m) => ({ method: m.method.name, body: m.body.toString(), ...plainArgs(m.method.args as Record<string, unknown>) })));
 });
 
 test('tx-queue-redeclared-before-commit', 'rabbit_channel: routing at publish yields queue names, looked up at tx.commit: a queue deleted and declared again (unbound) gets the message', async (t) => {
-  const ch = await t.channel();
-  const x = t.x();
-  const q = t.q();
-  await ch.assertExchange(x, 'fanout', { durable: false });
-  await ch.assertQueue(q, Q);
-  await ch.bindQueue(q, x, '');
+  const { ch, x, q } = await boundFanout(t);
   const c = await rawTx(t);
   c.publish(1, x, '', 'routed-by-name', {}, { mandatory: true });
-  t.log('round-trip', await roundTrip(c));
-  mark(c);
-  await ch.deleteQueue(q);
-  await ch.assertQueue(q, Q);
-  c.method(1, 'tx.commit', {});
-  await c.expect('tx.commit-ok');
-  t.log('methods', methodsSince(c));
+  await commitAfter(t, c, async () => {
+    await ch.deleteQueue(q);
+    await ch.assertQueue(q, Q);
+  });
   t.log('queued', t.bodies(await t.drainQueue(ch, q)));
 });
 
@@ -482,13 +473,10 @@ test('tx-queue-declared-before-commit', 'rabbit_exchange:route: the default exch
   const bcc = t.q('bcc');
   const c = await rawTx(t);
   c.publish(1, '', q, 'early', { headers: { BCC: F.array([F.str(bcc)]) } }, { mandatory: true });
-  t.log('round-trip', await roundTrip(c));
-  mark(c);
-  await ch.assertQueue(q, Q);
-  await ch.assertQueue(bcc, Q);
-  c.method(1, 'tx.commit', {});
-  await c.expect('tx.commit-ok');
-  t.log('methods', methodsSince(c));
+  await commitAfter(t, c, async () => {
+    await ch.assertQueue(q, Q);
+    await ch.assertQueue(bcc, Q);
+  });
   t.log('queued', t.bodies(await t.drainQueue(ch, q)));
   t.log('queued-bcc', t.bodies(await t.drainQueue(ch, bcc)));
 });
@@ -501,12 +489,7 @@ test('tx-binding-added-before-commit', 'rabbit_channel: routing happens at publi
   await ch.assertQueue(q, Q);
   const c = await rawTx(t);
   c.publish(1, x, '', 'before-bind', {}, { mandatory: true });
-  t.log('round-trip', await roundTrip(c));
-  mark(c);
-  await ch.bindQueue(q, x, '');
-  c.method(1, 'tx.commit', {});
-  await c.expect('tx.commit-ok');
-  t.log('methods', methodsSince(c));
+  await commitAfter(t, c, () => ch.bindQueue(q, x, ''));
   t.log('returned', returned(c));
   t.log('queued', t.bodies(await t.drainQueue(ch, q)));
 });
@@ -584,7 +567,8 @@ test('tx-reject-publish-dlx-partial-completion', 'rabbit_channel: reject-publish
   t.log('close', await c.nextClose());
 });
 
-test('tx-direct-reply-at-publish', 'rabbitmq.com/direct-reply-to.html + rabbit_exchange:route: a reply is delivered when published, even in a transaction that is rolled back; a mandatory one is returned at tx.commit', async (t) => {
+/** A raw requester consuming from amq.rabbitmq.reply-to, and the reply address a request of it carried. */
+async function replyAddress(t: CaseContext): Promise<{ requester: RawClient; address: string }> {
   const requester = await t.raw();
   await requester.openChannel(1);
   requester.method(1, 'basic.consume', { queue: 'amq.rabbitmq.reply-to', consumerTag: '', noLocal: false, noAck: true, exclusive: false, noWait: false, arguments: {} });
@@ -595,6 +579,11 @@ test('tx-direct-reply-at-publish', 'rabbitmq.com/direct-reply-to.html + rabbit_e
   requester.publish(1, '', q, 'request', { replyTo: 'amq.rabbitmq.reply-to' });
   const request = await t.waitFor(() => ch.get(q, { noAck: true }), 1000);
   const address = request ? (request.properties.replyTo as string) : 'missing';
+  return { requester, address };
+}
+
+test('tx-direct-reply-at-publish', 'rabbitmq.com/direct-reply-to.html + rabbit_exchange:route: a reply is delivered when published, even in a transaction that is rolled back; a mandatory one is returned at tx.commit', async (t) => {
+  const { requester, address } = await replyAddress(t);
   const c = await rawTx(t);
   mark(c);
   c.publish(1, '', address, 'first', {}, { mandatory: true });
@@ -615,16 +604,7 @@ test('tx-direct-reply-at-publish', 'rabbitmq.com/direct-reply-to.html + rabbit_e
 });
 
 test('confirm-direct-reply-mandatory', 'rabbit_exchange:route delivers a direct reply and routes it to no queue: a mandatory reply is delivered and also returned (then confirmed)', async (t) => {
-  const requester = await t.raw();
-  await requester.openChannel(1);
-  requester.method(1, 'basic.consume', { queue: 'amq.rabbitmq.reply-to', consumerTag: '', noLocal: false, noAck: true, exclusive: false, noWait: false, arguments: {} });
-  await requester.expect('basic.consume-ok');
-  const ch = await t.channel();
-  const q = t.q('requests');
-  await ch.assertQueue(q, Q);
-  requester.publish(1, '', q, 'request', { replyTo: 'amq.rabbitmq.reply-to' });
-  const request = await t.waitFor(() => ch.get(q, { noAck: true }), 1000);
-  const address = request ? (request.properties.replyTo as string) : 'missing';
+  const { requester, address } = await replyAddress(t);
   const c = await t.raw();
   await c.openChannel(1);
   c.method(1, 'confirm.select', { nowait: false });

@@ -76,7 +76,7 @@ export class Publisher {
    * store for persistent messages on durable queues. Returns true when a store commit holds it.
    */
   publish(args: BasicPublishArgs, header: Buffer, body: Buffer): boolean {
-    const { exchange, message: published, cc } = this.accept(args, header, body);
+    const { exchange, message: published, cc } = this.accept(args, header, body, false);
     const confirms = this.confirms;
     const seq = confirms?.next() ?? 0;
     const aside = this.routeAside(args, exchange, published, cc);
@@ -112,8 +112,11 @@ export class Publisher {
     return { message: published.withoutBcc(), durable };
   }
 
-  /** The checks of rabbit_channel's basic.publish, in its order; the message as published. */
-  private accept(args: BasicPublishArgs, header: Buffer, body: Buffer): Accepted {
+  /**
+   * The checks of rabbit_channel's basic.publish, in its order; the message as published. A
+   * message that is kept (queued, or held by a transaction) gets its own compact memory.
+   */
+  private accept(args: BasicPublishArgs, header: Buffer, body: Buffer, held: boolean): Accepted {
     const exchange = this.publishable(args.exchange);
     let properties = decodeContentHeader(header).properties;
     const username = this.conn.username;
@@ -128,7 +131,7 @@ export class Publisher {
     const ttl = parseExpiration(properties.expiration);
     checkMessage(properties);
     const cc = senderSelectedRoutingKeys(properties.headers);
-    if (args.exchange === '' && isReplyAddress(args.routingKey)) {
+    if (!held && args.exchange === '' && isReplyAddress(args.routingKey)) {
       // A reply is written out at once, never queued: no id, no compaction.
       return { exchange, message: new Message(0, '', args.routingKey, header, body, properties), cc };
     }
@@ -144,7 +147,7 @@ export class Publisher {
    * message stored), enqueued at commit in the queues routed to that still exist then.
    */
   hold(args: BasicPublishArgs, header: Buffer, body: Buffer): void {
-    const { exchange, message, cc } = this.accept(args, header, body);
+    const { exchange, message, cc } = this.accept(args, header, body, true);
     const aside = this.routeAside(args, exchange, message, cc);
     if (aside) this.held.push({ args, message: aside.message, queues: [], durable: aside.durable });
     else this.held.push({ args, message: message.withoutBcc(), queues: this.conn.vhost!.routeNames(exchange, message, cc), durable: false });
