@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { FakeClock } from '../../src/clock.js';
 import { F } from '../../src/frame/field-table.js';
 import { channel, connect, type Channel, type ChannelModel } from '../support/amqp.js';
 import { useBroker } from '../support/broker.js';
@@ -184,5 +185,42 @@ describe('transactions', () => {
     await requester.waitFor(() => requester.messages.length === 3, 'the third reply');
     expect(requester.messages.map((m) => m.body.toString())).to.deep.equal(['first', 'second', 'third']);
     requester.destroy();
+  });
+});
+
+/**
+ * The delayed-message plugin's exchange type stores a delayed message in its route callback
+ * (rabbit_exchange_type_delayed_message:route/2 returns no queue), which a transaction runs at
+ * basic.publish. The reference RabbitMQ has no plugin, so this follows the plugin's source.
+ */
+describe('transactions and the x-delayed-message exchange', () => {
+  const clock = new FakeClock();
+  const broker = useBroker({ clock, heartbeat: 0 });
+
+  it('holds a delayed message from basic.publish on, even when rolled back; a mandatory one is returned at commit', async () => {
+    const conn = await connect(broker.url);
+    const admin = await channel(conn);
+    await admin.assertExchange('tx-delayed', 'x-delayed-message', { durable: false, arguments: { 'x-delayed-type': 'fanout' } });
+    await admin.assertQueue('tx-delayed-q', { durable: false });
+    await admin.bindQueue('tx-delayed-q', 'tx-delayed', '');
+    const c = await RawClient.open(broker.url);
+    await c.openChannel(1);
+    c.method(1, 'tx.select', {});
+    await c.expect('tx.select-ok');
+
+    const delay = { headers: { 'x-delay': F.int32(1000) } };
+    c.publish(1, 'tx-delayed', '', 'rolled-back', delay, { mandatory: true });
+    c.method(1, 'tx.rollback', {});
+    await c.expect('tx.rollback-ok');
+    c.publish(1, 'tx-delayed', '', 'committed', delay, { mandatory: true });
+    c.method(1, 'tx.commit', {});
+    await c.expect('tx.commit-ok');
+    expect(c.messages.map((m) => [m.method.name, m.body.toString()])).to.deep.equal([['basic.return', 'committed']]);
+
+    expect((await admin.checkQueue('tx-delayed-q')).messageCount).to.equal(0);
+    clock.advance(1000);
+    expect((await admin.checkQueue('tx-delayed-q')).messageCount).to.equal(2);
+    c.destroy();
+    await conn.close();
   });
 });
