@@ -1,7 +1,10 @@
 /** Publisher confirms (acks, nacks on overflow) and transactions (tx.select / commit / rollback). */
 import type { Channel, Options } from 'amqplib';
+import { F } from '../../src/frame/field-table.js';
+import type { BasicProperties } from '../../src/frame/generated/properties.js';
 import { area } from '../lib/case.js';
 import type { CaseContext } from '../lib/context.js';
+import { plainArgs, type RawClient } from '../lib/raw-client.js';
 
 const test = area('confirms-tx');
 
@@ -338,4 +341,358 @@ test('tx-consumer-sees-after-commit', 'spec 1.9: a consumer receives transaction
   await txCommit(pub);
   await t.waitFor(() => got.length >= 1, 1000);
   t.log('after-commit', got);
+});
+
+// --- when a transaction checks, routes and enqueues (rabbit_channel: basic.publish checks and
+// routes at once and queues the routed delivery; tx.commit enqueues in the queues routed to that
+// exist then, by name, and sends the returns) -------------------------------------------------
+
+/** A raw client with channel 1 open and transactional. */
+async function rawTx(t: CaseContext): Promise<RawClient> {
+  const c = await t.raw();
+  await c.openChannel(1);
+  c.method(1, 'tx.select', {});
+  await c.expect('tx.select-ok');
+  return c;
+}
+
+/** A round trip on channel 1 (a passive exchange.declare): everything sent before it has been handled. */
+async function roundTrip(c: RawClient): Promise<string | undefined> {
+  c.method(1, 'exchange.declare', { exchange: 'amq.direct', type: 'direct', passive: true, durable: false, autoDelete: false, internal: false, noWait: false, arguments: {} });
+  return (await c.nextMethod(['exchange.declare-ok', 'channel.close']))?.name;
+}
+
+/** The names of the methods received on channel 1 since the last call (or since mark(c)). */
+const seen = new WeakMap<RawClient, number>();
+function mark(c: RawClient): void {
+  seen.set(c, c.frames.length);
+}
+function methodsSince(c: RawClient): string[] {
+  const frames = c.frames.slice(seen.get(c) ?? 0);
+  mark(c);
+  return frames.flatMap((f) => (f.channel === 1 && f.method ? [f.method.name] : []));
+}
+
+/** The bodies of the messages basic.return brought back to c. */
+const returned = (c: RawClient): string[] => c.messages.filter((m) => m.method.name === 'basic.return').map((m) => m.body.toString());
+
+/**
+ * After publishes on c's transaction have been handled (a round trip), changes something with
+ * `between` and commits; logs the methods tx.commit brought.
+ */
+async function commitAfter(t: CaseContext, c: RawClient, between: () => Promise<unknown>): Promise<void> {
+  t.log('round-trip', await roundTrip(c));
+  mark(c);
+  await between();
+  c.method(1, 'tx.commit', {});
+  await c.expect('tx.commit-ok');
+  t.log('methods', methodsSince(c));
+}
+
+test('tx-missing-exchange-at-publish', 'rabbit_channel basic.publish: the exchange is looked up at publish inside a transaction too (404 names basic.publish)', async (t) => {
+  const c = await rawTx(t);
+  mark(c);
+  c.publish(1, t.name('missing'), 'k', 'x');
+  c.method(1, 'basic.qos', { prefetchSize: 0, prefetchCount: 0, global: false });
+  t.log('close', await c.nextClose());
+  t.log('methods', methodsSince(c));
+});
+
+test('tx-message-checks-at-publish', 'rabbit_channel basic.publish: internal exchange, user_id, expiration, CC type and delivery-mode are checked at publish, not at tx.commit', async (t) => {
+  const internal = t.x('internal');
+  await (await t.channel()).assertExchange(internal, 'fanout', { durable: false, internal: true });
+  const bad: Array<[string, string, BasicProperties]> = [
+    ['internal-exchange', internal, {}],
+    ['user-id', 'amq.direct', { userId: 'someone-else' }],
+    ['expiration', 'amq.direct', { expiration: 'abc' }],
+    ['cc-type', 'amq.direct', { headers: { CC: F.str('a') } }],
+    ['delivery-mode', 'amq.direct', { deliveryMode: 3 }],
+  ];
+  for (const [label, exchange, props] of bad) {
+    const c = await rawTx(t);
+    c.publish(1, exchange, 'k', 'x', props);
+    c.method(1, 'basic.qos', { prefetchSize: 0, prefetchCount: 0, global: false });
+    t.log(label, await c.nextClose());
+  }
+});
+
+/** A channel, a fanout exchange and a queue bound to it. */
+async function boundFanout(t: CaseContext): Promise<{ ch: Channel; x: string; q: string }> {
+  const ch = await t.channel();
+  const x = t.x();
+  const q = t.q();
+  await ch.assertExchange(x, 'fanout', { durable: false });
+  await ch.assertQueue(q, Q);
+  await ch.bindQueue(q, x, '');
+  return { ch, x, q };
+}
+
+test('tx-exchange-deleted-before-commit', 'rabbit_channel: a transactional publish is routed at publish; deleting its exchange before tx.commit does not fail the commit', async (t) => {
+  const { ch, x, q } = await boundFanout(t);
+  const c = await rawTx(t);
+  c.publish(1, x, '', 'held', {}, { mandatory: true });
+  await commitAfter(t, c, () => ch.deleteExchange(x));
+  t.log('queued', t.bodies(await t.drainQueue(ch, q)));
+});
+
+test('tx-alternate-exchange-deleted-before-commit', 'rabbit_exchange:route: alternate exchanges are followed at publish; deleting one before tx.commit changes nothing', async (t) => {
+  const { ch, x: ae, q } = await boundFanout(t);
+  const x = t.x('main');
+  await ch.assertExchange(x, 'direct', { durable: false, alternateExchange: ae });
+  const c = await rawTx(t);
+  c.publish(1, x, 'no-binding', 'via-ae', {}, { mandatory: true });
+  await commitAfter(t, c, () => ch.deleteExchange(ae));
+  t.log('queued', t.bodies(await t.drainQueue(ch, q)));
+});
+
+test('tx-queue-deleted-before-commit', 'rabbit_channel deliver_to_queues: at tx.commit a routed queue that is gone drops the message, or returns it when mandatory', async (t) => {
+  const ch = await t.channel();
+  const q = t.q();
+  await ch.assertQueue(q, Q);
+  const c = await rawTx(t);
+  c.publish(1, '', q, 'mandatory', {}, { mandatory: true });
+  c.publish(1, '', q, 'not-mandatory');
+  await commitAfter(t, c, () => ch.deleteQueue(q));
+  t.log('returned', c.messages.map((m) => ({ method: m.method.name, body: m.body.toString(), ...plainArgs(m.method.args as Record<string, unknown>) })));
+});
+
+test('tx-queue-redeclared-before-commit', 'rabbit_channel: routing at publish yields queue names, looked up at tx.commit: a queue deleted and declared again (unbound) gets the message', async (t) => {
+  const { ch, x, q } = await boundFanout(t);
+  const c = await rawTx(t);
+  c.publish(1, x, '', 'routed-by-name', {}, { mandatory: true });
+  await commitAfter(t, c, async () => {
+    await ch.deleteQueue(q);
+    await ch.assertQueue(q, Q);
+  });
+  t.log('queued', t.bodies(await t.drainQueue(ch, q)));
+});
+
+test('tx-queue-declared-before-commit', 'rabbit_exchange:route: the default exchange routes to queue names without looking them up; a queue (or BCC queue) declared before tx.commit gets the message', async (t) => {
+  const ch = await t.channel();
+  const q = t.q();
+  const bcc = t.q('bcc');
+  const c = await rawTx(t);
+  c.publish(1, '', q, 'early', { headers: { BCC: F.array([F.str(bcc)]) } }, { mandatory: true });
+  await commitAfter(t, c, async () => {
+    await ch.assertQueue(q, Q);
+    await ch.assertQueue(bcc, Q);
+  });
+  t.log('queued', t.bodies(await t.drainQueue(ch, q)));
+  t.log('queued-bcc', t.bodies(await t.drainQueue(ch, bcc)));
+});
+
+test('tx-binding-added-before-commit', 'rabbit_channel: routing happens at publish; a binding added before tx.commit does not catch the message, which is returned at commit', async (t) => {
+  const ch = await t.channel();
+  const x = t.x();
+  const q = t.q();
+  await ch.assertExchange(x, 'fanout', { durable: false });
+  await ch.assertQueue(q, Q);
+  const c = await rawTx(t);
+  c.publish(1, x, '', 'before-bind', {}, { mandatory: true });
+  await commitAfter(t, c, () => ch.bindQueue(q, x, ''));
+  t.log('returned', returned(c));
+  t.log('queued', t.bodies(await t.drainQueue(ch, q)));
+});
+
+test('tx-mandatory-return-at-commit', 'rabbit_channel: basic.return of an unroutable mandatory publish in a transaction goes out at tx.commit (before commit-ok), in publish order, and not at all after tx.rollback', async (t) => {
+  const ch = await t.channel();
+  const q = t.q();
+  await ch.assertQueue(q, Q);
+  const c = await rawTx(t);
+  mark(c);
+  c.publish(1, 'amq.direct', t.name('r1'), 'ret1', {}, { mandatory: true });
+  c.publish(1, '', q, 'routed', {}, { mandatory: true });
+  c.publish(1, 'amq.direct', t.name('r2'), 'ret2', {}, { mandatory: true });
+  await roundTrip(c);
+  t.log('before-commit', methodsSince(c));
+  c.method(1, 'tx.commit', {});
+  await c.expect('tx.commit-ok');
+  t.log('at-commit', methodsSince(c));
+  t.log('returned', returned(c));
+  c.publish(1, 'amq.direct', t.name('r3'), 'rolled-back', {}, { mandatory: true });
+  c.method(1, 'tx.rollback', {});
+  await c.expect('tx.rollback-ok');
+  c.method(1, 'tx.commit', {});
+  await c.expect('tx.commit-ok');
+  t.log('after-rollback', methodsSince(c));
+});
+
+test('tx-ttl-from-commit', 'rabbitmq.com/ttl.html: a message\'s TTL runs from when it is enqueued, i.e. from tx.commit', async (t) => {
+  const ch = await t.channel();
+  const q = t.q();
+  await ch.assertQueue(q, Q);
+  const c = await rawTx(t);
+  c.publish(1, '', q, 'ttl', { expiration: '100' });
+  await roundTrip(c);
+  await t.sleep(250);
+  c.method(1, 'tx.commit', {});
+  await c.expect('tx.commit-ok');
+  await t.step('count', ch.checkQueue(q), (r) => r.messageCount);
+});
+
+test('tx-reject-publish-partial-completion', 'rabbit_channel: a publish a queue refuses (reject-publish) fails tx.commit with 406 "partial tx completion"; the other publishes, returns and acks of the transaction are committed', async (t) => {
+  const ch = await t.channel();
+  const full = t.q('full');
+  const open = t.q('open');
+  const src = t.q('src');
+  await ch.assertQueue(full, { ...Q, maxLength: 0, overflow: 'reject-publish' });
+  await ch.assertQueue(open, Q);
+  await ch.assertQueue(src, Q);
+  await confirmOutcomes(t, src, ['m0', 'm1']);
+  const c = await rawTx(t);
+  const acked = await c.get(1, src, false);
+  await c.get(1, src, false);
+  c.method(1, 'basic.ack', { deliveryTag: (acked?.method.args as { deliveryTag: number }).deliveryTag, multiple: false });
+  mark(c);
+  c.publish(1, '', open, 'kept-1');
+  c.publish(1, '', full, 'refused');
+  c.publish(1, 'amq.direct', t.name('nowhere'), 'unroutable', {}, { mandatory: true });
+  c.publish(1, '', open, 'kept-2');
+  c.method(1, 'tx.commit', {});
+  t.log('close', await c.nextClose());
+  t.log('methods', methodsSince(c));
+  t.log('returned', returned(c));
+  t.log('open', t.bodies(await t.drainQueue(ch, open)));
+  // m0's ack was committed; m1 (unacked) came back when the channel closed.
+  t.log('src', t.bodies(await t.drainQueue(ch, src)));
+});
+
+test('tx-reject-publish-dlx-partial-completion', 'rabbit_channel: reject-publish-dlx refuses too: 406 "partial tx completion"', async (t) => {
+  const ch = await t.channel();
+  const full = t.q('full');
+  await ch.assertQueue(full, { ...Q, maxLength: 0, overflow: 'reject-publish-dlx' });
+  const c = await rawTx(t);
+  c.publish(1, '', full, 'refused');
+  c.method(1, 'tx.commit', {});
+  t.log('close', await c.nextClose());
+});
+
+/** A raw requester consuming from amq.rabbitmq.reply-to, and the reply address a request of it carried. */
+async function replyAddress(t: CaseContext): Promise<{ requester: RawClient; address: string }> {
+  const requester = await t.raw();
+  await requester.openChannel(1);
+  requester.method(1, 'basic.consume', { queue: 'amq.rabbitmq.reply-to', consumerTag: '', noLocal: false, noAck: true, exclusive: false, noWait: false, arguments: {} });
+  await requester.expect('basic.consume-ok');
+  const ch = await t.channel();
+  const q = t.q('requests');
+  await ch.assertQueue(q, Q);
+  requester.publish(1, '', q, 'request', { replyTo: 'amq.rabbitmq.reply-to' });
+  const request = await t.waitFor(() => ch.get(q, { noAck: true }), 1000);
+  const address = request ? (request.properties.replyTo as string) : 'missing';
+  return { requester, address };
+}
+
+test('tx-direct-reply-at-publish', 'rabbitmq.com/direct-reply-to.html + rabbit_exchange:route: a reply is delivered when published, even in a transaction that is rolled back; a mandatory one is returned at tx.commit', async (t) => {
+  const { requester, address } = await replyAddress(t);
+  const c = await rawTx(t);
+  mark(c);
+  c.publish(1, '', address, 'first', {}, { mandatory: true });
+  c.publish(1, '', address, 'second');
+  await roundTrip(c);
+  await requester.until(() => requester.messages.length >= 2, 1000);
+  t.log('delivered-before-commit', requester.messages.map((m) => m.body.toString()));
+  t.log('before-rollback', methodsSince(c));
+  c.method(1, 'tx.rollback', {});
+  await c.expect('tx.rollback-ok');
+  c.publish(1, '', address, 'third', {}, { mandatory: true });
+  c.method(1, 'tx.commit', {});
+  await c.expect('tx.commit-ok');
+  t.log('at-commit', methodsSince(c));
+  t.log('returned', returned(c));
+  await requester.until(() => requester.messages.length >= 3, 1000);
+  t.log('delivered', requester.messages.map((m) => m.body.toString()));
+});
+
+test('confirm-direct-reply-mandatory', 'rabbit_exchange:route delivers a direct reply and routes it to no queue: a mandatory reply is delivered and also returned (then confirmed)', async (t) => {
+  const { requester, address } = await replyAddress(t);
+  const c = await t.raw();
+  await c.openChannel(1);
+  c.method(1, 'confirm.select', { nowait: false });
+  await c.expect('confirm.select-ok');
+  mark(c);
+  c.publish(1, '', address, 'reply', {}, { mandatory: true });
+  await c.expect('basic.ack');
+  await requester.until(() => requester.messages.length >= 1, 1000);
+  t.log('methods', methodsSince(c));
+  t.log('returned', returned(c));
+  t.log('delivered', requester.messages.map((m) => m.body.toString()));
+});
+
+// --- acknowledgements in a transaction ---------------------------------------------------------
+
+test('tx-ack-twice-unknown-tag', 'rabbit_channel collect_acks: an ack inside a transaction takes the tag at once; acking it again is 406 unknown delivery tag (at basic.ack)', async (t) => {
+  const ch = await t.channel();
+  const q = t.q();
+  await ch.assertQueue(q, Q);
+  await confirmOutcomes(t, q, ['m0']);
+  const c = await rawTx(t);
+  const m = await c.get(1, q, false);
+  const tag = (m?.method.args as { deliveryTag: number }).deliveryTag;
+  c.method(1, 'basic.ack', { deliveryTag: tag, multiple: false });
+  c.method(1, 'basic.ack', { deliveryTag: tag, multiple: false });
+  t.log('close', await c.nextClose());
+});
+
+test('tx-ack-rollback-then-commit', 'rabbit_channel tx.rollback: rolled-back acks put the tags back as unacked; acking them again and committing settles them', async (t) => {
+  const ch = await t.channel();
+  const q = t.q();
+  await ch.assertQueue(q, Q);
+  await confirmOutcomes(t, q, ['m0', 'm1']);
+  const c = await rawTx(t);
+  await c.get(1, q, false);
+  const m1 = await c.get(1, q, false);
+  const tag = (m1?.method.args as { deliveryTag: number }).deliveryTag;
+  c.method(1, 'basic.ack', { deliveryTag: tag, multiple: true });
+  c.method(1, 'tx.rollback', {});
+  await c.expect('tx.rollback-ok');
+  c.method(1, 'basic.ack', { deliveryTag: tag, multiple: true });
+  c.method(1, 'tx.commit', {});
+  await c.expect('tx.commit-ok');
+  c.method(1, 'channel.close', { replyCode: 200, replyText: '', classId: 0, methodId: 0 });
+  await c.expect('channel.close-ok');
+  await t.step('count-after-close', ch.checkQueue(q), (r) => r.messageCount);
+});
+
+test('tx-reject-requeue-rolled-back', 'rabbit_channel tx.rollback: a rolled-back basic.reject requeue=true requeues nothing; basic.nack multiple with tag 0 then commit requeues', async (t) => {
+  const ch = await t.channel();
+  const q = t.q();
+  await ch.assertQueue(q, Q);
+  await confirmOutcomes(t, q, ['m0']);
+  const c = await rawTx(t);
+  const m = await c.get(1, q, false);
+  c.method(1, 'basic.reject', { deliveryTag: (m?.method.args as { deliveryTag: number }).deliveryTag, requeue: true });
+  c.method(1, 'tx.rollback', {});
+  await c.expect('tx.rollback-ok');
+  await t.step('count-after-rollback', ch.checkQueue(q), (r) => r.messageCount);
+  c.method(1, 'basic.nack', { deliveryTag: 0, multiple: true, requeue: true });
+  c.method(1, 'tx.commit', {});
+  await c.expect('tx.commit-ok');
+  await t.step('count-after-commit', ch.checkQueue(q), (r) => r.messageCount);
+});
+
+/** A transactional raw client consuming q with prefetch 1, after its first delivery. */
+async function txConsumer(t: CaseContext, q: string): Promise<{ c: RawClient; first: number }> {
+  const c = await rawTx(t);
+  c.method(1, 'basic.qos', { prefetchSize: 0, prefetchCount: 1, global: false });
+  await c.expect('basic.qos-ok');
+  c.method(1, 'basic.consume', { queue: q, consumerTag: 'ct', noLocal: false, noAck: false, exclusive: false, noWait: false, arguments: {} });
+  await c.expect('basic.consume-ok');
+  const d = await c.expect('basic.deliver');
+  return { c, first: d.deliveryTag };
+}
+
+test('tx-ack-credit-after-commit-ok', 'rabbit_channel: acks inside a transaction release prefetch credit only at tx.commit; with nothing published, commit-ok comes before the next delivery', async (t) => {
+  const ch = await t.channel();
+  const q = t.q();
+  await ch.assertQueue(q, Q);
+  await confirmOutcomes(t, q, ['m0', 'm1']);
+  const { c, first } = await txConsumer(t, q);
+  c.method(1, 'basic.ack', { deliveryTag: first, multiple: false });
+  await roundTrip(c);
+  mark(c);
+  await t.sleep(50);
+  t.log('before-commit', methodsSince(c));
+  c.method(1, 'tx.commit', {});
+  await c.until(() => c.frames.slice(seen.get(c)).filter((f) => f.method?.name === 'basic.deliver' || f.method?.name === 'tx.commit-ok').length >= 2, 1000);
+  t.log('at-commit', methodsSince(c));
 });

@@ -5,6 +5,7 @@ import { decodeContentHeader, encodeContentHeaderPayload, type BasicProperties }
 import { Message, senderSelectedRoutingKeys } from '../queue/message.js';
 import { parseExpiration } from '../queue/queue-arguments.js';
 import { fieldTypeName } from '../frame/field-table.js';
+import type { Queue } from '../queue/queue.js';
 import type { Exchange } from '../vhost/exchange.js';
 import type { Connection } from './connection.js';
 import { deliverReply, isReplyAddress, rewriteReplyTo, type ReplyConsumer } from './direct-reply-to.js';
@@ -15,17 +16,38 @@ export interface ReplySource {
   readonly replyConsumer: ReplyConsumer | undefined;
 }
 
+/** A publish inside a transaction, checked and routed at basic.publish, enqueued at tx.commit. */
 interface HeldPublish {
   args: BasicPublishArgs;
-  header: Buffer;
-  body: Buffer;
+  /** The message as it will be queued (and returned to a mandatory publisher): without BCC. */
+  message: Message;
+  /** The queues it was routed to, by name: they are looked up again at commit. */
+  queues: string[];
+  /** A store commit already holds it (a persistent message on a durable delayed exchange). */
+  durable: boolean;
+}
+
+/** A basic.publish that passed RabbitMQ's checks: its exchange, message (BCC included) and CC/BCC keys. */
+interface Accepted {
+  exchange: Exchange;
+  message: Message;
+  cc: string[] | undefined;
+}
+
+/** What tx.commit did with the held publishes. */
+export interface Committed {
+  /** A store commit holds some publish: commit-ok waits for it. */
+  durable: boolean;
+  /** Some queue refused a publish (x-overflow=reject-publish): "partial tx completion". */
+  rejected: boolean;
 }
 
 /**
  * Publishing on one channel. A complete basic.publish (method, header, body) is checked as
  * RabbitMQ checks it, routed and enqueued; the publisher gets basic.return when a mandatory
  * message is unroutable and, in confirm mode, basic.ack / basic.nack from PublisherConfirms.
- * Inside a transaction publishes are held until tx.commit.
+ * Inside a transaction a publish is checked and routed at once, as rabbit_channel does, and
+ * enqueued (or returned) at tx.commit.
  */
 export class Publisher {
   /** Set by confirm.select. */
@@ -54,7 +76,47 @@ export class Publisher {
    * store for persistent messages on durable queues. Returns true when a store commit holds it.
    */
   publish(args: BasicPublishArgs, header: Buffer, body: Buffer): boolean {
-    const vhost = this.conn.vhost!;
+    const { exchange, message: published, cc } = this.accept(args, header, body, false);
+    const confirms = this.confirms;
+    const seq = confirms?.next() ?? 0;
+    const aside = this.routeAside(args, exchange, published, cc);
+    if (aside) {
+      if (args.mandatory) this.sendReturn(args, aside.message);
+      confirms?.confirmWhenSafe(seq, aside.durable);
+      return aside.durable;
+    }
+    const { message, queues, durable, rejected } = this.conn.vhost!.publish(exchange, published, cc);
+    if (queues.size === 0 && args.mandatory) this.sendReturn(args, message);
+    // x-overflow=reject-publish: RabbitMQ nacks a message any of its queues refused.
+    if (rejected) confirms?.nack(seq);
+    else confirms?.confirmWhenSafe(seq, durable);
+    return durable;
+  }
+
+  /**
+   * Direct reply-to and the delayed-message exchange take a message aside while routing it
+   * (rabbit_exchange:route delivers a reply, the plugin's route stores a delayed message) and
+   * route it to no queue, so a mandatory publish of either is returned. Returns the message to
+   * return and whether a store commit holds it, or undefined for an ordinary publish.
+   */
+  private routeAside(args: BasicPublishArgs, exchange: Exchange, published: Message, cc: string[] | undefined): { message: Message; durable: boolean } | undefined {
+    if (args.exchange === '' && isReplyAddress(args.routingKey)) {
+      // The reply goes straight to the waiting channel, if any.
+      deliverReply(this.conn.broker.replyTo, args.routingKey, published);
+      return { message: published, durable: false };
+    }
+    const delay = exchange.type instanceof DelayedMessageExchange ? delayOf(published.properties.headers) : undefined;
+    if (delay === undefined) return undefined;
+    // Held as published (BCC included), so a restart can still route to the BCC keys.
+    const durable = this.conn.vhost!.delay(exchange, published, cc, delay);
+    return { message: published.withoutBcc(), durable };
+  }
+
+  /**
+   * The checks of rabbit_channel's basic.publish, in its order; the message as published. A
+   * message that is kept (queued, or held by a transaction) gets its own compact memory.
+   */
+  private accept(args: BasicPublishArgs, header: Buffer, body: Buffer, held: boolean): Accepted {
     const exchange = this.publishable(args.exchange);
     let properties = decodeContentHeader(header).properties;
     const username = this.conn.username;
@@ -66,58 +128,49 @@ export class Publisher {
       properties = withReplyAddress;
       header = encodeContentHeaderPayload(60, body.length, properties);
     }
-    const headers = properties.headers;
     const ttl = parseExpiration(properties.expiration);
     checkMessage(properties);
-    const cc = senderSelectedRoutingKeys(headers);
-    const confirms = this.confirms;
-    if (args.exchange === '' && isReplyAddress(args.routingKey)) {
-      // Direct reply-to: the reply goes straight to the waiting channel, or is unroutable.
-      const reply = new Message(0, '', args.routingKey, header, body, properties);
-      const seq = confirms?.next() ?? 0;
-      if (!deliverReply(this.conn.broker.replyTo, args.routingKey, reply) && args.mandatory) this.sendReturn(args, reply);
-      confirms?.confirmWhenSafe(seq, false);
-      return false;
+    const cc = senderSelectedRoutingKeys(properties.headers);
+    if (!held && args.exchange === '' && isReplyAddress(args.routingKey)) {
+      // A reply is written out at once, never queued: no id, no compaction.
+      return { exchange, message: new Message(0, '', args.routingKey, header, body, properties), cc };
     }
-
-    const published = new Message(this.conn.broker.nextMessageId(), args.exchange, args.routingKey, Message.compact(header), Message.compact(body), properties);
-    published.ttl = ttl;
-    const seq = confirms?.next() ?? 0;
-
-    const delay = exchange.type instanceof DelayedMessageExchange ? delayOf(headers) : undefined;
-    if (delay !== undefined) {
-      // Held back by the delayed-message exchange; like the plugin, a mandatory publish is returned
-      // because nothing is routed now.
-      // It is held as published (BCC included), so a restart can still route to the BCC keys.
-      const durable = vhost.delay(exchange, published, cc, delay);
-      if (args.mandatory) this.sendReturn(args, published.withoutBcc());
-      confirms?.confirmWhenSafe(seq, durable);
-      return durable;
-    }
-
-    const { message, queues, durable, rejected } = vhost.publish(exchange, published, cc);
-    if (queues.size === 0 && args.mandatory) this.sendReturn(args, message);
-    // x-overflow=reject-publish: RabbitMQ nacks a message any of its queues refused.
-    if (rejected) confirms?.nack(seq);
-    else confirms?.confirmWhenSafe(seq, durable);
-    return durable;
+    const message = new Message(this.conn.broker.nextMessageId(), args.exchange, args.routingKey, Message.compact(header), Message.compact(body), properties);
+    message.ttl = ttl;
+    return { exchange, message, cc };
   }
 
   // ---- transactions -------------------------------------------------------------------------
 
-  /** A publish inside a transaction: the exchange is checked now, routing waits for commit. */
+  /**
+   * A publish inside a transaction: checked and routed now (a reply is delivered, a delayed
+   * message stored), enqueued at commit in the queues routed to that still exist then.
+   */
   hold(args: BasicPublishArgs, header: Buffer, body: Buffer): void {
-    this.publishable(args.exchange);
-    this.held.push({ args, header: Buffer.from(header), body: Buffer.from(body) });
+    const { exchange, message, cc } = this.accept(args, header, body, true);
+    const aside = this.routeAside(args, exchange, message, cc);
+    if (aside) this.held.push({ args, message: aside.message, queues: [], durable: aside.durable });
+    else this.held.push({ args, message: message.withoutBcc(), queues: this.conn.vhost!.routeNames(exchange, message, cc), durable: false });
   }
 
-  /** tx.commit: publishes the held messages (returns go out now); true when a store commit holds one. */
-  commit(): boolean {
+  /** tx.commit: enqueues the held publishes in order; returns go out now. */
+  commit(): Committed {
+    const vhost = this.conn.vhost!;
     const held = this.held;
     this.held = [];
-    let durable = false;
-    for (const p of held) if (this.publish(p.args, p.header, p.body)) durable = true;
-    return durable;
+    const committed: Committed = { durable: false, rejected: false };
+    for (const h of held) {
+      const queues = new Set<Queue>();
+      for (const name of h.queues) {
+        const q = vhost.queues.get(name);
+        if (q) queues.add(q);
+      }
+      const { durable, rejected } = vhost.offer(h.message, queues);
+      if (queues.size === 0 && h.args.mandatory) this.sendReturn(h.args, h.message);
+      if (durable || h.durable) committed.durable = true;
+      if (rejected) committed.rejected = true;
+    }
+    return committed;
   }
 
   /** tx.rollback: the held publishes are dropped. */

@@ -384,10 +384,32 @@ export class VHost {
    * accepts, when given).
    */
   publish(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined, admit?: (q: Queue) => boolean): Published {
+    return this.offer(msg.withoutBcc(), this.routeMessage(exchange, msg, ccRoutingKeys), admit);
+  }
+
+  /**
+   * The names of the queues msg routes to now, for a transaction that enqueues at tx.commit
+   * (offer). As in rabbit_exchange:route, the default exchange names queues by the routing keys
+   * without looking them up, so a queue declared before the commit still gets the message.
+   */
+  routeNames(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined): string[] {
+    if (exchange === this.defaultExchange) return [...new Set([msg.routingKey, ...(ccRoutingKeys ?? [])])];
+    return [...this.routeMessage(exchange, msg, ccRoutingKeys)].map((q) => q.name);
+  }
+
+  /** The queues msg reaches through exchange by its routing key, ccRoutingKeys, headers and properties. */
+  private routeMessage(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined): Set<Queue> {
     const properties = msg.properties;
     const queues = new Set<Queue>();
     this.route(exchange, { routingKey: msg.routingKey, ccRoutingKeys, headers: properties.headers, properties: properties as Record<string, unknown> }, queues);
-    const message = msg.withoutBcc();
+    return queues;
+  }
+
+  /**
+   * Offers a routed message (already without its BCC header) to each of queues (to those admit
+   * accepts, when given; the others are removed from queues).
+   */
+  offer(message: Message, queues: Set<Queue>, admit?: (q: Queue) => boolean): Published {
     let durable = false;
     let rejected = false;
     for (const q of queues) {
