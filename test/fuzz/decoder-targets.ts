@@ -1,0 +1,173 @@
+/**
+ * Fuzz targets over the codec in src/frame: each takes arbitrary bytes and throws OracleFailure
+ * when the code under test does something it must not. Beyond "only documented errors", each
+ * checks a property that can fail on a wrong but crash-free decoder:
+ *
+ * - frame-reader: feeding the stream in arbitrary chunks gives exactly the frames, errors and
+ *   leftover bytes that feeding it whole does;
+ * - method, content-header, field-table: whatever decodes re-encodes to something that decodes
+ *   to the same value (where the encoder can carry it at all);
+ * - protocol-header: the two classifiers agree.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { decodeTable, encodeTable, parseArray, tableToJS, toJS } from '../../src/frame/field-table.js';
+import { FatalFrameError } from '../../src/frame/frame-errors.js';
+import { FrameReader } from '../../src/frame/frame-reader.js';
+import { decodeMethod, encodeMethodFrame, methodNameOf, type Method } from '../../src/frame/generated/methods.js';
+import { decodeContentHeader, encodeContentHeaderPayload, type ContentHeader } from '../../src/frame/generated/properties.js';
+import { checkProtocolHeader, classifyProtocolHeader } from '../../src/frame/protocol-header.js';
+import { rng, type Rng } from '../frame/helpers.js';
+import { documented, invariant, isEncodeRefusal, OracleFailure } from './oracles.js';
+
+/** Splits `bytes` into chunks whose sizes `r` picks: mostly small, sometimes large. */
+export function chunked(bytes: Buffer, r: Rng): Buffer[] {
+  const out: Buffer[] = [];
+  let off = 0;
+  while (off < bytes.length) {
+    const x = r();
+    const n = x < 0.4 ? 1 + Math.floor(r() * 8) : x < 0.8 ? 1 + Math.floor(r() * 64) : 1 + Math.floor(r() * bytes.length);
+    out.push(bytes.subarray(off, off + n));
+    off += n;
+  }
+  return out;
+}
+
+// --- frame reader ----------------------------------------------------------------------------
+
+const FRAME_MAXES = [0, 4096, 131072, 8, 9, 16, 64, 1024];
+
+type ReaderEvent = string;
+
+/** Feeds the chunks; records frames and errors; goes on after errors the reader recovers from. */
+function readAll(frameMax: number, chunks: Buffer[]): { events: ReaderEvent[]; buffered: number } {
+  const reader = new FrameReader(frameMax);
+  const events: ReaderEvent[] = [];
+  const onFrame = (type: number, channel: number, payload: Buffer): void => {
+    events.push(`frame ${type} ${channel} ${payload.toString('hex')}`);
+  };
+  for (const chunk of chunks) {
+    let next = chunk;
+    for (;;) {
+      const err = documented(() => reader.feed(next, onFrame), 'FrameReader.feed');
+      if (!err) break;
+      events.push(`error ${err.replyCode} ${err.replyText}`);
+      if (err instanceof FatalFrameError) {
+        invariant(reader.failed, 'a FatalFrameError leaves the reader failed');
+        return { events, buffered: reader.bufferedBytes };
+      }
+      invariant(!reader.failed, `a non-fatal error (${err.replyText}) left the reader failed`);
+      next = Buffer.alloc(0);
+    }
+  }
+  return { events, buffered: reader.bufferedBytes };
+}
+
+/** Input: frame-max choice (1 octet), chunking seed (4 octets), then the stream. */
+export function fuzzFrameReader(input: Buffer): void {
+  if (input.length < 5) return;
+  const frameMax = FRAME_MAXES[input[0]! % FRAME_MAXES.length]!;
+  const stream = input.subarray(5);
+  const whole = readAll(frameMax, [stream]);
+  const parts = readAll(frameMax, chunked(stream, rng(input.readUInt32BE(1))));
+  invariant(isDeepStrictEqual(parts.events, whole.events), `chunked feeding differs from whole feeding:\n  whole ${whole.events.join('\n        ')}\n  chunks ${parts.events.join('\n         ')}`);
+  invariant(parts.buffered === whole.buffered, `chunked feeding keeps ${parts.buffered} bytes, whole feeding ${whole.buffered}`);
+  invariant(whole.buffered <= stream.length, 'the reader holds more bytes than it was fed');
+}
+
+// --- methods -----------------------------------------------------------------------------------
+
+/** Input: a method frame's payload (class-id, method-id, arguments). */
+export function fuzzMethod(payload: Buffer): void {
+  let m: Method | undefined;
+  if (documented(() => (m = decodeMethod(payload)), 'decodeMethod') || !m) return;
+  invariant(methodNameOf(m.classId, m.methodId) === m.name, `decoded ${m.name} from ids ${m.classId}/${m.methodId}`);
+  let frame: Buffer;
+  try {
+    frame = encodeMethodFrame(0, m.name, m.args as never);
+  } catch (err) {
+    if (isEncodeRefusal(err)) return; // e.g. a longlong above 2^53, or a non-UTF-8 shortstr that grows past 255
+    throw new OracleFailure('crash', `encodeMethodFrame of decoded ${m.name}`, err);
+  }
+  let again: Method | undefined;
+  try {
+    again = decodeMethod(frame.subarray(7, frame.length - 1));
+  } catch (err) {
+    throw new OracleFailure('invariant', `re-encoded ${m.name} does not decode`, err);
+  }
+  invariant(isDeepStrictEqual(again, m), `${m.name} does not survive decode → encode → decode`);
+}
+
+// --- content headers -------------------------------------------------------------------------
+
+/** Input: a content header frame's payload. */
+export function fuzzContentHeader(payload: Buffer): void {
+  let h: ContentHeader | undefined;
+  if (documented(() => (h = decodeContentHeader(payload)), 'decodeContentHeader') || !h) return;
+  if (h.properties.headers) tableToJS(h.properties.headers);
+  let encoded: Buffer;
+  try {
+    encoded = encodeContentHeaderPayload(h.classId, h.bodySize, h.properties);
+  } catch (err) {
+    if (isEncodeRefusal(err)) return;
+    throw new OracleFailure('crash', 'encodeContentHeaderPayload of decoded properties', err);
+  }
+  let again: ContentHeader;
+  try {
+    again = decodeContentHeader(encoded);
+  } catch (err) {
+    throw new OracleFailure('invariant', 're-encoded content header does not decode', err);
+  }
+  invariant(
+    again.classId === h.classId && again.bodySize === h.bodySize && isDeepStrictEqual(again.properties, h.properties),
+    'content header does not survive decode → encode → decode',
+  );
+}
+
+// --- field tables ------------------------------------------------------------------------------
+
+/** Input: octet 0 even → a length-prefixed table at offset 1; odd → array values from offset 1. */
+export function fuzzFieldTable(input: Buffer): void {
+  if (input.length < 1) return;
+  const body = input.subarray(1);
+  if (input[0]! % 2 === 1) {
+    let arr: ReturnType<typeof parseArray> | undefined;
+    if (documented(() => (arr = parseArray(body, 0, body.length)), 'parseArray') || !arr) return;
+    for (const v of arr) toJS(v);
+    return;
+  }
+  let decoded: ReturnType<typeof decodeTable> | undefined;
+  if (documented(() => (decoded = decodeTable(body, 0)), 'decodeTable') || !decoded) return;
+  const { table, offset } = decoded;
+  invariant(offset === 4 + body.readUInt32BE(0), `decodeTable ends at ${offset}, not after the table`);
+  tableToJS(table);
+  let encoded: Buffer;
+  try {
+    encoded = encodeTable(table);
+  } catch (err) {
+    if (isEncodeRefusal(err)) return; // a key that grew past 255 octets by UTF-8 replacement
+    throw new OracleFailure('crash', 'encodeTable of a decoded table', err);
+  }
+  let again: ReturnType<typeof decodeTable>;
+  try {
+    again = decodeTable(encoded, 0);
+  } catch (err) {
+    throw new OracleFailure('invariant', 're-encoded table does not decode', err);
+  }
+  invariant(isDeepStrictEqual(again.table, table), 'field table does not survive decode → encode → decode');
+}
+
+// --- protocol header -------------------------------------------------------------------------
+
+export function fuzzProtocolHeader(input: Buffer): void {
+  let check: ReturnType<typeof checkProtocolHeader> | undefined;
+  let kind: ReturnType<typeof classifyProtocolHeader>;
+  try {
+    check = checkProtocolHeader(input);
+    kind = classifyProtocolHeader(input);
+  } catch (err) {
+    throw new OracleFailure('crash', 'protocol header checks throw', err);
+  }
+  invariant((check === 'incomplete') === (kind === undefined), `check ${check} but classify ${kind}`);
+  invariant((check === 'ok') === (kind === 'amqp-0-9-1'), `check ${check} but classify ${kind}`);
+  invariant((input.length < 8) === (check === 'incomplete'), `check ${check} for ${input.length} octets`);
+}
