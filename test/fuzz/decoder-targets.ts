@@ -39,7 +39,7 @@ const FRAME_MAXES = [0, 4096, 131072, 8, 9, 16, 64, 1024];
 type ReaderEvent = string;
 
 /** Feeds the chunks; records frames and errors; goes on after errors the reader recovers from. */
-function readAll(frameMax: number, chunks: Buffer[]): { events: ReaderEvent[]; buffered: number } {
+function readAll(frameMax: number, chunks: Buffer[]): { events: ReaderEvent[]; buffered: number; reader: FrameReader } {
   const reader = new FrameReader(frameMax);
   const events: ReaderEvent[] = [];
   const onFrame = (type: number, channel: number, payload: Buffer): void => {
@@ -53,18 +53,21 @@ function readAll(frameMax: number, chunks: Buffer[]): { events: ReaderEvent[]; b
       events.push(`error ${err.replyCode} ${err.replyText}`);
       if (err instanceof FatalFrameError) {
         invariant(reader.failed, 'a FatalFrameError leaves the reader failed');
-        return { events, buffered: reader.bufferedBytes };
+        return { events, buffered: reader.bufferedBytes, reader };
       }
       invariant(!reader.failed, `a non-fatal error (${err.replyText}) left the reader failed`);
       next = Buffer.alloc(0);
     }
   }
-  return { events, buffered: reader.bufferedBytes };
+  return { events, buffered: reader.bufferedBytes, reader };
 }
 
-/** Input: frame-max choice (1 octet), chunking seed (4 octets), then the stream. */
-export function fuzzFrameReader(input: Buffer): void {
-  if (input.length < 5) return;
+/**
+ * Input: frame-max choice (1 octet), chunking seed (4 octets), then the stream. Each decoder
+ * target returns what the code under test holds on to (for the memory oracle).
+ */
+export function fuzzFrameReader(input: Buffer): unknown {
+  if (input.length < 5) return undefined;
   const frameMax = FRAME_MAXES[input[0]! % FRAME_MAXES.length]!;
   const stream = input.subarray(5);
   const whole = readAll(frameMax, [stream]);
@@ -72,20 +75,21 @@ export function fuzzFrameReader(input: Buffer): void {
   invariant(isDeepStrictEqual(parts.events, whole.events), `chunked feeding differs from whole feeding:\n  whole ${whole.events.join('\n        ')}\n  chunks ${parts.events.join('\n         ')}`);
   invariant(parts.buffered === whole.buffered, `chunked feeding keeps ${parts.buffered} bytes, whole feeding ${whole.buffered}`);
   invariant(whole.buffered <= stream.length, 'the reader holds more bytes than it was fed');
+  return parts.reader;
 }
 
 // --- methods -----------------------------------------------------------------------------------
 
 /** Input: a method frame's payload (class-id, method-id, arguments). */
-export function fuzzMethod(payload: Buffer): void {
+export function fuzzMethod(payload: Buffer): unknown {
   let m: Method | undefined;
-  if (documented(() => (m = decodeMethod(payload)), 'decodeMethod') || !m) return;
+  if (documented(() => (m = decodeMethod(payload)), 'decodeMethod') || !m) return undefined;
   invariant(methodNameOf(m.classId, m.methodId) === m.name, `decoded ${m.name} from ids ${m.classId}/${m.methodId}`);
   let frame: Buffer;
   try {
     frame = encodeMethodFrame(0, m.name, m.args as never);
   } catch (err) {
-    if (isEncodeRefusal(err)) return; // e.g. a longlong above 2^53, or a non-UTF-8 shortstr that grows past 255
+    if (isEncodeRefusal(err)) return m; // e.g. a longlong above 2^53, or a non-UTF-8 shortstr that grows past 255
     throw new OracleFailure('crash', `encodeMethodFrame of decoded ${m.name}`, err);
   }
   let again: Method | undefined;
@@ -95,20 +99,21 @@ export function fuzzMethod(payload: Buffer): void {
     throw new OracleFailure('invariant', `re-encoded ${m.name} does not decode`, err);
   }
   invariant(isDeepStrictEqual(again, m), `${m.name} does not survive decode → encode → decode`);
+  return m;
 }
 
 // --- content headers -------------------------------------------------------------------------
 
 /** Input: a content header frame's payload. */
-export function fuzzContentHeader(payload: Buffer): void {
+export function fuzzContentHeader(payload: Buffer): unknown {
   let h: ContentHeader | undefined;
-  if (documented(() => (h = decodeContentHeader(payload)), 'decodeContentHeader') || !h) return;
+  if (documented(() => (h = decodeContentHeader(payload)), 'decodeContentHeader') || !h) return undefined;
   if (h.properties.headers) tableToJS(h.properties.headers);
   let encoded: Buffer;
   try {
     encoded = encodeContentHeaderPayload(h.classId, h.bodySize, h.properties);
   } catch (err) {
-    if (isEncodeRefusal(err)) return;
+    if (isEncodeRefusal(err)) return h;
     throw new OracleFailure('crash', 'encodeContentHeaderPayload of decoded properties', err);
   }
   let again: ContentHeader;
@@ -121,22 +126,23 @@ export function fuzzContentHeader(payload: Buffer): void {
     again.classId === h.classId && again.bodySize === h.bodySize && isDeepStrictEqual(again.properties, h.properties),
     'content header does not survive decode → encode → decode',
   );
+  return h;
 }
 
 // --- field tables ------------------------------------------------------------------------------
 
 /** Input: octet 0 even → a length-prefixed table at offset 1; odd → array values from offset 1. */
-export function fuzzFieldTable(input: Buffer): void {
-  if (input.length < 1) return;
+export function fuzzFieldTable(input: Buffer): unknown {
+  if (input.length < 1) return undefined;
   const body = input.subarray(1);
   if (input[0]! % 2 === 1) {
     let arr: ReturnType<typeof parseArray> | undefined;
-    if (documented(() => (arr = parseArray(body, 0, body.length)), 'parseArray') || !arr) return;
+    if (documented(() => (arr = parseArray(body, 0, body.length)), 'parseArray') || !arr) return undefined;
     for (const v of arr) toJS(v);
-    return;
+    return arr;
   }
   let decoded: ReturnType<typeof decodeTable> | undefined;
-  if (documented(() => (decoded = decodeTable(body, 0)), 'decodeTable') || !decoded) return;
+  if (documented(() => (decoded = decodeTable(body, 0)), 'decodeTable') || !decoded) return undefined;
   const { table, offset } = decoded;
   invariant(offset === 4 + body.readUInt32BE(0), `decodeTable ends at ${offset}, not after the table`);
   tableToJS(table);
@@ -144,7 +150,7 @@ export function fuzzFieldTable(input: Buffer): void {
   try {
     encoded = encodeTable(table);
   } catch (err) {
-    if (isEncodeRefusal(err)) return; // a key that grew past 255 octets by UTF-8 replacement
+    if (isEncodeRefusal(err)) return table; // a key that grew past 255 octets by UTF-8 replacement
     throw new OracleFailure('crash', 'encodeTable of a decoded table', err);
   }
   let again: ReturnType<typeof decodeTable>;
@@ -154,11 +160,12 @@ export function fuzzFieldTable(input: Buffer): void {
     throw new OracleFailure('invariant', 're-encoded table does not decode', err);
   }
   invariant(isDeepStrictEqual(again.table, table), 'field table does not survive decode → encode → decode');
+  return table;
 }
 
 // --- protocol header -------------------------------------------------------------------------
 
-export function fuzzProtocolHeader(input: Buffer): void {
+export function fuzzProtocolHeader(input: Buffer): unknown {
   let check: ReturnType<typeof checkProtocolHeader> | undefined;
   let kind: ReturnType<typeof classifyProtocolHeader>;
   try {
@@ -170,4 +177,5 @@ export function fuzzProtocolHeader(input: Buffer): void {
   invariant((check === 'incomplete') === (kind === undefined), `check ${check} but classify ${kind}`);
   invariant((check === 'ok') === (kind === 'amqp-0-9-1'), `check ${check} but classify ${kind}`);
   invariant((input.length < 8) === (check === 'incomplete'), `check ${check} for ${input.length} octets`);
+  return kind;
 }

@@ -13,6 +13,7 @@ import { HANG_MS } from './oracles.js';
 
 export interface Target {
   name: string;
+  kind: 'decoder' | 'connection';
   /** Wall-clock bound for one input (the no-hang oracle). */
   hangMs: number;
   /** Runs one input; throws OracleFailure on a crash or broken invariant. `atPeak` is called
@@ -23,12 +24,14 @@ export interface Target {
   maxLength: number;
 }
 
-const decoder = (name: string, fn: (b: Buffer) => void, arbitrary: fc.Arbitrary<Buffer>, maxLength = 4096): Target => ({
+const decoder = (name: string, fn: (b: Buffer) => unknown, arbitrary: fc.Arbitrary<Buffer>, maxLength = 4096): Target => ({
   name,
+  kind: 'decoder',
   hangMs: HANG_MS.decoder,
   run: (input, atPeak) => {
-    fn(input);
+    const held = fn(input);
     atPeak?.();
+    return void held;
   },
   arbitrary,
   maxLength,
@@ -42,6 +45,7 @@ export const TARGETS: readonly Target[] = [
   decoder('frame-reader', fuzzFrameReader, damaged(frameStream, 256), 16384),
   {
     name: 'connection',
+    kind: 'connection',
     hangMs: HANG_MS.connection,
     run: (input, atPeak) => fuzzConnection(input, true, atPeak),
     arbitrary: connectionScript,
@@ -49,6 +53,7 @@ export const TARGETS: readonly Target[] = [
   },
   {
     name: 'connection-raw',
+    kind: 'connection',
     hangMs: HANG_MS.connection,
     run: (input, atPeak) => fuzzConnection(input, false, atPeak),
     arbitrary: rawConnectionScript,

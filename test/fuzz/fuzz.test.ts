@@ -1,0 +1,33 @@
+import { expect } from 'chai';
+import { runCampaign, type TargetStats } from './campaign.js';
+import type { Finding } from './engine.js';
+import { TARGETS } from './targets.js';
+
+/**
+ * The short, deterministic version of `npm run fuzz` (README.md): every target, a fixed seed
+ * and a fixed number of inputs, half from fast-check's generators (shrunk on failure), half
+ * coverage-guided mutations, under all oracles (documented errors only, time bound, memory per
+ * input byte). It builds on test/integration/fuzz.test.ts, which throws random methods at a
+ * real broker over TCP from many peers.
+ */
+describe('fuzzing (short deterministic run; `npm run fuzz` runs long)', () => {
+  const SEED = 20261123;
+  const RUNS = 160;
+  let result: { findings: Finding[]; stats: TargetStats[] };
+
+  before(async function () {
+    this.timeout(180000);
+    result = await runCampaign({ targets: TARGETS.map((t) => t.name), seed: SEED, mode: 'both', runs: RUNS, memoryEvery: 40 });
+  });
+
+  for (const t of TARGETS) {
+    it(`${t.name}: ${RUNS} inputs, seed ${SEED}, no crash, hang or memory blowup`, () => {
+      const stats = result.stats.find((s) => s.target === t.name);
+      const found = result.findings.filter((f) => f.target === t.name);
+      expect(found.map((f) => `${f.message}\n  input (hex): ${f.input}`)).to.deep.equal([]);
+      expect(stats, 'the target ran to the end').to.not.equal(undefined);
+      expect(stats!.execs).to.be.at.least(RUNS);
+      expect(stats!.features, 'coverage feedback works').to.be.greaterThan(0);
+    });
+  }
+});
