@@ -89,7 +89,7 @@ export class Executor {
     let after = 0;
     if (memory) before = retainedBytes();
     const externalBefore = externalBytes();
-    let peakExternal = 0;
+    let peakExternal = -1;
     let measuring = 0;
     const atPeak = (): void => {
       peakExternal = externalBytes();
@@ -107,6 +107,7 @@ export class Executor {
     } finally {
       this.probe?.end();
     }
+    if (peakExternal < 0) peakExternal = externalBytes();
     // The GCs of the memory oracle are not the input's time.
     const ms = performance.now() - started - measuring;
     if (!failure && ms > t.hangMs) failure = new OracleFailure('hang', `one input took ${ms.toFixed(0)} ms (bound ${t.hangMs} ms)`);
