@@ -16,8 +16,8 @@ export interface CampaignOptions {
   runs?: number;
   /** ...or seconds per target. */
   seconds?: number;
-  /** Check retained memory every n-th input (0: never). */
-  memoryEvery: number;
+  /** Check retained memory every n-th input (0: never; 'auto': within a tenth of the time). */
+  memoryEvery: number | 'auto';
   /** Heap limit of the worker (MB): a blowup past it is reported with the input that caused it. */
   heapMb?: number;
   log?: (line: string) => void;

@@ -1,8 +1,10 @@
 /**
  * Coverage feedback from V8's own block coverage (the inspector's Profiler.takePreciseCoverage),
- * so no instrumentation step is needed. After each input, every block of Warren's source (src/)
- * that ran is a feature, with its run count bucketed as AFL buckets edge counts (1, 2, 3, 4-7,
- * 8-15, 16-31, 32-127, 128+). An input that shows a feature never seen before joins the corpus.
+ * so no instrumentation step is needed. After each input, each block range V8 reports for
+ * Warren's source (src/) is a feature, with its run count bucketed as AFL buckets edge counts
+ * (0, 1, 2, 3, 4-7, 8-15, 16-31, 32-127, 128+). V8 leaves out a block that ran as often as the
+ * code around it, so a branch taken shows mostly as the branch not taken (count 0): zero counts
+ * are features too. An input that shows a feature never seen before joins the corpus.
  */
 import { Session } from 'node:inspector';
 
@@ -63,7 +65,6 @@ export class Coverage {
       if (!this.include(script.url)) continue;
       for (const fn of script.functions) {
         for (const r of fn.ranges) {
-          if (r.count === 0) continue;
           const key = `${script.scriptId}:${r.startOffset}:${r.endOffset}:${bucket(r.count)}`;
           if (!this.seen.has(key)) {
             this.seen.add(key);

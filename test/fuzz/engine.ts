@@ -73,16 +73,36 @@ export class Executor {
   execs = 0;
   private readonly findings = new Map<string, Finding>();
 
+  private readonly born = performance.now();
+  private memoryMs = 0;
+
   constructor(
     readonly target: Target,
     private readonly probe: Probe | undefined,
-    /** Check retained memory on every n-th input (it costs two full GCs). */
-    private readonly memoryEvery: number,
+    /**
+     * Check retained memory on every n-th input (it costs full GCs); 0: never; 'auto': as often
+     * as keeps those checks within a tenth of the time.
+     */
+    private readonly memoryEvery: number | 'auto',
     private readonly report: (f: Finding) => void,
   ) {}
 
+  private memoryDue(): boolean {
+    if (this.memoryEvery === 'auto') return this.memoryMs < 0.1 * (performance.now() - this.born);
+    return this.memoryEvery > 0 && this.execs % this.memoryEvery === 0;
+  }
+
   /** Runs one input under every oracle; returns the failure, if any. */
-  async exec(input: Buffer, memory = this.memoryEvery > 0 && this.execs % this.memoryEvery === 0): Promise<OracleFailure | undefined> {
+  async exec(input: Buffer, memory = this.memoryDue()): Promise<OracleFailure | undefined> {
+    const t0 = performance.now();
+    try {
+      return await this.execOnce(input, memory);
+    } finally {
+      if (memory) this.memoryMs += performance.now() - t0;
+    }
+  }
+
+  private async execOnce(input: Buffer, memory: boolean): Promise<OracleFailure | undefined> {
     this.execs++;
     const t = this.target;
     let before = 0;
