@@ -258,7 +258,7 @@ export function damaged(structured: fc.Arbitrary<Buffer>, maxRandom = 64): fc.Ar
 
 // --- frames and streams ------------------------------------------------------------------------
 
-const channelNo = fc.oneof({ weight: 40, arbitrary: fc.integer({ min: 1, max: 3 }) }, { weight: 1, arbitrary: fc.constantFrom(0, 4, 2047, 2048, 65535) });
+const channelNo = fc.oneof({ weight: 40, arbitrary: fc.integer({ min: 1, max: 6 }) }, { weight: 1, arbitrary: fc.constantFrom(0, 7, 2047, 2048, 65535) });
 
 /** Content for a publish: a header announcing `size`, then bodies that may not add up to it. */
 const content = (channel: number): fc.Arbitrary<Buffer[]> =>
@@ -303,7 +303,7 @@ const frameOf = (ch: number, name: MethodName, args: Record<string, unknown>): B
  */
 const story: fc.Arbitrary<Buffer[]> = fc
   .record({
-    ch: fc.integer({ min: 1, max: 3 }),
+    ch: fc.integer({ min: 1, max: 6 }),
     queue: fc.constantFrom('q', 'q2', 'dlx'),
     args: argumentsTable,
     messages: fc.array(fc.tuple(sensibleProperties, fc.integer({ min: 0, max: 200 })), { minLength: 1, maxLength: 4 }),
