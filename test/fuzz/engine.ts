@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { getHeapStatistics } from 'node:v8';
 import { int, mutate, rng, type Rng } from '../frame/helpers.js';
 import type { Coverage } from './coverage.js';
-import { checkMemory, MEMORY_FACTOR, MEMORY_SLACK, OracleFailure, retainedBytes } from './oracles.js';
+import { checkMemory, memoryLimit, OracleFailure, retainedBytes } from './oracles.js';
 import type { Target } from './targets.js';
 
 /**
@@ -135,13 +135,13 @@ export class Executor {
       // Buffers allocated while decoding are not freed before a GC: a decoder that believed a
       // length field shows up here even when it dropped the buffer again.
       const grown = peakExternal - externalBefore;
-      if (grown > MEMORY_SLACK + MEMORY_FACTOR * input.length) {
+      if (grown > memoryLimit('decoder', input.length)) {
         failure = new OracleFailure('memory', `${t.name}: ${grown} bytes of Buffers allocated for ${input.length} input bytes`);
       }
     }
     if (!failure && memory) {
       try {
-        checkMemory(before, after, input.length, t.name);
+        checkMemory(t.kind, before, after, input.length, t.name);
       } catch (err) {
         failure = asFailure(err);
       }

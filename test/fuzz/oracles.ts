@@ -58,13 +58,20 @@ export function invariant(ok: boolean, message: string): void {
 
 /**
  * Bounded memory per input byte: after a full GC, what an input left reachable (JS heap plus
- * Buffer backing stores) may be at most MEMORY_SLACK + MEMORY_FACTOR × input bytes.
- * The factor covers the decoders' worst honest case (a field array of one-byte 'V' values makes
- * one small object per input byte) and the broker keeping a published message; the slack covers
- * a fresh connection's and channel's fixed state. A length field believed before its bytes
- * arrived, or a queue that copies a message per delivery attempt, blows far past it.
+ * Buffer backing stores) may be at most MEMORY_SLACK + MEMORY_FACTOR[kind] × input bytes.
+ *
+ * - decoders, 128: their worst honest case is a field array of one-octet 'V' values or of empty
+ *   arrays and tables, one small object per one to five input octets (about 40 bytes each);
+ * - a whole connection, 1024: what a broker keeps for a declare is far larger than the frame.
+ *   A plain queue.declare of 23 octets keeps about 3.6 KB (158 per octet); one with
+ *   x-max-priority 255 (about 40 octets) keeps about 25 KB, one ready list per priority level
+ *   (RabbitMQ too builds one backing queue per level).
+ *
+ * The slack covers a fresh broker's, connection's and channel's fixed state. A length field
+ * believed before its bytes arrived, or state that grows with every repetition of the same
+ * frame beyond that, blows past it.
  */
-export const MEMORY_FACTOR = 256;
+export const MEMORY_FACTOR = { decoder: 128, connection: 1024 } as const;
 export const MEMORY_SLACK = 1024 * 1024;
 
 let gcFn: (() => void) | undefined;
@@ -90,11 +97,15 @@ export function retainedBytes(): number {
   return s.used_heap_size + s.external_memory;
 }
 
-export function checkMemory(before: number, after: number, inputBytes: number, where: string): void {
+export function memoryLimit(kind: keyof typeof MEMORY_FACTOR, inputBytes: number): number {
+  return MEMORY_SLACK + MEMORY_FACTOR[kind] * inputBytes;
+}
+
+export function checkMemory(kind: keyof typeof MEMORY_FACTOR, before: number, after: number, inputBytes: number, where: string): void {
   const grown = after - before;
-  const limit = MEMORY_SLACK + MEMORY_FACTOR * inputBytes;
+  const limit = memoryLimit(kind, inputBytes);
   if (grown > limit) {
-    throw new OracleFailure('memory', `${where}: ${grown} bytes retained for ${inputBytes} input bytes (limit ${limit} = ${MEMORY_SLACK} + ${MEMORY_FACTOR}×input)`);
+    throw new OracleFailure('memory', `${where}: ${grown} bytes retained for ${inputBytes} input bytes (limit ${limit} = ${MEMORY_SLACK} + ${MEMORY_FACTOR[kind]}×input)`);
   }
 }
 
