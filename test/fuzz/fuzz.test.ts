@@ -20,6 +20,18 @@ describe('fuzzing (short deterministic run; `npm run fuzz` runs long)', () => {
     result = await runCampaign({ targets: TARGETS.map((t) => t.name), seed: SEED, mode: 'both', runs: RUNS, memoryEvery: 40 });
   });
 
+  it('the watchdog reports an input that never finishes, with its bytes', async function () {
+    this.timeout(60000);
+    const { findings } = await runCampaign({ targets: ['self-test-endless'], seed: 1, mode: 'property', runs: 1, memoryEvery: 0 });
+    expect(findings.map((f) => [f.kind, Buffer.from(f.input, 'hex').toString()])).to.deep.equal([['hang', 'loop']]);
+  });
+
+  it('the heap limit turns a blowup into a memory finding, with the input', async function () {
+    this.timeout(60000);
+    const { findings } = await runCampaign({ targets: ['self-test-hoard'], seed: 1, mode: 'property', runs: 1, memoryEvery: 0, heapMb: 64 });
+    expect(findings.map((f) => [f.kind, Buffer.from(f.input, 'hex').toString()])).to.deep.equal([['memory', 'hoard']]);
+  });
+
   for (const t of TARGETS) {
     it(`${t.name}: ${RUNS} inputs, seed ${SEED}, no crash, hang or memory blowup`, () => {
       const stats = result.stats.find((s) => s.target === t.name);

@@ -2,7 +2,7 @@
  * The fuzz targets by name: what runs an input, how long it may take, and the generator that
  * makes structured inputs (the property mode's inputs and the coverage-guided mode's seeds).
  */
-import type fc from 'fast-check';
+import fc from 'fast-check';
 import {
   connectionScript, contentHeaderPayload, damaged, fieldTable, frameStream, methodPayload, protocolHeader, rawConnectionScript,
 } from './arbitraries.js';
@@ -61,8 +61,36 @@ export const TARGETS: readonly Target[] = [
   },
 ];
 
+/**
+ * Targets that break the runner's own oracles on purpose (fuzz.test.ts shows that the watchdog
+ * and the heap limit work); never part of a campaign unless named.
+ */
+export const SELF_TESTS: readonly Target[] = [
+  {
+    name: 'self-test-endless',
+    kind: 'decoder',
+    hangMs: 100,
+    run: (input) => {
+      while (input.length > 0) input[0] = input[0]!;
+    },
+    arbitrary: fc.constant(Buffer.from('loop')),
+    maxLength: 8,
+  },
+  {
+    name: 'self-test-hoard',
+    kind: 'decoder',
+    hangMs: 60000,
+    run: () => {
+      const hoard: number[][] = [];
+      for (;;) hoard.push(new Array<number>(1024).fill(1));
+    },
+    arbitrary: fc.constant(Buffer.from('hoard')),
+    maxLength: 8,
+  },
+];
+
 export function targetNamed(name: string): Target {
-  const t = TARGETS.find((x) => x.name === name);
+  const t = TARGETS.find((x) => x.name === name) ?? SELF_TESTS.find((x) => x.name === name);
   if (!t) throw new Error(`unknown fuzz target '${name}' (known: ${TARGETS.map((x) => x.name).join(', ')})`);
   return t;
 }
