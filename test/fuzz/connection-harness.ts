@@ -5,7 +5,8 @@
  *   record := op:u8 arg:u8 [arg bytes of data when op is a feed]
  *
  *   op & 7    0-3  feed the next `arg` bytes to the connection's socket (one 'data' event)
- *             4    advance the clock by arg × 250 ms (timers: heartbeats, TTLs, close/handshake timeouts)
+ *             4    advance the clock (timers: heartbeats, TTLs, x-expires, delays, close, handshake
+ *                  and consumer timeouts) by arg × 250 ms up to 200, then by (arg − 200) minutes
  *             5    let the event loop turn (output flushes, confirms, store commits)
  *             6    toggle the socket's back-pressure (write() returns false; 'drain' when lifted)
  *             7    the client drops its socket and connects again
@@ -296,7 +297,7 @@ export class ConnectionHarness {
       const c = this.client(op & OP.second ? 1 : 0);
       switch (op & 7) {
         case OP.clock:
-          this.guard(() => this.clock.advance(arg * 250));
+          this.guard(() => this.clock.advance(arg <= 200 ? arg * 250 : (arg - 200) * 60_000));
           break;
         case OP.turn:
           await this.turns(2);
