@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { loadSpec, type FieldSpec, type MethodSpec } from '../../src/frame/codegen/spec-model.js';
-import type { FieldTable, FieldValue } from '../../src/frame/field-table.js';
+import { encodeTable, type FieldTable, type FieldValue } from '../../src/frame/field-table.js';
 import { encodeFrame } from '../../src/frame/frame-writer.js';
 import { encodeMethodFrame, type MethodArgsInput, type MethodName } from '../../src/frame/generated/methods.js';
 import { encodeContentHeaderPayload, type BasicProperties } from '../../src/frame/generated/properties.js';
@@ -118,6 +118,15 @@ function table(depth: number): fc.Arbitrary<FieldTable> {
 
 export const fieldTable = table(3);
 
+/** Input for fuzzFieldTable: an encoded table whose length prefix is sometimes off by a few. */
+export const encodedTable: fc.Arbitrary<Buffer> = fc
+  .tuple(fieldTable, fc.oneof({ weight: 3, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: -4, max: 4 }) }))
+  .map(([t, delta]) => {
+    const b = Buffer.concat([Buffer.from([0]), encodeTable(t)]);
+    b.writeUInt32BE(Math.max(0, b.readUInt32BE(1) + delta), 1);
+    return b;
+  });
+
 /** Method arguments: mostly none or one, as clients send them (random ones mostly get refused). */
 const argumentsTable = fc.oneof(
   { weight: 4, arbitrary: fc.constant(0).map(() => Object.create(null) as FieldTable) },
@@ -217,9 +226,12 @@ export const contentHeaderPayload: fc.Arbitrary<Buffer> = fc
 // --- damage ------------------------------------------------------------------------------------
 
 type Mutation = { at: number; kind: number; value: number };
-const mutation: fc.Arbitrary<Mutation> = fc.record({ at: fc.double({ min: 0, max: 1, noNaN: true }), kind: fc.nat(5), value: u32 });
+const mutation: fc.Arbitrary<Mutation> = fc.record({ at: fc.double({ min: 0, max: 1, noNaN: true }), kind: fc.nat(6), value: u32 });
 
-/** Applies byte mutations at relative positions: set, flip, insert, delete, overwrite a u32, truncate. */
+/**
+ * Applies byte mutations at relative positions: set, flip, insert, delete, overwrite a u32,
+ * add or subtract a little from a u32 (a length off by a few), truncate.
+ */
 export function damage(buf: Buffer, ms: Mutation[]): Buffer {
   let b = Buffer.from(buf);
   for (const m of ms) {
@@ -239,6 +251,9 @@ export function damage(buf: Buffer, ms: Mutation[]): Buffer {
         break;
       case 4:
         if (at + 4 <= b.length) b.writeUInt32BE(m.value >>> 0, at);
+        break;
+      case 5:
+        if (at + 4 <= b.length) b.writeUInt32BE((b.readUInt32BE(at) + (m.value % 9) - 4) >>> 0, at);
         break;
       default:
         b = b.subarray(0, at);

@@ -131,7 +131,13 @@ export function fuzzContentHeader(payload: Buffer): unknown {
 
 // --- field tables ------------------------------------------------------------------------------
 
-/** Input: octet 0 even → a length-prefixed table at offset 1; odd → array values from offset 1. */
+/** The same bytes with others after them: a decoder must not look past the end it was given. */
+const TRAILER = Buffer.from([0x41, 0, 0, 0, 9, 0x53, 0xff, 0xff, 0xff, 0xff, 0x46, 0x74, 1]);
+
+/**
+ * Input: octet 0 even → a length-prefixed table at offset 1; odd → array values from offset 1.
+ * What decodes must decode the same from an exact-size copy and with other bytes after it.
+ */
 export function fuzzFieldTable(input: Buffer): unknown {
   if (input.length < 1) return undefined;
   const body = input.subarray(1);
@@ -139,12 +145,19 @@ export function fuzzFieldTable(input: Buffer): unknown {
     let arr: ReturnType<typeof parseArray> | undefined;
     if (documented(() => (arr = parseArray(body, 0, body.length)), 'parseArray') || !arr) return undefined;
     for (const v of arr) toJS(v);
+    const padded = Buffer.concat([body, TRAILER]);
+    invariant(isDeepStrictEqual(parseArray(padded, 0, body.length), arr), 'parseArray reads past its end');
     return arr;
   }
   let decoded: ReturnType<typeof decodeTable> | undefined;
   if (documented(() => (decoded = decodeTable(body, 0)), 'decodeTable') || !decoded) return undefined;
   const { table, offset } = decoded;
   invariant(offset === 4 + body.readUInt32BE(0), `decodeTable ends at ${offset}, not after the table`);
+  for (const bytes of [Buffer.from(body.subarray(0, offset)), Buffer.concat([body.subarray(0, offset), TRAILER])]) {
+    let same: ReturnType<typeof decodeTable> | undefined;
+    const err = documented(() => (same = decodeTable(bytes, 0)), 'decodeTable');
+    invariant(!err && isDeepStrictEqual(same, decoded), 'decodeTable depends on the bytes after the table');
+  }
   tableToJS(table);
   let encoded: Buffer;
   try {

@@ -248,7 +248,17 @@ const INTERESTING_U32 = [0, 1, 7, 8, 255, 256, 4095, 4096, 4097, 65535, 65536, 1
 function havoc(b: Buffer, other: Buffer, r: Rng): Buffer {
   if (b.length === 0) return Buffer.from([int(r, 256)]);
   const at = int(r, b.length);
-  switch (int(r, 8)) {
+  switch (int(r, 9)) {
+    case 8: {
+      // Arithmetic on a big-endian octet, short or long: lengths off by a few.
+      const width = [1, 2, 4][int(r, 3)]!;
+      if (at + width > b.length) return mutate(b, r);
+      const c = Buffer.from(b);
+      const delta = (1 + int(r, 35)) * (r() < 0.5 ? -1 : 1);
+      const max = 2 ** (8 * width);
+      c.writeUIntBE((((c.readUIntBE(at, width) + delta) % max) + max) % max, at, width);
+      return c;
+    }
     case 0:
       return mutate(b, r);
     case 1: {

@@ -4,11 +4,10 @@
  */
 import fc from 'fast-check';
 import {
-  connectionScript, contentHeaderPayload, damaged, fieldTable, frameStream, methodPayload, protocolHeader, rawConnectionScript,
+  connectionScript, contentHeaderPayload, damaged, encodedTable, frameStream, methodPayload, protocolHeader, rawConnectionScript,
 } from './arbitraries.js';
 import { fuzzConnection } from './connection-harness.js';
 import { fuzzContentHeader, fuzzFieldTable, fuzzFrameReader, fuzzMethod, fuzzProtocolHeader } from './decoder-targets.js';
-import { encodeTable } from '../../src/frame/field-table.js';
 import { HANG_MS } from './oracles.js';
 
 export interface Target {
@@ -39,7 +38,7 @@ const decoder = (name: string, fn: (b: Buffer) => unknown, arbitrary: fc.Arbitra
 
 export const TARGETS: readonly Target[] = [
   decoder('protocol-header', fuzzProtocolHeader, protocolHeader, 16),
-  decoder('field-table', fuzzFieldTable, damaged(fieldTable.map((t) => Buffer.concat([Buffer.from([0]), encodeTable(t)])))),
+  decoder('field-table', fuzzFieldTable, damaged(encodedTable)),
   decoder('method', fuzzMethod, damaged(methodPayload)),
   decoder('content-header', fuzzContentHeader, damaged(contentHeaderPayload)),
   decoder('frame-reader', fuzzFrameReader, damaged(frameStream, 256), 16384),
