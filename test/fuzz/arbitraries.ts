@@ -116,7 +116,7 @@ function table(depth: number): fc.Arbitrary<FieldTable> {
   });
 }
 
-export const fieldTable = table(3);
+const fieldTable = table(3);
 
 /** Input for fuzzFieldTable: an encoded table whose length prefix is sometimes off by a few. */
 export const encodedTable: fc.Arbitrary<Buffer> = fc
@@ -180,7 +180,7 @@ export const methodPayload: fc.Arbitrary<Buffer> = fc
   .chain((m) => methodFrame(m, 0))
   .map((f) => f.subarray(7, f.length - 1));
 
-export const properties: fc.Arbitrary<BasicProperties> = fc.record(
+const properties: fc.Arbitrary<BasicProperties> = fc.record(
   {
     contentType: anyShortstr,
     contentEncoding: anyShortstr,
@@ -232,7 +232,7 @@ const mutation: fc.Arbitrary<Mutation> = fc.record({ at: fc.double({ min: 0, max
  * Applies byte mutations at relative positions: set, flip, insert, delete, overwrite a u32,
  * add or subtract a little from a u32 (a length off by a few), truncate.
  */
-export function damage(buf: Buffer, ms: Mutation[]): Buffer {
+function damage(buf: Buffer, ms: Mutation[]): Buffer {
   let b = Buffer.from(buf);
   for (const m of ms) {
     const at = Math.min(b.length, Math.floor(m.at * b.length));

@@ -45,7 +45,7 @@ import { invariant, OracleFailure } from './oracles.js';
 export const OP = { feed: 0, clock: 4, turn: 5, backpressure: 6, reconnect: 7, second: 8 } as const;
 
 /** A socket as far as Connection uses one: events in, writes out, pause/resume, destroy. */
-export class FakeSocket extends EventEmitter {
+class FakeSocket extends EventEmitter {
   readonly remoteAddress = '127.0.0.1';
   readonly remotePort = 50000;
   destroyed = false;
@@ -195,7 +195,7 @@ export const HANDSHAKE = Buffer.concat([
 ]);
 
 /** Channels the well-behaved client opens on each connection, right after the handshake. */
-export const OPEN_CHANNELS = [1, 2, 3, 4, 5, 6];
+const OPEN_CHANNELS = [1, 2, 3, 4, 5, 6];
 const OPEN = Buffer.concat(OPEN_CHANNELS.map((ch) => encodeMethodFrame(ch, 'channel.open', { reserved1: '' })));
 
 interface Client {
