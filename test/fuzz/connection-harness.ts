@@ -23,7 +23,7 @@
  * - no exception escapes the socket's 'data'/'close' handlers, no uncaught exception or
  *   unhandled rejection, nothing logged at error level (Connection.fail logs every thrown
  *   non-AmqpError as 'internal error' and answers 541 — a crash, in other words);
- * - everything the broker writes is well-framed and decodes;
+ * - everything the broker writes is well-framed, within the negotiated frame-max, and decodes;
  * - after the script, once the handshake and close timeouts have passed, no connection is left
  *   half-open or half-closed; once every client has gone, no queue has consumers and no
  *   exclusive queue of a gone connection remains.
@@ -121,7 +121,11 @@ class OutputChecker {
   private head: Buffer[] = [];
   private failed: unknown;
 
-  constructor(private readonly onMethod: (channel: number, method: Method) => void) {}
+  constructor(
+    private readonly onMethod: (channel: number, method: Method) => void,
+    /** The frame-max in force (0: none): no frame may be larger. */
+    private readonly frameMax: () => number,
+  ) {}
 
   push(chunk: Buffer): void {
     if (this.failed) return;
@@ -137,6 +141,8 @@ class OutputChecker {
     }
     try {
       this.reader.feed(data, (type, channel, payload) => {
+        const max = this.frameMax();
+        if (max > 0 && payload.length + 8 > max) throw new Error(`a frame of ${payload.length + 8} octets, frame-max ${max}`);
         if (type === 1) {
           const m = OutputChecker.method(payload);
           if (m) this.onMethod(channel, m);
@@ -165,7 +171,7 @@ class OutputChecker {
   }
 
   check(): void {
-    if (this.failed) throw new OracleFailure('invariant', 'the broker wrote a frame that does not decode', this.failed);
+    if (this.failed) throw new OracleFailure('invariant', 'the broker wrote a frame that is too large or does not decode', this.failed);
   }
 }
 
@@ -249,9 +255,9 @@ export class ConnectionHarness {
       else if (m.name === 'channel.close') {
         replies.push(encodeMethodFrame(channel, 'channel.close-ok', {}), encodeMethodFrame(channel, 'channel.open', { reserved1: '' }));
       }
-    });
+    }, () => conn.frameMax);
     const socket = new FakeSocket((chunk) => output.push(chunk));
-    const conn = new Connection(socket as unknown as Socket, this.broker, ++this.ids);
+    const conn: Connection = new Connection(socket as unknown as Socket, this.broker, ++this.ids);
     c = { conn, socket, output, replies };
     this.clients[i] = c;
     if (this.handshake) {
