@@ -85,6 +85,10 @@ export function fuzzMethod(payload: Buffer): unknown {
   let m: Method | undefined;
   if (documented(() => (m = decodeMethod(payload)), 'decodeMethod') || !m) return undefined;
   invariant(methodNameOf(m.classId, m.methodId) === m.name, `decoded ${m.name} from ids ${m.classId}/${m.methodId}`);
+  // Encoders cut reply texts over 255 octets (RabbitMQ's rule); one decoded from invalid UTF-8
+  // (basic.return's is not checked) can grow past that by replacement characters.
+  const text = (m.args as { replyText?: unknown }).replyText;
+  if (typeof text === 'string' && Buffer.byteLength(text) > 255) return m;
   let frame: Buffer;
   try {
     frame = encodeMethodFrame(0, m.name, m.args as never);

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { ConnectionError, ReplyCode } from '../../src/errors.js';
+import { fuzzMethod } from './decoder-targets.js';
 import { Executor, minimize, type Finding } from './engine.js';
 import type { Target } from './targets.js';
 
@@ -54,6 +55,12 @@ describe('fuzz oracles', () => {
   it('reports Buffers a decoder allocates beyond the bound, even when dropped', async () => {
     const greedy = target((input) => void Buffer.alloc(8 * 1024 * 1024 + input.length));
     expect((await exec(greedy, Buffer.alloc(4)))?.kind).to.equal('memory');
+  });
+
+  it('takes a reply text the encoder cuts (invalid UTF-8 in basic.return) for no round-trip failure', () => {
+    // Found by the method target (seed 31337): 200 octets 0xff become 600 octets of U+FFFD.
+    const payload = Buffer.concat([Buffer.from([0, 60, 0, 50, 0, 200, 200]), Buffer.alloc(200, 0xff), Buffer.from([0, 0])]);
+    expect(() => fuzzMethod(payload)).to.not.throw();
   });
 
   it('minimizes a failing input to the bytes that matter and records each problem once', async () => {
