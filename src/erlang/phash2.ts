@@ -157,7 +157,7 @@ function isByte(t: ErlTerm): t is { kind: 'int'; value: bigint } {
 }
 
 /** make_hash2(Term), unmasked (32 bits). */
-export function makeHash2(term: ErlTerm): number {
+function makeHash2(term: ErlTerm): number {
   let hash = 0;
   const stack: (ErlTerm | ListRest)[] = [term];
   while (stack.length > 0) {

@@ -63,7 +63,7 @@ export class HeadersExchange implements ExchangeType {
 }
 
 /** parse_x_match/1 plus the x- filtering of headers_match/5, done once at bind time. */
-export function compileHeadersBinding(key: string, args: FieldTable): CompiledBinding {
+function compileHeadersBinding(key: string, args: FieldTable): CompiledBinding {
   const xMatch = Object.prototype.hasOwnProperty.call(args, 'x-match') ? args['x-match'] : undefined;
   const mode = xMatch?.type === 'S' ? xMatch.value.toString('latin1') : 'all';
   const kind: MatchKind = mode === 'any' || mode === 'any-with-x' ? 'any' : 'all';
@@ -78,7 +78,7 @@ export function compileHeadersBinding(key: string, args: FieldTable): CompiledBi
 }
 
 /** headers_match/2: does a message with these headers match the binding? */
-export function headersMatch(binding: CompiledBinding, headers: FieldTable | undefined): boolean {
+function headersMatch(binding: CompiledBinding, headers: FieldTable | undefined): boolean {
   const all = binding.kind === 'all';
   for (const [name, expected] of binding.patterns) {
     const actual = headers !== undefined && Object.prototype.hasOwnProperty.call(headers, name) ? headers[name] : undefined;
@@ -89,7 +89,7 @@ export function headersMatch(binding: CompiledBinding, headers: FieldTable | und
   return all;
 }
 
-export class HeadersRouter<D> implements Router<D> {
+class HeadersRouter<D> implements Router<D> {
   private readonly bindings = new BindingSet<D>();
   private readonly compiled = new Map<D, CompiledBinding[]>();
 

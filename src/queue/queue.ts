@@ -54,7 +54,6 @@ export const enum EnqueueResult {
  * every timing rule reads the injected clock.
  */
 export class Queue {
-  readonly vhost: string;
   readonly name: string;
   readonly durable: boolean;
   readonly exclusiveOwner: object | null;
@@ -81,7 +80,6 @@ export class Queue {
     options: QueueOptions,
     private readonly deps: QueueDeps,
   ) {
-    this.vhost = options.vhost;
     this.name = options.name;
     this.durable = options.durable;
     this.exclusiveOwner = options.exclusiveOwner;
@@ -117,10 +115,6 @@ export class Queue {
 
   get consumerCount(): number {
     return this.consumers.length;
-  }
-
-  get consumerList(): readonly Consumer[] {
-    return this.consumers.all;
   }
 
   get isQuorum(): boolean {

@@ -211,12 +211,6 @@ export class RecordWriter {
     return this.push(Buffer.from([n & 0xff]));
   }
 
-  u32(n: number): this {
-    const b = Buffer.allocUnsafe(4);
-    b.writeUInt32BE(n >>> 0, 0);
-    return this.push(b);
-  }
-
   f64(n: number): this {
     const b = Buffer.allocUnsafe(8);
     b.writeDoubleBE(n, 0);
@@ -263,12 +257,6 @@ export class RecordReader {
 
   u8(): number {
     return this.b[this.p++]!;
-  }
-
-  u32(): number {
-    const n = this.b.readUInt32BE(this.p);
-    this.p += 4;
-    return n;
   }
 
   f64(): number {

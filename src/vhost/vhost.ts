@@ -315,11 +315,6 @@ export class VHost {
     };
   }
 
-  /** Bindings whose source is x (for tests and listings). */
-  bindingsOf(x: Exchange): Binding[] {
-    return this.bindings.from(x);
-  }
-
   /** The default exchange binds every queue by its name. */
   private routeDefault(input: RoutingInput, out: Set<Destination>): void {
     const q = this.queues.get(input.routingKey);
