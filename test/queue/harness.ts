@@ -62,7 +62,7 @@ export function makeQueue(options: HarnessOptions = {}): QueueHarness {
   return h;
 }
 
-/** A message as publishContent builds it; ids come from the store, as the broker's do. */
+/** A message as Publisher.publish builds it; ids come from the store, as the broker's do. */
 export function message(store: MessageStore, body: string, properties: BasicProperties = {}, ttl?: number): Message {
   const buf = Buffer.from(body);
   const m = new Message(store.nextMessageId(), '', 'q', encodeContentHeaderPayload(60, buf.length, properties), buf, properties);
@@ -72,7 +72,7 @@ export function message(store: MessageStore, body: string, properties: BasicProp
 
 export const PERSISTENT: BasicProperties = { deliveryMode: 2 };
 
-/** Enqueues each body in order (persistent when persistent(i)); returns the EnqueueResults. */
+/** Enqueues each body in order (persistent when persistent(i)); returns each EnqueueResult. */
 export function publish(h: QueueHarness, bodies: string[], persistent: (i: number) => boolean = () => false): number[] {
   return bodies.map((b, i) => h.queue.enqueue(message(h.store, b, persistent(i) ? PERSISTENT : {})));
 }
