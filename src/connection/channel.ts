@@ -85,7 +85,7 @@ export class Channel implements ConsumerHost {
   deliver(consumer: Consumer, queue: Queue, entry: QueuedMessage): void {
     const tag = this.nextTag++;
     if (consumer.noAck) {
-      queue.settle(entry, false);
+      queue.settle(entry);
     } else {
       this.unacked.set(tag, { tag, queue, entry, consumer, at: this.conn.broker.clock.monotonic() });
       this.armAckTimeout();
@@ -111,7 +111,7 @@ export class Channel implements ConsumerHost {
   /** basic.get-ok: delivers entry (taken from queue) outside any consumer. */
   deliverGet(queue: Queue, entry: QueuedMessage, noAck: boolean): void {
     const tag = this.nextTag++;
-    if (noAck) queue.settle(entry, false);
+    if (noAck) queue.settle(entry);
     else {
       this.unacked.set(tag, { tag, queue, entry, consumer: null, at: this.conn.broker.clock.monotonic() });
       this.armAckTimeout();
@@ -177,7 +177,7 @@ export class Channel implements ConsumerHost {
   private applyAck(deliveries: Delivery[]): void {
     for (const d of deliveries) {
       this.releaseCredit(d);
-      d.queue.settle(d.entry, true);
+      d.queue.ack(d.entry);
     }
     this.afterCreditReleased();
   }

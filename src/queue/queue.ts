@@ -211,11 +211,16 @@ export class Queue {
     this.unackedCount++;
   }
 
-  /** A delivered message was acknowledged (or delivered with no-ack). */
-  settle(entry: QueuedMessage, wasUnacked: boolean): void {
-    if (wasUnacked) this.unackedCount--;
+  /** A message was delivered with no-ack (to a consumer or by basic.get): it is gone. */
+  settle(entry: QueuedMessage): void {
     if (entry.persisted && !this.deleted) this.deps.store.remove(this.storeKey, entry.seq);
-    if (wasUnacked) this.maybeDispatch();
+  }
+
+  /** A delivered message was acknowledged. */
+  ack(entry: QueuedMessage): void {
+    this.unackedCount--;
+    this.settle(entry);
+    this.maybeDispatch();
   }
 
   /** basic.reject / basic.nack with requeue=false: dead-letter (reason rejected) or drop. */

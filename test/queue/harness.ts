@@ -83,7 +83,7 @@ export const range = (n: number, from = 0): string[] => Array.from({ length: n }
 export function takeAll(q: Queue): string[] {
   const out: string[] = [];
   for (let e = q.take(); e; e = q.take()) {
-    q.settle(e, false);
+    q.settle(e);
     out.push(e.msg.body.toString());
   }
   return out;
@@ -112,7 +112,9 @@ export class FakeChannel implements ConsumerHost {
   private nextTag = 0;
 
   consume(queue: Queue, options: { prefetch?: number; priority?: number; tag?: string; exclusive?: boolean } = {}): Consumer {
-    const c = new Consumer(options.tag ?? `ctag-${++this.nextTag}`, this, queue, false, options.exclusive ?? false, options.prefetch ?? 0, options.priority ?? 0, {});
+    const c = new Consumer(options.tag ?? `ctag-${++this.nextTag}`, this, queue, {
+      noAck: false, exclusive: options.exclusive ?? false, prefetch: options.prefetch ?? 0, priority: options.priority ?? 0,
+    });
     queue.addConsumer(c);
     return c;
   }
@@ -139,6 +141,6 @@ export class FakeChannel implements ConsumerHost {
     const { consumer, entry } = this.deliveries[i] as Delivery;
     this.deliveries.splice(i, 1);
     consumer.unacked--;
-    consumer.queue.settle(entry, true);
+    consumer.queue.ack(entry);
   }
 }
