@@ -229,7 +229,10 @@ export class Broker implements BrokerContext {
     }
     const conn = new Connection(socket, this, ++this.connectionIds);
     this.connections.add(conn);
-    if (this.blockedReason) conn.onOpen(() => conn.block(this.blockedReason as string));
+    // Blocked by whatever alarm is on when it opens (which may have come or gone since now).
+    conn.onOpen(() => {
+      if (this.blockedReason) conn.block(this.blockedReason);
+    });
     conn.onClosed(() => {
       this.connections.delete(conn);
       this.limits.release(address);
