@@ -8,6 +8,7 @@ import { encodeContentHeaderPayload } from '../frame/generated/properties.js';
 import type { Consumer, ConsumerHost } from '../queue/consumer.js';
 import type { Queue } from '../queue/queue.js';
 import type { QueuedMessage } from '../queue/queued-message.js';
+import type { VHost } from '../vhost/vhost.js';
 import type { Connection } from './connection.js';
 import { ContentAssembler } from './content-assembler.js';
 import { cancelReplyTo, type ReplyConsumer } from './direct-reply-to.js';
@@ -66,7 +67,8 @@ export class Channel implements ConsumerHost {
     this.publisher = new Publisher(id, conn, this);
   }
 
-  get vhost() {
+  /** A channel exists only on an open connection, which has its vhost from connection.open. */
+  get vhost(): VHost {
     return this.conn.vhost!;
   }
 
@@ -151,11 +153,11 @@ export class Channel implements ConsumerHost {
       this.unacked.clear();
       return all;
     }
-    if (!this.unacked.has(tag)) throw preconditionFailed(`unknown delivery tag ${tag}`);
+    const named = this.unacked.get(tag);
+    if (named === undefined) throw preconditionFailed(`unknown delivery tag ${tag}`);
     if (!multiple) {
-      const d = this.unacked.get(tag) as Delivery;
       this.unacked.delete(tag);
-      return [d];
+      return [named];
     }
     const taken: Delivery[] = [];
     for (const [t, d] of this.unacked) {

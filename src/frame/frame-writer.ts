@@ -198,9 +198,9 @@ export class FrameWriter {
     }
   }
 
-  /** Hands over the item at head, or (for a long body) part of it. */
+  /** Hands over the item at head (< items.length), or (for a long body) part of it. */
   private emitItem(): void {
-    const it = this.items[this.head] as Item;
+    const it = this.items[this.head]!;
     switch (it.kind) {
       case 'frame':
         if (it.buf.length <= COPY_LIMIT) this.copy(it.buf, 0, it.buf.length);

@@ -301,7 +301,7 @@ export class Queue {
     for (;;) {
       const head = this.ready.peek();
       if (!head || head.expiresAt === 0 || head.expiresAt > now) break;
-      (expired ??= []).push(this.ready.shift() as QueuedMessage);
+      (expired ??= []).push(this.ready.shift()!); // head, just peeked
     }
     if (expired) this.remove(expired, 'expired');
     const head = this.ready.peek();

@@ -103,6 +103,7 @@ class MemoryMessageStore implements MessageStore {
       else hi = mid;
     }
     const out: QueueEntry[] = [];
+    // seqs are the keys of q.entries, sorted (sortedSeqs).
     for (let i = lo; i < seqs.length && out.length < limit; i++) out.push(publicEntry(q.entries.get(seqs[i]!)!));
     return out;
   }

@@ -414,8 +414,7 @@ export class VHost {
     const visited = new Set<Exchange>();
     const pending: Exchange[] = [exchange];
     const dests = new Set<Destination>();
-    while (pending.length > 0) {
-      const x = pending.pop() as Exchange;
+    for (let x = pending.pop(); x !== undefined; x = pending.pop()) {
       if (visited.has(x)) continue;
       visited.add(x);
       dests.clear();

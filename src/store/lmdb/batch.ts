@@ -81,7 +81,7 @@ export class Batch {
 
   wait(): Promise<void> {
     if (this.state === 'done') return RESOLVED;
-    if (this.state === 'failed') return Promise.reject(this.error!);
+    if (this.state === 'failed') return Promise.reject(this.error!); // settle() sets both
     if (!this.waiter) {
       let resolve!: () => void;
       let reject!: (err: Error) => void;

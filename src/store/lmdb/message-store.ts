@@ -267,14 +267,14 @@ export class LmdbMessageStore implements MessageStore {
 
   /** Entries of the queue in seq order from fromSeq: the file merged with the overlay. */
   private *visibleEntries(qs: QueueState, fromSeq: number): Generator<StoredEntry> {
-    const pending = [...qs.overlay.values()]
-      .filter((item) => item.entry !== null && item.seq >= fromSeq)
-      .sort((a, b) => a.seq - b.seq);
+    const pending: StoredEntry[] = [];
+    for (const { entry } of qs.overlay.values()) if (entry !== null && entry.seq >= fromSeq) pending.push(entry);
+    pending.sort((a, b) => a.seq - b.seq);
     let i = 0;
     const start = entryKey(qs.id, fromSeq);
     for (const { key, value } of this.dbs.entriesDb.getRange({ start, end: queueEnd(qs.id) })) {
       const seq = seqOfEntryKey(key);
-      while (i < pending.length && pending[i]!.seq < seq) yield pending[i++]!.entry!;
+      while (i < pending.length && pending[i]!.seq < seq) yield pending[i++]!;
       if (qs.overlay.has(seq)) continue; // the overlay holds the newer state (updated or removed)
       if (!intact(key, value)) {
         this.quarantineEntry(qs, seq, Buffer.from(key), value);
@@ -288,7 +288,7 @@ export class LmdbMessageStore implements MessageStore {
       }
       yield e;
     }
-    while (i < pending.length) yield pending[i++]!.entry!;
+    while (i < pending.length) yield pending[i++]!;
   }
 
   private loadMessage(id: number): PersistedMessage | undefined {

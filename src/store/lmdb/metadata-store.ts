@@ -117,7 +117,7 @@ export class LmdbMetadataStore implements MetadataStore {
       if (item.value) byKey.set(k, item.value);
       else byKey.delete(k);
     }
-    return [...byKey.keys()].sort().map((k) => byKey.get(k)!);
+    return [...byKey].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, value]) => value);
   }
 }
 
