@@ -89,11 +89,9 @@ export class Channel implements ConsumerHost {
     if (consumer.noAck) {
       queue.settle(entry);
     } else {
-      this.unacked.set(tag, { tag, queue, entry, consumer, at: this.conn.broker.clock.monotonic() });
-      this.armAckTimeout();
+      this.track(tag, queue, entry, consumer);
       consumer.unacked++;
       this.consumerUnacked++;
-      queue.delivered();
     }
     const msg = entry.msg;
     this.conn.writer.writeContent(
@@ -105,6 +103,13 @@ export class Channel implements ConsumerHost {
     );
   }
 
+  /** A delivery that waits for its ack (consumer null: basic.get). */
+  private track(tag: number, queue: Queue, entry: QueuedMessage, consumer: Consumer | null): void {
+    this.unacked.set(tag, { tag, queue, entry, consumer, at: this.conn.broker.clock.monotonic() });
+    this.armAckTimeout();
+    queue.delivered();
+  }
+
   /** Takes the next delivery tag (for deliveries outside queues: direct reply-to). */
   nextDeliveryTag(): number {
     return this.nextTag++;
@@ -114,11 +119,7 @@ export class Channel implements ConsumerHost {
   deliverGet(queue: Queue, entry: QueuedMessage, noAck: boolean): void {
     const tag = this.nextTag++;
     if (noAck) queue.settle(entry);
-    else {
-      this.unacked.set(tag, { tag, queue, entry, consumer: null, at: this.conn.broker.clock.monotonic() });
-      this.armAckTimeout();
-      queue.delivered();
-    }
+    else this.track(tag, queue, entry, null);
     const msg = entry.msg;
     this.conn.writer.writeContent(
       this.id,

@@ -22,6 +22,7 @@
  * how much a connection may queue is the owner's job (`pendingBytes` + the sink's
  * `writableLength`).
  */
+import { FRAME_END } from './frame-reader.js';
 
 export interface FrameSink {
   write(chunk: Buffer): boolean;
@@ -31,7 +32,6 @@ export interface FrameSink {
   uncork?(): void;
 }
 
-const FRAME_END = 0xce;
 const NO_SCRATCH = Buffer.alloc(0);
 
 /** Payloads up to this size are copied into the coalescing buffer; larger ones are referenced. */

@@ -125,6 +125,13 @@ export function checkMessage(msg: PersistedMessage): void {
   if (Buffer.byteLength(msg.routingKey) > 255) throw new RangeError('routing key longer than 255 bytes');
 }
 
+/** What enqueue and move check before anything is changed: the entry, the message, and that one is the other's. */
+export function checkEntryOf(op: 'enqueue' | 'move', entry: QueueEntry, msg: PersistedMessage): void {
+  checkEntry(entry);
+  checkMessage(msg);
+  if (entry.msgId !== msg.id) throw new Error(`${op}: entry.msgId ${entry.msgId} is not msg.id ${msg.id}`);
+}
+
 /** The message value layout, followed by `reserve` bytes left for the caller (a checksum). */
 export function encodeMessage(msg: PersistedMessage, reserve = 0): Buffer {
   const exLen = Buffer.byteLength(msg.exchange);

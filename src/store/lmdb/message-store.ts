@@ -6,7 +6,7 @@
 import type { EntryCounts, MessageStore, PersistedMessage, QueueEntry, StoreStats } from '../message-store.js';
 import {
   checkEntry,
-  checkMessage,
+  checkEntryOf,
   decodeMessage,
   ENTRY_KEY_SIZE,
   entryKey,
@@ -46,9 +46,7 @@ export class LmdbMessageStore implements MessageStore {
   }
 
   enqueue(queue: string, entry: QueueEntry, msg: PersistedMessage): void {
-    checkEntry(entry);
-    checkMessage(msg);
-    if (entry.msgId !== msg.id) throw new Error(`enqueue: entry.msgId ${entry.msgId} is not msg.id ${msg.id}`);
+    checkEntryOf('enqueue', entry, msg);
     if (!this.engine.writable()) return;
     this.addEntry(this.queueStateOrNew(queue), entry, msg);
   }
@@ -78,9 +76,7 @@ export class LmdbMessageStore implements MessageStore {
   }
 
   move(fromQueue: string, seq: number, toQueue: string, entry: QueueEntry, msg: PersistedMessage): void {
-    checkEntry(entry);
-    checkMessage(msg);
-    if (entry.msgId !== msg.id) throw new Error(`move: entry.msgId ${entry.msgId} is not msg.id ${msg.id}`);
+    checkEntryOf('move', entry, msg);
     if (!this.engine.writable()) return;
     const from = this.queueState(fromQueue);
     const old = from ? this.getEntry(from, seq) : null;
