@@ -160,13 +160,13 @@ export class Broker implements BrokerContext {
     for (const r of exchanges) {
       const vhost = this.vhosts.get(r.vhost);
       if (!vhost || vhost.exchanges.has(r.name) || !this.exchangeTypes.get(r.type)) continue;
-      vhost.createExchange(r.name, r.type, true, r.autoDelete, r.internal, decodeTable(r.arguments, 0).table);
+      vhost.createExchange({ name: r.name, type: r.type, durable: true, autoDelete: r.autoDelete, internal: r.internal, arguments: decodeTable(r.arguments, 0).table });
     }
     let messages = 0;
     for (const r of queues) {
       const vhost = this.vhosts.get(r.vhost);
       if (!vhost || vhost.queues.has(r.name)) continue;
-      const q = vhost.createQueue(r.name, true, null, r.autoDelete, decodeTable(r.arguments, 0).table);
+      const q = vhost.createQueue({ name: r.name, durable: true, exclusiveOwner: null, autoDelete: r.autoDelete, arguments: decodeTable(r.arguments, 0).table });
       q.recover(crashed);
       messages += q.messageCount;
     }
@@ -190,7 +190,7 @@ export class Broker implements BrokerContext {
       }
       const msg = new Message(message.id, message.exchange, message.routingKey, message.header, message.body);
       const cc = senderSelectedRoutingKeys(msg.properties.headers);
-      vhost.scheduleDelayed(x, msg, cc, record, true);
+      vhost.recoverDelayed(x, msg, cc, record);
     }
     if (queues.length || exchanges.length) {
       this.log.info({ exchanges: exchanges.length, queues: queues.length, messages, crashed, ms: Date.now() - started }, 'recovered durable state');
@@ -229,7 +229,10 @@ export class Broker implements BrokerContext {
     }
     const conn = new Connection(socket, this, ++this.connectionIds);
     this.connections.add(conn);
-    if (this.blockedReason) conn.onOpen(() => conn.block(this.blockedReason as string));
+    // Blocked by whatever alarm is on when it opens (which may have come or gone since now).
+    conn.onOpen(() => {
+      if (this.blockedReason) conn.block(this.blockedReason);
+    });
     conn.onClosed(() => {
       this.connections.delete(conn);
       this.limits.release(address);

@@ -89,9 +89,4 @@ export class DiskMonitor {
   get isAlarmed(): boolean {
     return this.alarmed;
   }
-
-  /** Free bytes at the last check (undefined before the first). */
-  get freeBytes(): number | undefined {
-    return this.free;
-  }
 }

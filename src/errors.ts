@@ -28,8 +28,6 @@ export const ReplyCode = {
   INTERNAL_ERROR: 541,
 } as const;
 
-export type ReplyCodeValue = (typeof ReplyCode)[keyof typeof ReplyCode];
-
 const codeNames = new Map<number, string>(Object.entries(ReplyCode).map(([name, code]) => [code, name]));
 
 /** RabbitMQ's reply-text convention: the code's name, " - ", then the detail. */
@@ -85,11 +83,7 @@ export const accessRefused = (detail: string) => new ChannelError(ReplyCode.ACCE
 export const resourceLocked = (detail: string) => new ChannelError(ReplyCode.RESOURCE_LOCKED, detail);
 export const preconditionFailed = (detail: string) => new ChannelError(ReplyCode.PRECONDITION_FAILED, detail);
 export const commandInvalid = (detail: string) => new ConnectionError(ReplyCode.COMMAND_INVALID, detail);
-export const frameError = (detail: string) => new ConnectionError(ReplyCode.FRAME_ERROR, detail);
-export const syntaxError = (detail: string) => new ConnectionError(ReplyCode.SYNTAX_ERROR, detail);
 export const unexpectedFrame = (detail: string) => new ConnectionError(ReplyCode.UNEXPECTED_FRAME, detail);
-export const channelErrorHard = (detail: string) => new ConnectionError(ReplyCode.CHANNEL_ERROR, detail);
-export const notImplemented = (detail: string) => new ConnectionError(ReplyCode.NOT_IMPLEMENTED, detail);
 export const internalError = (detail: string) => new ConnectionError(ReplyCode.INTERNAL_ERROR, detail);
 
 /** RabbitMQ names resources this way in reply texts: "queue 'q' in vhost '/'". */

@@ -40,7 +40,7 @@ export interface ConsumeSpec {
   /** Acknowledge every N-th delivery with multiple=true (1: ack each). */
   ackEvery: number;
   prefetch: number;
-  /** Drain mode: mark by itself at expect*skipFraction and at expect deliveries, then report. */
+  /** Drain mode: mark by itself at subscription, at 5 % of expect and at expect deliveries, then report. */
   expect: number;
   /** Collect latencies from the body timestamps between the marks. */
   latency: boolean;

@@ -8,6 +8,7 @@ import { encodeContentHeaderPayload } from '../frame/generated/properties.js';
 import type { Consumer, ConsumerHost } from '../queue/consumer.js';
 import type { Queue } from '../queue/queue.js';
 import type { QueuedMessage } from '../queue/queued-message.js';
+import type { VHost } from '../vhost/vhost.js';
 import type { Connection } from './connection.js';
 import { ContentAssembler } from './content-assembler.js';
 import { cancelReplyTo, type ReplyConsumer } from './direct-reply-to.js';
@@ -66,7 +67,8 @@ export class Channel implements ConsumerHost {
     this.publisher = new Publisher(id, conn, this);
   }
 
-  get vhost() {
+  /** A channel exists only on an open connection, which has its vhost from connection.open. */
+  get vhost(): VHost {
     return this.conn.vhost!;
   }
 
@@ -85,13 +87,11 @@ export class Channel implements ConsumerHost {
   deliver(consumer: Consumer, queue: Queue, entry: QueuedMessage): void {
     const tag = this.nextTag++;
     if (consumer.noAck) {
-      queue.settle(entry, false);
+      queue.settle(entry);
     } else {
-      this.unacked.set(tag, { tag, queue, entry, consumer, at: this.conn.broker.clock.monotonic() });
-      this.armAckTimeout();
+      this.track(tag, queue, entry, consumer);
       consumer.unacked++;
       this.consumerUnacked++;
-      queue.delivered();
     }
     const msg = entry.msg;
     this.conn.writer.writeContent(
@@ -103,6 +103,13 @@ export class Channel implements ConsumerHost {
     );
   }
 
+  /** A delivery that waits for its ack (consumer null: basic.get). */
+  private track(tag: number, queue: Queue, entry: QueuedMessage, consumer: Consumer | null): void {
+    this.unacked.set(tag, { tag, queue, entry, consumer, at: this.conn.broker.clock.monotonic() });
+    this.armAckTimeout();
+    queue.delivered();
+  }
+
   /** Takes the next delivery tag (for deliveries outside queues: direct reply-to). */
   nextDeliveryTag(): number {
     return this.nextTag++;
@@ -111,12 +118,8 @@ export class Channel implements ConsumerHost {
   /** basic.get-ok: delivers entry (taken from queue) outside any consumer. */
   deliverGet(queue: Queue, entry: QueuedMessage, noAck: boolean): void {
     const tag = this.nextTag++;
-    if (noAck) queue.settle(entry, false);
-    else {
-      this.unacked.set(tag, { tag, queue, entry, consumer: null, at: this.conn.broker.clock.monotonic() });
-      this.armAckTimeout();
-      queue.delivered();
-    }
+    if (noAck) queue.settle(entry);
+    else this.track(tag, queue, entry, null);
     const msg = entry.msg;
     this.conn.writer.writeContent(
       this.id,
@@ -151,11 +154,11 @@ export class Channel implements ConsumerHost {
       this.unacked.clear();
       return all;
     }
-    if (!this.unacked.has(tag)) throw preconditionFailed(`unknown delivery tag ${tag}`);
+    const named = this.unacked.get(tag);
+    if (named === undefined) throw preconditionFailed(`unknown delivery tag ${tag}`);
     if (!multiple) {
-      const d = this.unacked.get(tag) as Delivery;
       this.unacked.delete(tag);
-      return [d];
+      return [named];
     }
     const taken: Delivery[] = [];
     for (const [t, d] of this.unacked) {
@@ -177,7 +180,7 @@ export class Channel implements ConsumerHost {
   private applyAck(deliveries: Delivery[]): void {
     for (const d of deliveries) {
       this.releaseCredit(d);
-      d.queue.settle(d.entry, true);
+      d.queue.ack(d.entry);
     }
     this.afterCreditReleased();
   }

@@ -25,7 +25,7 @@ const FRAME_MIN_SIZE = 4096;
  * cannot make the broker hold more than this plus one message for it.
  */
 export const OUTPUT_HIGH_WATER = 1024 * 1024;
-export const OUTPUT_LOW_WATER = 256 * 1024;
+const OUTPUT_LOW_WATER = 256 * 1024;
 
 /** Why the socket is not being read: a resource alarm (publishers only) or a full output. */
 export type ReadPause = 'alarm' | 'output';
@@ -48,7 +48,6 @@ export class Connection {
   clientProperties: FieldTable = {};
   /** Client capabilities from connection.start-ok (consumer_cancel_notify, ...). */
   capabilities: FieldTable = {};
-  frameMax: number;
   channelMax: number;
   heartbeat = 0;
   /** Reasons the socket is not read now; it is read when there are none. */
@@ -69,7 +68,6 @@ export class Connection {
     readonly id: number,
   ) {
     const { config } = broker;
-    this.frameMax = config.frameMax;
     this.channelMax = config.channelMax;
     this.log = broker.log.child({ conn: id, peer: `${socket.remoteAddress}:${socket.remotePort}` });
     // RabbitMQ enforces the spec's minimum frame size until connection.tune-ok.
@@ -383,7 +381,6 @@ export class Connection {
 
   /** connection.tune-ok accepted: start heartbeats with the negotiated interval. */
   tuned(frameMax: number, channelMax: number, heartbeat: number): void {
-    this.frameMax = frameMax;
     this.channelMax = channelMax;
     this.heartbeat = heartbeat;
     this.reader.frameMax = frameMax;

@@ -72,13 +72,18 @@ export class PublisherConfirms {
 
   private diskCommitted(upTo: number, err?: Error): void {
     const out = err ? this.readyNacks : this.readyAcks;
-    while (this.awaitingDiskHead < this.awaitingDisk.length && (this.awaitingDisk[this.awaitingDiskHead] as number) <= upTo) {
-      out.push(this.awaitingDisk[this.awaitingDiskHead++] as number);
+    const waiting = this.awaitingDisk;
+    let head = this.awaitingDiskHead;
+    for (; head < waiting.length; head++) {
+      const seq = waiting[head]!;
+      if (seq > upTo) break;
+      out.push(seq);
     }
-    if (this.awaitingDiskHead === this.awaitingDisk.length) {
+    if (head === waiting.length) {
       this.awaitingDisk = [];
-      this.awaitingDiskHead = 0;
+      head = 0;
     }
+    this.awaitingDiskHead = head;
     this.scheduleFlush();
   }
 
@@ -98,7 +103,8 @@ export class PublisherConfirms {
     if (this.stopped) return;
     const out = this.out;
     const id = this.channelId;
-    const cutoff = this.awaitingDiskHead < this.awaitingDisk.length ? (this.awaitingDisk[this.awaitingDiskHead] as number) : Infinity;
+    // The oldest seq still waiting for the disk (none past the end).
+    const cutoff = this.awaitingDisk[this.awaitingDiskHead] ?? Infinity;
     const acks = sortedSeqs(this.readyAcks);
     const nacks = sortedSeqs(this.readyNacks);
     this.readyAcks = [];
@@ -106,27 +112,34 @@ export class PublisherConfirms {
     let a = 0;
     let n = 0;
     while (a < acks.length || n < nacks.length) {
-      if (n < nacks.length && (a >= acks.length || (nacks[n] as number) < (acks[a] as number))) {
-        // requeue=true: the field's default in RabbitMQ's basic.nack record, which it sends as is.
-        out.write(encodeBasicNack(id, nacks[n++] as number, false, true));
+      // Past the end of either list its next seq is Infinity: the other list goes first.
+      const nextNack = nacks[n] ?? Infinity;
+      const nextAck = acks[a] ?? Infinity;
+      if (nextNack < nextAck) {
+        // multiple=false, requeue=true: the field's default in RabbitMQ's basic.nack record, which it sends as is.
+        out.write(encodeBasicNack(id, nextNack, false, true));
+        n++;
         continue;
       }
       // A run of acks up to the next nack (and below the cutoff) is one multiple ack.
-      const limit = Math.min(cutoff, n < nacks.length ? (nacks[n] as number) : Infinity);
+      const limit = Math.min(cutoff, nextNack);
       const start = a;
-      while (a < acks.length && (acks[a] as number) < limit) a++;
+      while (a < acks.length && acks[a]! < limit) a++;
       if (a > start) {
-        out.write(encodeBasicAck(id, acks[a - 1] as number, a - start > 1));
+        out.write(encodeBasicAck(id, acks[a - 1]!, a - start > 1));
       } else {
-        out.write(encodeBasicAck(id, acks[a++] as number, false));
+        out.write(encodeBasicAck(id, nextAck, false));
+        a++;
       }
     }
   }
 }
 
 function sortedSeqs(seqs: number[]): number[] {
-  for (let i = 1; i < seqs.length; i++) {
-    if ((seqs[i] as number) < (seqs[i - 1] as number)) return seqs.sort((x, y) => x - y);
+  let previous = -Infinity;
+  for (const seq of seqs) {
+    if (seq < previous) return seqs.sort((x, y) => x - y);
+    previous = seq;
   }
   return seqs;
 }

@@ -80,7 +80,7 @@ const RESERVED = new Set(
 );
 
 /** An atom bare when it may be, else quoted. */
-export function formatAtom(name: string): string {
+function formatAtom(name: string): string {
   if (/^[a-zß-öø-ÿ][A-Za-z0-9_@À-ÖØ-öø-ÿ]*$/.test(name) && !RESERVED.has(name)) return name;
   return `'${name.replace(/[\\']/g, (c) => `\\${c}`)}'`;
 }

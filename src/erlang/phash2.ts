@@ -157,11 +157,10 @@ function isByte(t: ErlTerm): t is { kind: 'int'; value: bigint } {
 }
 
 /** make_hash2(Term), unmasked (32 bits). */
-export function makeHash2(term: ErlTerm): number {
+function makeHash2(term: ErlTerm): number {
   let hash = 0;
   const stack: (ErlTerm | ListRest)[] = [term];
-  while (stack.length > 0) {
-    const top = stack.pop()!;
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
     if (!('kind' in top)) {
       // The rest of a list: a run of bytes is hashed 4 at a time, then one element, then the rest.
       const { items } = top;
@@ -172,20 +171,20 @@ export function makeHash2(term: ErlTerm): number {
       }
       let c = 0;
       let sh = 0;
-      while (k < items.length && isByte(items[k]!)) {
-        sh = ((sh << 8) + Number((items[k] as { value: bigint }).value)) >>> 0;
+      let item = items[k];
+      for (; item !== undefined && isByte(item); item = items[++k]) {
+        sh = ((sh << 8) + Number(item.value)) >>> 0;
         if (c === 3) {
           hash = hash2(hash, sh, 0, HCONST_4);
           c = sh = 0;
         } else {
           c++;
         }
-        k++;
       }
       if (c > 0) hash = hash2(hash, sh, 0, HCONST_4);
-      if (k < items.length) {
+      if (item !== undefined) {
         stack.push({ items, start: k + 1 });
-        stack.push(items[k]!);
+        stack.push(item);
       } else {
         stack.push({ items, start: k });
       }

@@ -20,16 +20,22 @@ const LINE_LENGTH = 80;
 type If =
   | { k: 'leaf'; s: string; len: number }
   | { k: 'bin'; tokens: string[]; len: number }
-  | { k: 'tuple'; tagged: boolean; items: If[]; len: number };
+  // A tagged tuple (an atom, then more) prints its tag first; {} is a leaf.
+  | { k: 'tuple'; tagged: true; items: [If, If, ...If[]]; len: number }
+  | { k: 'tuple'; tagged: false; items: [If, ...If[]]; len: number };
 
 function printLength(t: ErlTerm): If {
   switch (t.kind) {
     case 'tuple': {
-      if (t.items.length === 0) return { k: 'leaf', s: '{}', len: 2 };
-      const items = t.items.map(printLength);
-      let len = 2 + items.length - 1;
-      for (const i of items) len += i.len;
-      return { k: 'tuple', tagged: t.items[0]!.kind === 'atom' && t.items.length > 1, items, len };
+      const [first, ...others] = t.items;
+      if (first === undefined) return { k: 'leaf', s: '{}', len: 2 };
+      const head = printLength(first);
+      const rest = others.map(printLength);
+      let len = 2 + others.length + head.len;
+      for (const i of rest) len += i.len;
+      const [second, ...more] = rest;
+      if (first.kind === 'atom' && second !== undefined) return { k: 'tuple', tagged: true, items: [head, second, ...more], len };
+      return { k: 'tuple', tagged: false, items: [head, ...rest], len };
     }
     case 'binary': {
       const text = t.bytes.length === 0 ? '<<>>' : printableBinary(t.bytes);
@@ -100,9 +106,8 @@ function pp(f: If, col: number, ll: number, m: number, tind: number, ind: string
   }
 }
 
-function ppTagTuple(items: If[], col: number, ll: number, m: number, tind: number, ind: string, ld: number, w: number): string {
-  const tag = items[0]!;
-  const rest = items.slice(1);
+function ppTagTuple(items: [If, If, ...If[]], col: number, ll: number, m: number, tind: number, ind: string, ld: number, w: number): string {
+  const [tag, ...rest] = items;
   const tagInd = tag.len + 2;
   const tcol = col + tagInd;
   if (tind > 0 && tagInd > tind) {
@@ -114,15 +119,15 @@ function ppTagTuple(items: If[], col: number, ll: number, m: number, tind: numbe
   return write(tag) + ',' + ppList(rest, tcol, ll, m, tind, indent, ld, w + tag.len + 1);
 }
 
-function ppList(items: If[], col0: number, ll: number, m: number, tind: number, ind: string, ld: number, w: number): string {
+function ppList(items: [If, ...If[]], col0: number, ll: number, m: number, tind: number, ind: string, ld: number, w: number): string {
   const [e, ...es] = items;
-  const { s, width } = ppElement(e!, col0, ll, m, tind, ind, lastDepth(es.length, ld), w);
+  const { s, width } = ppElement(e, col0, ll, m, tind, ind, lastDepth(es.length, ld), w);
   return s + ppTail(es, col0, col0 + width, ll, m, tind, ind, ld, w + width);
 }
 
 function ppTail(items: If[], col0: number, col: number, ll: number, m: number, tind: number, ind: string, ld: number, w: number): string {
-  if (items.length === 0) return '';
-  const [e, ...es] = items as [If, ...If[]];
+  const [e, ...es] = items;
+  if (e === undefined) return '';
   const ld1 = lastDepth(es.length, ld);
   const elen = 1 + e.len;
   if (
@@ -144,9 +149,9 @@ function ppBinary(tokens: string[], col: number, ll: number, m: number, ind: str
   const n0 = Math.max(8, Math.min(ll - col, m - 4 - w) - ld);
   let n = n0;
   let out = '<<';
-  for (let i = 0; i < tokens.length; i++) {
-    const bs = tokens[i]!;
-    if (i < tokens.length - 1) {
+  const last = tokens.length - 1;
+  for (const [i, bs] of tokens.entries()) {
+    if (i < last) {
       const len = bs.length + 1;
       if (n - len < 0) {
         out += '\n' + ind + bs + ',';
@@ -171,9 +176,8 @@ function cind(f: If, col: number, ll: number, m: number, ind: number, ld: number
   return ind;
 }
 
-function cindTagTuple(items: If[], col: number, ll: number, m: number, ind: number, ld: number, w: number): number {
-  const tag = items[0]!;
-  const rest = items.slice(1);
+function cindTagTuple(items: [If, If, ...If[]], col: number, ll: number, m: number, ind: number, ld: number, w: number): number {
+  const [tag, ...rest] = items;
   const tagInd = tag.len + 2;
   const tcol = col + tagInd;
   if (ind > 0 && tagInd > ind) {
@@ -185,15 +189,15 @@ function cindTagTuple(items: If[], col: number, ll: number, m: number, ind: numb
   throw new NoGood();
 }
 
-function cindList(items: If[], col0: number, ll: number, m: number, ind: number, ld: number, w: number): number {
+function cindList(items: [If, ...If[]], col0: number, ll: number, m: number, ind: number, ld: number, w: number): number {
   const [e, ...es] = items;
-  const we = cindElement(e!, col0, ll, m, ind, lastDepth(es.length, ld), w);
+  const we = cindElement(e, col0, ll, m, ind, lastDepth(es.length, ld), w);
   return cindTail(es, col0, col0 + we, ll, m, ind, ld, w + we);
 }
 
 function cindTail(items: If[], col0: number, col: number, ll: number, m: number, ind: number, ld: number, w: number): number {
-  if (items.length === 0) return ind;
-  const [e, ...es] = items as [If, ...If[]];
+  const [e, ...es] = items;
+  if (e === undefined) return ind;
   const ld1 = lastDepth(es.length, ld);
   const elen = 1 + e.len;
   if (

@@ -84,11 +84,6 @@ export class BindingSet<D> {
     return this.byDestination.has(destination);
   }
 
-  /** The keys (each with its argument tables) bound to destination. */
-  keysOf(destination: D): ReadonlyMap<string, readonly FieldTable[]> | undefined {
-    return this.byDestination.get(destination);
-  }
-
   /** Forgets every binding of destination and returns what it had (undefined when none). */
   removeDestination(destination: D): ReadonlyMap<string, readonly FieldTable[]> | undefined {
     const keys = this.byDestination.get(destination);

@@ -24,7 +24,7 @@
  * - removing ANY binding of a destination removes all its buckets, even if another binding of it
  *   remains (it stays bound but receives nothing until re-bound).
  */
-import type { FieldTable } from '../frame/field-table.js';
+import { ownField, type FieldTable } from '../frame/field-table.js';
 import { internalError, preconditionFailed } from '../errors.js';
 import { Added, BindingSet, Removed } from './binding-set.js';
 import { formatString, formatTerm, latin1ToText } from '../erlang/format.js';
@@ -45,14 +45,14 @@ type HashOn = { readonly on: 'routing-key' } | { readonly on: 'header'; readonly
  * 3.10 closes the whole connection with 541 and the bare reply text "INTERNAL_ERROR" (observed on
  * a real 3.10.8 broker). That is what this throws.
  */
-function hashArgs(args: FieldTable): { header: string | undefined; property: string | undefined } {
-  const read = (name: string): string | undefined => {
-    if (!Object.prototype.hasOwnProperty.call(args, name)) return undefined;
-    const v = args[name]!;
+function hashArgs(args: FieldTable): { header: Buffer | undefined; property: Buffer | undefined } {
+  const read = (name: string): Buffer | undefined => {
+    const v = ownField(args, name);
+    if (v === undefined) return undefined;
     if (v.type !== 'S') {
       throw internalError('');
     }
-    return v.value.toString('utf8');
+    return v.value;
   };
   return { header: read('hash-header'), property: read('hash-property') };
 }
@@ -71,8 +71,8 @@ export class ConsistentHashExchange implements ExchangeType {
     if (header !== undefined && property !== undefined) {
       throw preconditionFailed('hash-header and hash-property are mutually exclusive');
     }
-    if (property !== undefined && !(PROPERTIES as readonly string[]).includes(property)) {
-      throw preconditionFailed(latin1ToText(`Unsupported property: ${formatString(args['hash-property']!.value as Buffer)}`, 'latin1'));
+    if (property !== undefined && !(PROPERTIES as readonly string[]).includes(property.toString('utf8'))) {
+      throw preconditionFailed(latin1ToText(`Unsupported property: ${formatString(property)}`, 'latin1'));
     }
   }
 
@@ -89,9 +89,9 @@ export class ConsistentHashExchange implements ExchangeType {
     const { header, property } = hashArgs(exchangeArgs);
     const hashOn: HashOn =
       header !== undefined
-        ? { on: 'header', name: header }
+        ? { on: 'header', name: header.toString('utf8') }
         : property !== undefined
-          ? { on: 'property', name: property as HashProperty }
+          ? { on: 'property', name: property.toString('utf8') as HashProperty }
           : { on: 'routing-key' };
     return new ConsistentHashRouter<D>(hashOn);
   }
@@ -155,9 +155,8 @@ export class ConsistentHashRouter<D> implements Router<D> {
     const on = this.hashOn;
     if (on.on === 'routing-key') return binary(msg.routingKey);
     if (on.on === 'header') {
-      const headers = msg.headers;
-      if (headers === undefined || !Object.prototype.hasOwnProperty.call(headers, on.name)) return atom('undefined');
-      return typedFieldValueTerm(headers[on.name]!);
+      const v = ownField(msg.headers, on.name);
+      return v === undefined ? atom('undefined') : typedFieldValueTerm(v);
     }
     const props = msg.properties;
     if (on.name === 'timestamp') {
@@ -171,6 +170,7 @@ export class ConsistentHashRouter<D> implements Router<D> {
     return atom('undefined');
   }
 
+  /** Only with buckets > 0: the ring is not empty, and starts has one entry per ring entry. */
   private ownerOf(bucket: number): D {
     // Binary search for the last entry whose start <= bucket.
     let lo = 0;

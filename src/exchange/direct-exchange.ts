@@ -18,7 +18,7 @@ export class DirectExchange implements ExchangeType {
   }
 }
 
-export class DirectRouter<D> implements Router<D> {
+class DirectRouter<D> implements Router<D> {
   private readonly bindings = new BindingSet<D>();
   private readonly byKey = new Map<string, Set<D>>();
 

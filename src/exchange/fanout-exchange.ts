@@ -17,7 +17,7 @@ export class FanoutExchange implements ExchangeType {
   }
 }
 
-export class FanoutRouter<D> implements Router<D> {
+class FanoutRouter<D> implements Router<D> {
   private readonly bindings = new BindingSet<D>();
   private readonly destinations = new Set<D>();
 

@@ -15,18 +15,16 @@
  *    empty array (both are []). Inside tables and arrays values carry their type atom, so nested
  *    entries must agree on type and value.
  */
-import type { FieldTable, FieldValue } from '../frame/field-table.js';
-
-const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+import { ownField, type FieldTable, type FieldValue } from '../frame/field-table.js';
 
 /** Binding-identity equality of two argument tables (top-level order-insensitive). */
 export function fieldTablesEqual(a: FieldTable, b: FieldTable): boolean {
   if (a === b) return true;
-  const ak = Object.keys(a);
-  if (ak.length !== Object.keys(b).length) return false;
-  for (const k of ak) {
-    if (!hasOwn(b, k)) return false;
-    if (!fieldValuesIdentical(a[k]!, b[k]!)) return false;
+  const entries = Object.entries(a);
+  if (entries.length !== Object.keys(b).length) return false;
+  for (const [k, av] of entries) {
+    const bv = ownField(b, k);
+    if (bv === undefined || !fieldValuesIdentical(av, bv)) return false;
   }
   return true;
 }
@@ -131,8 +129,8 @@ function sameTypeValuesEqual(a: FieldValue, b: FieldValue, inner: (x: FieldValue
       const bk = Object.keys(bt);
       if (ak.length !== bk.length) return false;
       for (let i = 0; i < ak.length; i++) {
-        if (ak[i] !== bk[i]) return false;
-        if (!inner(at[ak[i]!]!, bt[bk[i]!]!)) return false;
+        const k = ak[i]!; // i < ak.length = bk.length
+        if (k !== bk[i] || !inner(at[k]!, bt[k]!)) return false;
       }
       return true;
     }

@@ -18,7 +18,7 @@
  */
 import { preconditionFailed } from '../errors.js';
 import { Added, BindingSet, Removed } from './binding-set.js';
-import { fieldTypeName, type FieldTable, type FieldValue } from '../frame/field-table.js';
+import { fieldTypeName, ownField, type FieldTable, type FieldValue } from '../frame/field-table.js';
 import { formatTerm, latin1ToText } from '../erlang/format.js';
 import { binary } from '../erlang/term.js';
 import { fieldValueTerm } from '../frame/field-term.js';
@@ -44,8 +44,8 @@ export class HeadersExchange implements ExchangeType {
   validateDeclareArgs(_args: FieldTable): void {}
 
   validateBinding(_bindingKey: string, args: FieldTable): void {
-    if (!Object.prototype.hasOwnProperty.call(args, 'x-match')) return;
-    const xMatch = args['x-match']!;
+    const xMatch = ownField(args, 'x-match');
+    if (xMatch === undefined) return;
     if (xMatch.type === 'S') {
       if (X_MATCH_VALUES.includes(xMatch.value.toString('latin1'))) return;
       throw preconditionFailed(
@@ -63,8 +63,8 @@ export class HeadersExchange implements ExchangeType {
 }
 
 /** parse_x_match/1 plus the x- filtering of headers_match/5, done once at bind time. */
-export function compileHeadersBinding(key: string, args: FieldTable): CompiledBinding {
-  const xMatch = Object.prototype.hasOwnProperty.call(args, 'x-match') ? args['x-match'] : undefined;
+function compileHeadersBinding(key: string, args: FieldTable): CompiledBinding {
+  const xMatch = ownField(args, 'x-match');
   const mode = xMatch?.type === 'S' ? xMatch.value.toString('latin1') : 'all';
   const kind: MatchKind = mode === 'any' || mode === 'any-with-x' ? 'any' : 'all';
   const withX = mode === 'all-with-x' || mode === 'any-with-x';
@@ -78,10 +78,10 @@ export function compileHeadersBinding(key: string, args: FieldTable): CompiledBi
 }
 
 /** headers_match/2: does a message with these headers match the binding? */
-export function headersMatch(binding: CompiledBinding, headers: FieldTable | undefined): boolean {
+function headersMatch(binding: CompiledBinding, headers: FieldTable | undefined): boolean {
   const all = binding.kind === 'all';
   for (const [name, expected] of binding.patterns) {
-    const actual = headers !== undefined && Object.prototype.hasOwnProperty.call(headers, name) ? headers[name] : undefined;
+    const actual = ownField(headers, name);
     const matched = actual !== undefined && (expected === undefined || fieldValuesLooselyEqual(expected, actual));
     if (all && !matched) return false;
     if (!all && matched) return true;
@@ -89,7 +89,7 @@ export function headersMatch(binding: CompiledBinding, headers: FieldTable | und
   return all;
 }
 
-export class HeadersRouter<D> implements Router<D> {
+class HeadersRouter<D> implements Router<D> {
   private readonly bindings = new BindingSet<D>();
   private readonly compiled = new Map<D, CompiledBinding[]>();
 
@@ -108,7 +108,7 @@ export class HeadersRouter<D> implements Router<D> {
   unbind(destination: D, bindingKey: string, args: FieldTable): boolean {
     const removed = this.bindings.remove(destination, bindingKey, args);
     if (removed === Removed.None) return false;
-    const list = this.compiled.get(destination)!;
+    const list = this.compiled.get(destination)!; // compiled holds every binding that bindings does
     const i = list.findIndex((b) => b.key === bindingKey && fieldTablesEqual(b.args, args));
     list.splice(i, 1);
     if (list.length === 0) this.compiled.delete(destination);

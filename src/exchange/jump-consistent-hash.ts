@@ -56,6 +56,7 @@ export class Exs1024 {
       this.front = [...reversedBack, h];
       this.back = [];
     }
+    // front holds 2..16 states here: 16 after a refill, one fewer per call, refilled at 1.
     const s0 = this.front.pop()!;
     const s1 = this.front.pop()!;
     const s11 = s1 ^ ((s1 << 31n) & MASK64);

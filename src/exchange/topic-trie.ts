@@ -109,6 +109,7 @@ export class TopicTrie<D> {
     const epoch = ++this.epoch;
     const stackNodes: TopicNode<D>[] = [this.root];
     const stackIndex: number[] = [0];
+    // The two stacks are pushed and popped in pairs: (node, index of the next word, 0..n).
     while (stackNodes.length > 0) {
       const node = stackNodes.pop()!;
       const i = stackIndex.pop()!;
@@ -129,7 +130,7 @@ export class TopicTrie<D> {
         if (node.destinations !== null) for (const d of node.destinations) out.add(d);
         continue;
       }
-      const literal = node.children?.get(words[i]!);
+      const literal = node.children?.get(words[i]!); // i < n here
       if (literal !== undefined) {
         stackNodes.push(literal);
         stackIndex.push(i + 1);
@@ -149,8 +150,9 @@ export class TopicTrie<D> {
       if (current.word === '*') parent.star = null;
       else if (current.word === '#') parent.hash = null;
       else {
-        parent.children!.delete(current.word);
-        if (parent.children!.size === 0) parent.children = null;
+        const siblings = parent.children!; // a literal word's node is in its parent's children
+        siblings.delete(current.word);
+        if (siblings.size === 0) parent.children = null;
       }
       this.nodes--;
       current = parent;

@@ -337,6 +337,11 @@ export function fieldString(v: FieldValue | undefined): string | undefined {
   return v !== undefined && v.type === 'S' ? v.value.toString('utf8') : undefined;
 }
 
+/** The value the table itself holds under name (never one inherited from a prototype), else undefined. */
+export function ownField(t: FieldTable | undefined, name: string): FieldValue | undefined {
+  return t !== undefined && Object.hasOwn(t, name) ? t[name] : undefined;
+}
+
 // --- builders --------------------------------------------------------------------------------
 
 const toBuf = (v: string | Buffer): Buffer => (typeof v === 'string' ? Buffer.from(v, 'utf8') : v);

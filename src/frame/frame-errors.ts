@@ -22,12 +22,9 @@ import { latin1ToText, writeBinaryInts } from '../erlang/format.js';
 import { formatParts } from '../erlang/pretty.js';
 import { atom, binary, int, tuple, type ErlTerm } from '../erlang/term.js';
 
-export class FatalFrameError extends ConnectionError {
-  readonly fatal = true;
-}
+export class FatalFrameError extends ConnectionError {}
 
 export class AbruptClose extends ConnectionError {
-  readonly abrupt = true;
   /** What RabbitMQ's reader would have crashed with, as an Erlang term, for logs. */
   readonly reason: string;
   constructor(reason: string) {

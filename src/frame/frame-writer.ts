@@ -22,6 +22,7 @@
  * how much a connection may queue is the owner's job (`pendingBytes` + the sink's
  * `writableLength`).
  */
+import { FRAME_END } from './frame-reader.js';
 
 export interface FrameSink {
   write(chunk: Buffer): boolean;
@@ -31,7 +32,6 @@ export interface FrameSink {
   uncork?(): void;
 }
 
-const FRAME_END = 0xce;
 const NO_SCRATCH = Buffer.alloc(0);
 
 /** Payloads up to this size are copied into the coalescing buffer; larger ones are referenced. */
@@ -198,9 +198,9 @@ export class FrameWriter {
     }
   }
 
-  /** Hands over the item at head, or (for a long body) part of it. */
+  /** Hands over the item at head (< items.length), or (for a long body) part of it. */
   private emitItem(): void {
-    const it = this.items[this.head] as Item;
+    const it = this.items[this.head]!;
     switch (it.kind) {
       case 'frame':
         if (it.buf.length <= COPY_LIMIT) this.copy(it.buf, 0, it.buf.length);

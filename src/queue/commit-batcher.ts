@@ -16,16 +16,12 @@ export class CommitBatcher {
   generation = 0;
 
   constructor(
-    private readonly store: MessageStore | undefined,
+    private readonly store: MessageStore,
     private readonly onCallbackError: (err: unknown) => void,
   ) {}
 
   /** Runs done once everything written to the store so far is durable on disk. */
   whenDurable(done: (err?: Error) => void): void {
-    if (!this.store) {
-      done();
-      return;
-    }
     this.waiting.push(done);
     if (!this.scheduled) {
       this.scheduled = true;
@@ -40,7 +36,7 @@ export class CommitBatcher {
     this.waiting = [];
     let synced: Promise<void>;
     try {
-      synced = this.store!.sync();
+      synced = this.store.sync();
     } catch (err) {
       synced = Promise.reject(err);
     }

@@ -54,17 +54,17 @@ export class ConsumerList {
 
   /** The consumer that gets the next message, or undefined when none can take one now. */
   pick(): Consumer | undefined {
-    const n = this.items.length;
-    if (n === 0) return undefined;
+    const items = this.items;
     if (this.singleActive) {
-      const active = this.items[0] as Consumer;
-      return active.host.canDeliver(active) ? active : undefined;
+      const active = items[0];
+      return active !== undefined && active.host.canDeliver(active) ? active : undefined;
     }
+    const n = items.length;
     let best: Consumer | undefined;
     let bestIndex = -1;
     for (let k = 0; k < n; k++) {
       const i = (this.next + k) % n;
-      const c = this.items[i] as Consumer;
+      const c = items[i]!; // i < n
       if (best && c.priority <= best.priority) continue;
       if (!c.host.canDeliver(c)) continue;
       best = c;

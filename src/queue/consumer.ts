@@ -1,4 +1,3 @@
-import type { FieldTable } from '../frame/field-table.js';
 import type { Queue } from './queue.js';
 import type { QueuedMessage } from './queued-message.js';
 
@@ -12,7 +11,21 @@ export interface ConsumerHost {
   cancelledByServer(consumer: Consumer): void;
 }
 
+/** A consumer's settings from basic.consume (and the channel's basic.qos). */
+export interface ConsumerOptions {
+  noAck: boolean;
+  exclusive: boolean;
+  /** Per-consumer prefetch (basic.qos with global=false, as RabbitMQ defines it); 0 = unlimited. */
+  prefetch: number;
+  /** x-priority from basic.consume arguments. */
+  priority: number;
+}
+
 export class Consumer {
+  readonly noAck: boolean;
+  readonly exclusive: boolean;
+  readonly prefetch: number;
+  readonly priority: number;
   /** Messages delivered to this consumer and not yet acknowledged. */
   unacked = 0;
 
@@ -20,14 +33,13 @@ export class Consumer {
     readonly tag: string,
     readonly host: ConsumerHost,
     readonly queue: Queue,
-    readonly noAck: boolean,
-    readonly exclusive: boolean,
-    /** Per-consumer prefetch (basic.qos with global=false, as RabbitMQ defines it); 0 = unlimited. */
-    readonly prefetch: number,
-    /** x-priority from basic.consume arguments. */
-    readonly priority: number,
-    readonly args: FieldTable,
-  ) {}
+    options: ConsumerOptions,
+  ) {
+    this.noAck = options.noAck;
+    this.exclusive = options.exclusive;
+    this.prefetch = options.prefetch;
+    this.priority = options.priority;
+  }
 
   /** Whether the per-consumer prefetch limit leaves room for one more delivery. */
   get hasCredit(): boolean {

@@ -1,4 +1,4 @@
-import { F, fieldString, type FieldTable, type FieldValue } from '../frame/field-table.js';
+import { F, fieldString, type FieldTable } from '../frame/field-table.js';
 import type { BasicProperties } from '../frame/generated/properties.js';
 import { headerRoutingKeys, type Message } from './message.js';
 import type { DeadLetterReason } from './queue.js';
@@ -12,7 +12,7 @@ export interface DeadLettered {
 /** Sorts a table by key, as rabbit_misc:sort_field_table does when RabbitMQ rewrites headers. */
 function sorted(t: FieldTable): FieldTable {
   const out: FieldTable = {};
-  for (const k of Object.keys(t).sort()) out[k] = t[k] as FieldValue;
+  for (const k of Object.keys(t).sort()) out[k] = t[k]!; // one of t's own keys
   return out;
 }
 
@@ -77,7 +77,7 @@ export function deadLetterMessage(
   const newProps: BasicProperties = { ...props, headers: newHeaders };
   delete newProps.expiration;
   const routingKeys = dlrk !== undefined ? [dlrk] : originalKeys;
-  const message = msg.withProperties(newId, dlx, routingKeys[0] as string, newProps);
+  const message = msg.withProperties(newId, dlx, dlrk ?? msg.routingKey, newProps);
   message.ttl = undefined;
   return { message, routingKeys };
 }

@@ -148,7 +148,7 @@ export function parseExpiration(expiration: string | undefined): number | undefi
   const prefix = `invalid expiration '${expiration}': `;
   if (!m) throw preconditionFailed(`${prefix}no_integer`);
   if (m[2] !== '') throw preconditionFailed(`${prefix}{leftover_string,"${m[2]}"}`);
-  const n = BigInt(m[1] as string);
+  const n = BigInt(m[1]!); // group 1 is not optional
   // The error term is printed with ~p, which wraps long terms as Erlang does.
   if (n < 0n) throw preconditionFailed(formatParts([prefix, { p: tuple(atom('value_negative'), int(n)) }]));
   if (n > BigInt(MAX_EXPIRY_TIMER)) throw preconditionFailed(formatParts([prefix, { p: tuple(atom('value_too_large'), int(n)) }]));

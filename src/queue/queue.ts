@@ -54,7 +54,6 @@ export const enum EnqueueResult {
  * every timing rule reads the injected clock.
  */
 export class Queue {
-  readonly vhost: string;
   readonly name: string;
   readonly durable: boolean;
   readonly exclusiveOwner: object | null;
@@ -81,7 +80,6 @@ export class Queue {
     options: QueueOptions,
     private readonly deps: QueueDeps,
   ) {
-    this.vhost = options.vhost;
     this.name = options.name;
     this.durable = options.durable;
     this.exclusiveOwner = options.exclusiveOwner;
@@ -117,10 +115,6 @@ export class Queue {
 
   get consumerCount(): number {
     return this.consumers.length;
-  }
-
-  get consumerList(): readonly Consumer[] {
-    return this.consumers.all;
   }
 
   get isQuorum(): boolean {
@@ -217,11 +211,16 @@ export class Queue {
     this.unackedCount++;
   }
 
-  /** A delivered message was acknowledged (or delivered with no-ack). */
-  settle(entry: QueuedMessage, wasUnacked: boolean): void {
-    if (wasUnacked) this.unackedCount--;
+  /** A message was delivered with no-ack (to a consumer or by basic.get): it is gone. */
+  settle(entry: QueuedMessage): void {
     if (entry.persisted && !this.deleted) this.deps.store.remove(this.storeKey, entry.seq);
-    if (wasUnacked) this.maybeDispatch();
+  }
+
+  /** A delivered message was acknowledged. */
+  ack(entry: QueuedMessage): void {
+    this.unackedCount--;
+    this.settle(entry);
+    this.maybeDispatch();
   }
 
   /** basic.reject / basic.nack with requeue=false: dead-letter (reason rejected) or drop. */
@@ -302,7 +301,7 @@ export class Queue {
     for (;;) {
       const head = this.ready.peek();
       if (!head || head.expiresAt === 0 || head.expiresAt > now) break;
-      (expired ??= []).push(this.ready.shift() as QueuedMessage);
+      (expired ??= []).push(this.ready.shift()!); // head, just peeked
     }
     if (expired) this.remove(expired, 'expired');
     const head = this.ready.peek();

@@ -62,11 +62,12 @@ export class ReadyList implements ReadyStore {
   }
 
   insertSorted(m: QueuedMessage): void {
+    // Only the slots before head are emptied: items[head..] all hold messages.
     let lo = this.head;
     let hi = this.items.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if ((this.items[mid] as QueuedMessage).seq < m.seq) lo = mid + 1;
+      if (this.items[mid]!.seq < m.seq) lo = mid + 1;
       else hi = mid;
     }
     if (lo === this.head && this.head > 0) this.items[--this.head] = m;
@@ -95,14 +96,18 @@ export class PriorityReadyList implements ReadyStore {
     this.levels = Array.from({ length: maxPriority + 1 }, () => new ReadyList());
   }
 
+  /** levels has one list for each priority 0..maxPriority. */
   private level(m: QueuedMessage): ReadyList {
     const p = Math.min(Math.max(m.msg.properties.priority ?? 0, 0), this.maxPriority);
-    return this.levels[p] as ReadyList;
+    return this.levels[p]!;
   }
 
   private top(): ReadyList | undefined {
     if (this.count === 0) return undefined;
-    for (let p = this.maxPriority; p >= 0; p--) if ((this.levels[p] as ReadyList).length > 0) return this.levels[p];
+    for (let p = this.maxPriority; p >= 0; p--) {
+      const level = this.levels[p]!;
+      if (level.length > 0) return level;
+    }
     return undefined;
   }
 

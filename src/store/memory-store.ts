@@ -15,7 +15,7 @@ import type {
   QueueRecord,
 } from './metadata-store.js';
 import { bindingKey, delayedKey, nameKey } from './metadata-codec.js';
-import { checkEntry, checkMessage, publicEntry, sameMessage, sharedRewriteError, type StoredEntry } from './record-codec.js';
+import { checkEntry, checkEntryOf, checkMessage, publicEntry, sameMessage, sharedRewriteError, type StoredEntry } from './record-codec.js';
 import type { Store } from './store.js';
 
 interface MemQueue {
@@ -43,9 +43,7 @@ class MemoryMessageStore implements MessageStore {
   }
 
   enqueue(queue: string, entry: QueueEntry, msg: PersistedMessage): void {
-    checkEntry(entry);
-    checkMessage(msg);
-    if (entry.msgId !== msg.id) throw new Error(`enqueue: entry.msgId ${entry.msgId} is not msg.id ${msg.id}`);
+    checkEntryOf('enqueue', entry, msg);
     this.add(queue, entry, msg);
   }
 
@@ -66,9 +64,7 @@ class MemoryMessageStore implements MessageStore {
   }
 
   move(fromQueue: string, seq: number, toQueue: string, entry: QueueEntry, msg: PersistedMessage): void {
-    checkEntry(entry);
-    checkMessage(msg);
-    if (entry.msgId !== msg.id) throw new Error(`move: entry.msgId ${entry.msgId} is not msg.id ${msg.id}`);
+    checkEntryOf('move', entry, msg);
     const from = this.queueMap.get(fromQueue);
     const old = from?.entries.get(seq);
     const stored = this.messageMap.get(msg.id);
@@ -103,6 +99,7 @@ class MemoryMessageStore implements MessageStore {
       else hi = mid;
     }
     const out: QueueEntry[] = [];
+    // seqs are the keys of q.entries, sorted (sortedSeqs).
     for (let i = lo; i < seqs.length && out.length < limit; i++) out.push(publicEntry(q.entries.get(seqs[i]!)!));
     return out;
   }

@@ -125,6 +125,13 @@ export function checkMessage(msg: PersistedMessage): void {
   if (Buffer.byteLength(msg.routingKey) > 255) throw new RangeError('routing key longer than 255 bytes');
 }
 
+/** What enqueue and move check before anything is changed: the entry, the message, and that one is the other's. */
+export function checkEntryOf(op: 'enqueue' | 'move', entry: QueueEntry, msg: PersistedMessage): void {
+  checkEntry(entry);
+  checkMessage(msg);
+  if (entry.msgId !== msg.id) throw new Error(`${op}: entry.msgId ${entry.msgId} is not msg.id ${msg.id}`);
+}
+
 /** The message value layout, followed by `reserve` bytes left for the caller (a checksum). */
 export function encodeMessage(msg: PersistedMessage, reserve = 0): Buffer {
   const exLen = Buffer.byteLength(msg.exchange);
@@ -211,12 +218,6 @@ export class RecordWriter {
     return this.push(Buffer.from([n & 0xff]));
   }
 
-  u32(n: number): this {
-    const b = Buffer.allocUnsafe(4);
-    b.writeUInt32BE(n >>> 0, 0);
-    return this.push(b);
-  }
-
   f64(n: number): this {
     const b = Buffer.allocUnsafe(8);
     b.writeDoubleBE(n, 0);
@@ -263,12 +264,6 @@ export class RecordReader {
 
   u8(): number {
     return this.b[this.p++]!;
-  }
-
-  u32(): number {
-    const n = this.b.readUInt32BE(this.p);
-    this.p += 4;
-    return n;
   }
 
   f64(): number {

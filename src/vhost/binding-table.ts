@@ -52,7 +52,7 @@ export class BindingTable {
     keys.delete(key);
     if (keys.size === 0) dests.delete(b.destination);
     if (dests.size === 0) this.bySource.delete(b.source);
-    const set = this.byDestination.get(b.destination) as Set<Binding>;
+    const set = this.byDestination.get(b.destination)!; // indexed by destination as by source
     set.delete(b);
     if (set.size === 0) this.byDestination.delete(b.destination);
     if (isExchange(b.destination)) this.exchangeDestinations--;

@@ -36,8 +36,13 @@ export class DelayedMessages {
     return persisted;
   }
 
-  /** Arms the timer of a delayed message (also for those recovered from the store). */
-  schedule(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined, record: DelayedRecord, persisted: boolean): void {
+  /** Arms the timer of a delayed message recovered from the store. */
+  recover(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined, record: DelayedRecord): void {
+    this.schedule(exchange, msg, ccRoutingKeys, record, true);
+  }
+
+  /** Arms the timer of a delayed message; a persisted one is deleted from the store when it fires. */
+  private schedule(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined, record: DelayedRecord, persisted: boolean): void {
     let timers = this.pending.get(exchange);
     if (!timers) this.pending.set(exchange, (timers = new Map()));
     const timer = this.clock.setTimeout(() => {

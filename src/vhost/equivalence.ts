@@ -25,7 +25,7 @@ function describe(v: FieldValue | undefined): string {
   return v === undefined ? 'none' : `the value '${plain(v)}' of type '${fieldTypeName(v.type)}'`;
 }
 
-export function fieldValuesEqual(a: FieldValue, b: FieldValue): boolean {
+function fieldValuesEqual(a: FieldValue, b: FieldValue): boolean {
   return typeClass(a.type) === typeClass(b.type) && plain(a) === plain(b);
 }
 

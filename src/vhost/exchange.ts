@@ -4,21 +4,37 @@ import type { Queue } from '../queue/queue.js';
 
 export type Destination = Queue | Exchange;
 
+/** What an exchange is created with (exchange.declare's fields, the type by name). */
+export interface ExchangeOptions {
+  name: string;
+  type: string;
+  durable: boolean;
+  autoDelete: boolean;
+  internal: boolean;
+  arguments: FieldTable;
+}
+
 /** A declared exchange: its settings and the router of its type holding its bindings. */
 export class Exchange {
+  readonly name: string;
+  readonly durable: boolean;
+  readonly autoDelete: boolean;
+  readonly internal: boolean;
+  readonly args: FieldTable;
   readonly router: Router<Destination>;
   deleted = false;
 
   constructor(
     readonly vhost: string,
-    readonly name: string,
     readonly type: ExchangeType,
-    readonly durable: boolean,
-    readonly autoDelete: boolean,
-    readonly internal: boolean,
-    readonly args: FieldTable,
+    options: Omit<ExchangeOptions, 'type'>,
   ) {
-    this.router = type.createRouter<Destination>(args);
+    this.name = options.name;
+    this.durable = options.durable;
+    this.autoDelete = options.autoDelete;
+    this.internal = options.internal;
+    this.args = options.arguments;
+    this.router = type.createRouter<Destination>(options.arguments);
   }
 
   /** The alternate-exchange argument, if any (RabbitMQ's "ae" doc page). */

@@ -8,7 +8,7 @@ import type { Logger } from '../log.js';
 import type { Clock } from '../clock.js';
 import { deadLetterMessage, isDeadLetterCycle } from '../queue/dead-letter.js';
 import { parseQueueArguments, type QueueSettings } from '../queue/queue-arguments.js';
-import { EnqueueResult, Queue, type DeadLetterReason, type QueueDeps } from '../queue/queue.js';
+import { EnqueueResult, Queue, type DeadLetterReason, type QueueDeps, type QueueOptions } from '../queue/queue.js';
 import type { Message } from '../queue/message.js';
 import type { DelayedRecord } from '../store/metadata-store.js';
 import type { QueuedMessage } from '../queue/queued-message.js';
@@ -16,7 +16,7 @@ import type { MetadataStore } from '../store/metadata-store.js';
 import { BindingTable, type Binding } from './binding-table.js';
 import { DelayedMessages } from './delayed-messages.js';
 import { assertArgsEquivalent, assertFieldEquivalent } from './equivalence.js';
-import { Exchange, isExchange, type Destination } from './exchange.js';
+import { Exchange, isExchange, type Destination, type ExchangeOptions } from './exchange.js';
 
 export type { Binding } from './binding-table.js';
 
@@ -32,14 +32,8 @@ export interface Published {
   rejected: boolean;
 }
 
-export interface ExchangeDeclare {
-  name: string;
-  type: string;
+export interface ExchangeDeclare extends ExchangeOptions {
   passive: boolean;
-  durable: boolean;
-  autoDelete: boolean;
-  internal: boolean;
-  arguments: FieldTable;
 }
 
 export interface QueueDeclare {
@@ -96,9 +90,11 @@ export class VHost {
     private readonly deps: VHostDeps,
   ) {
     this.delayed = new DelayedMessages(name, deps.clock, deps.metadata, (x, msg, cc) => this.publish(x, msg, cc));
-    this.defaultExchange = this.createExchange('', 'direct', true, false, false, {});
-    for (const [name, type] of STANDARD_EXCHANGES) this.createExchange(name, type, true, false, false, {});
-    this.createExchange(TRACE_EXCHANGE, 'topic', true, false, true, {});
+    const builtIn = (name: string, type: string, internal = false): Exchange =>
+      this.createExchange({ name, type, durable: true, autoDelete: false, internal, arguments: {} });
+    this.defaultExchange = builtIn('', 'direct');
+    for (const [name, type] of STANDARD_EXCHANGES) builtIn(name, type);
+    builtIn(TRACE_EXCHANGE, 'topic', true);
   }
 
   private rs(kind: 'queue' | 'exchange', name: string): string {
@@ -139,7 +135,7 @@ export class VHost {
       throw preconditionFailed(`invalid type '${fieldTypeName(ae.type)}' for arg 'alternate-exchange' in ${this.rs('exchange', d.name)}`);
     }
     type.validateDeclareArgs(d.arguments);
-    const x = this.createExchange(d.name, d.type, d.durable, d.autoDelete, d.internal, d.arguments);
+    const x = this.createExchange(d);
     if (x.durable) this.deps.metadata.putExchange({
       vhost: this.name, name: x.name, type: d.type, durable: true, autoDelete: x.autoDelete, internal: x.internal,
       arguments: encodeTable(x.args),
@@ -147,15 +143,16 @@ export class VHost {
     return x;
   }
 
-  createExchange(name: string, typeName: string, durable: boolean, autoDelete: boolean, internal: boolean, args: FieldTable): Exchange {
-    const type = this.deps.exchangeTypes.get(typeName);
-    if (!type) throw new Error(`exchange type ${typeName} is not registered`);
-    const x = new Exchange(this.name, name, type, durable, autoDelete, internal, args);
-    this.exchanges.set(name, x);
+  /** Creates an exchange without declare's checks (built-in exchanges, recovery). */
+  createExchange(options: ExchangeOptions): Exchange {
+    const type = this.deps.exchangeTypes.get(options.type);
+    if (!type) throw new Error(`exchange type ${options.type} is not registered`);
+    const x = new Exchange(this.name, type, options);
+    this.exchanges.set(x.name, x);
     return x;
   }
 
-  deleteExchange(name: string, ifUnused: boolean): void {
+  deleteExchange(name: string, { ifUnused }: { ifUnused: boolean }): void {
     if (name === '') throw accessRefused('operation not permitted on the default exchange');
     if (name.startsWith('amq.')) throw accessRefused(`deletion of system ${this.rs('exchange', name)} not allowed`);
     const x = this.exchanges.get(name);
@@ -231,25 +228,27 @@ export class VHost {
       if (d.exclusive) throw preconditionFailed(`invalid property 'exclusive-owner' for ${rs}`);
       if (d.autoDelete) throw preconditionFailed(`invalid property 'auto-delete' for ${rs}`);
     }
-    const q = this.createQueue(name, durable, d.exclusive ? d.owner : null, d.autoDelete, d.arguments, settings);
+    const q = this.createQueue({ name, durable, exclusiveOwner: d.exclusive ? d.owner : null, autoDelete: d.autoDelete, arguments: d.arguments, settings });
     if (durable) this.deps.metadata.putQueue({ vhost: this.name, name, durable: true, autoDelete: d.autoDelete, arguments: encodeTable(d.arguments) });
     return q;
   }
 
-  createQueue(name: string, durable: boolean, owner: object | null, autoDelete: boolean, args: FieldTable, settings?: QueueSettings): Queue {
+  /** Creates a queue without declare's checks (recovery); settings are parsed from the arguments unless given. */
+  createQueue(options: Omit<QueueOptions, 'vhost' | 'settings'> & { settings?: QueueSettings }): Queue {
+    const settings = options.settings ?? parseQueueArguments(options.arguments, this.rs('queue', options.name));
     const q = new Queue(
-      { vhost: this.name, name, durable, exclusiveOwner: owner, autoDelete, arguments: args, settings: settings ?? parseQueueArguments(args, this.rs('queue', name)) },
+      { ...options, vhost: this.name, settings },
       {
         ...this.deps.queueDeps,
         onAutoDelete: (queue) => this.removeQueue(queue),
         deadLetter: (queue, entries, reason) => this.deadLetter(queue, entries, reason),
       },
     );
-    this.queues.set(name, q);
+    this.queues.set(q.name, q);
     return q;
   }
 
-  deleteQueue(name: string, owner: object, ifUnused: boolean, ifEmpty: boolean): number {
+  deleteQueue(name: string, owner: object, { ifUnused, ifEmpty }: { ifUnused: boolean; ifEmpty: boolean }): number {
     const q = this.queues.get(name);
     if (!q) return 0;
     this.checkExclusive(q, owner);
@@ -315,11 +314,6 @@ export class VHost {
     };
   }
 
-  /** Bindings whose source is x (for tests and listings). */
-  bindingsOf(x: Exchange): Binding[] {
-    return this.bindings.from(x);
-  }
-
   /** The default exchange binds every queue by its name. */
   private routeDefault(input: RoutingInput, out: Set<Destination>): void {
     const q = this.queues.get(input.routingKey);
@@ -344,8 +338,8 @@ export class VHost {
   }
 
   /** Arms the timer of a delayed message recovered from the store. */
-  scheduleDelayed(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined, record: DelayedRecord, persisted: boolean): void {
-    this.delayed.schedule(exchange, msg, ccRoutingKeys, record, persisted);
+  recoverDelayed(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined, record: DelayedRecord): void {
+    this.delayed.recover(exchange, msg, ccRoutingKeys, record);
   }
 
   // ---- dead-lettering ----------------------------------------------------------------------
@@ -442,8 +436,7 @@ export class VHost {
     const visited = new Set<Exchange>();
     const pending: Exchange[] = [exchange];
     const dests = new Set<Destination>();
-    while (pending.length > 0) {
-      const x = pending.pop() as Exchange;
+    for (let x = pending.pop(); x !== undefined; x = pending.pop()) {
       if (visited.has(x)) continue;
       visited.add(x);
       dests.clear();

@@ -227,7 +227,7 @@ describe('consumers (RabbitMQ consumers guide)', () => {
     });
   });
 
-  describe('direct reply-to (RabbitMQ direct-reply-to guide) — feature in progress', () => {
+  describe('direct reply-to (RabbitMQ direct-reply-to guide)', () => {
     it('a request published with reply-to amq.rabbitmq.reply-to gets a unique reply address; a reply to it reaches the requester', async () => {
       const requester = await channel(session.conn);
       const responder = await channel(session.conn);
@@ -273,7 +273,7 @@ describe('consumers (RabbitMQ consumers guide)', () => {
   });
 });
 
-describe('consumer acknowledgement timeout (RabbitMQ consumers guide: delivery acknowledgement timeout) — feature in progress', () => {
+describe('consumer acknowledgement timeout (RabbitMQ consumers guide: delivery acknowledgement timeout)', () => {
   const clock = new FakeClock();
   const broker = useBroker({ clock, heartbeat: 0, consumerTimeout: 1000 });
 

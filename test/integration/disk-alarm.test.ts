@@ -3,7 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
+import { DEFAULT_CAPABILITIES, RawClient } from '../../conformance/lib/raw-client.js';
 import { FakeClock } from '../../src/clock.js';
+import { F } from '../../src/frame/field-table.js';
 import { channel, confirmChannel, connect } from '../support/amqp.js';
 import { useBroker } from '../support/broker.js';
 import { captureLog } from '../support/capture-log.js';
@@ -54,6 +56,69 @@ describe('disk alarm (disk_free_limit)', () => {
       await publisher.close();
     } finally {
       await consumer.close();
+    }
+  });
+});
+
+/**
+ * A connection that opens while an alarm is on is blocked as soon as it is open (RabbitMQ's reader
+ * registers with rabbit_alarm on connection.open and gets the alarms in force), whenever the
+ * alarm came up; an alarm that cleared before the open leaves it alone.
+ */
+describe('disk alarm during a handshake', () => {
+  const clock = new FakeClock();
+  const dataDir = mkdtempSync(join(tmpdir(), 'warren-disk-alarm-'));
+  let free = 50_000_000;
+  // The alarm is checked again 10 s after it was raised: a longer handshake timeout than that.
+  const broker = useBroker({ clock, dataDir, heartbeat: 0, handshakeTimeout: 60_000, freeDiskSpace: () => free });
+  after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  /** A connection that has sent its protocol header and got connection.start: in its handshake. */
+  async function midHandshake(): Promise<RawClient> {
+    const c = await RawClient.connect(broker.url);
+    c.sendProtocolHeader();
+    await c.expect('connection.start');
+    return c;
+  }
+
+  /**
+   * The rest of the handshake, then a channel round trip, so that every frame the open caused
+   * has arrived; returns the methods the server sent on channel 0 after connection.tune.
+   */
+  async function finishHandshake(c: RawClient): Promise<string[]> {
+    const clientProperties = { capabilities: F.table(DEFAULT_CAPABILITIES) };
+    c.method(0, 'connection.start-ok', { clientProperties, mechanism: 'PLAIN', response: Buffer.from('\u0000guest\u0000guest'), locale: 'en_US' });
+    const tune = await c.expect('connection.tune');
+    const since = c.frames.length;
+    c.method(0, 'connection.tune-ok', { channelMax: tune.channelMax, frameMax: tune.frameMax, heartbeat: 0 });
+    c.method(0, 'connection.open', { virtualHost: '/', reserved1: '', reserved2: false });
+    await c.openChannel(1);
+    return c.frames.slice(since).filter((f) => f.channel === 0 && f.method).map((f) => f.method!.name);
+  }
+
+  it('blocks a connection that opens under the alarm even when the alarm came up during its handshake', async () => {
+    const c = await midHandshake();
+    try {
+      free = 50_000_000 - 1;
+      clock.advance(10_000);
+      expect(await finishHandshake(c)).to.deep.equal(['connection.open-ok', 'connection.blocked']);
+    } finally {
+      c.destroy();
+      free = 50_000_000;
+      clock.advance(10_000);
+    }
+  });
+
+  it('does not block a connection whose handshake began under the alarm when the alarm cleared before it opened', async () => {
+    free = 50_000_000 - 1;
+    clock.advance(10_000);
+    const c = await midHandshake();
+    try {
+      free = 50_000_000;
+      clock.advance(10_000);
+      expect(await finishHandshake(c)).to.deep.equal(['connection.open-ok']);
+    } finally {
+      c.destroy();
     }
   });
 });

@@ -651,7 +651,7 @@ describe('queue semantics', () => {
   });
 });
 
-describe('transactions tx.* (spec 1.9; RabbitMQ semantics guide) — feature in progress', () => {
+describe('transactions tx.* (spec 1.9; RabbitMQ semantics guide)', () => {
   const broker = useBroker();
 
   /** Raw peers opened by a test; destroyed after it even when an assertion fails. */

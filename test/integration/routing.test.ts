@@ -769,7 +769,7 @@ describe('routing (exchanges and bindings)', () => {
   });
 });
 
-describe('x-delayed-message exchange (rabbitmq-delayed-message-exchange plugin README) — feature in progress', () => {
+describe('x-delayed-message exchange (rabbitmq-delayed-message-exchange plugin README)', () => {
   // The reference RabbitMQ 3.10 here has no delayed-message plugin: these follow the plugin's README.
   const clock = new FakeClock();
   const broker = useBroker({ clock, heartbeat: 0 });

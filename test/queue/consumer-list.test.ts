@@ -15,7 +15,7 @@ class Host implements ConsumerHost {
 
 const host = new Host();
 const consumer = (tag: string, priority = 0, exclusive = false): Consumer =>
-  new Consumer(tag, host, undefined as unknown as Queue, false, exclusive, 0, priority, {});
+  new Consumer(tag, host, undefined as unknown as Queue, { noAck: false, exclusive, prefetch: 0, priority });
 
 /** The tags of n picks in a row. */
 const picks = (list: ConsumerList, n: number): Array<string | undefined> => Array.from({ length: n }, () => list.pick()?.tag);

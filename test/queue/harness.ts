@@ -62,7 +62,7 @@ export function makeQueue(options: HarnessOptions = {}): QueueHarness {
   return h;
 }
 
-/** A message as publishContent builds it; ids come from the store, as the broker's do. */
+/** A message as Publisher.publish builds it; ids come from the store, as the broker's do. */
 export function message(store: MessageStore, body: string, properties: BasicProperties = {}, ttl?: number): Message {
   const buf = Buffer.from(body);
   const m = new Message(store.nextMessageId(), '', 'q', encodeContentHeaderPayload(60, buf.length, properties), buf, properties);
@@ -72,7 +72,7 @@ export function message(store: MessageStore, body: string, properties: BasicProp
 
 export const PERSISTENT: BasicProperties = { deliveryMode: 2 };
 
-/** Enqueues each body in order (persistent when persistent(i)); returns the EnqueueResults. */
+/** Enqueues each body in order (persistent when persistent(i)); returns each EnqueueResult. */
 export function publish(h: QueueHarness, bodies: string[], persistent: (i: number) => boolean = () => false): number[] {
   return bodies.map((b, i) => h.queue.enqueue(message(h.store, b, persistent(i) ? PERSISTENT : {})));
 }
@@ -83,7 +83,7 @@ export const range = (n: number, from = 0): string[] => Array.from({ length: n }
 export function takeAll(q: Queue): string[] {
   const out: string[] = [];
   for (let e = q.take(); e; e = q.take()) {
-    q.settle(e, false);
+    q.settle(e);
     out.push(e.msg.body.toString());
   }
   return out;
@@ -112,7 +112,9 @@ export class FakeChannel implements ConsumerHost {
   private nextTag = 0;
 
   consume(queue: Queue, options: { prefetch?: number; priority?: number; tag?: string; exclusive?: boolean } = {}): Consumer {
-    const c = new Consumer(options.tag ?? `ctag-${++this.nextTag}`, this, queue, false, options.exclusive ?? false, options.prefetch ?? 0, options.priority ?? 0, {});
+    const c = new Consumer(options.tag ?? `ctag-${++this.nextTag}`, this, queue, {
+      noAck: false, exclusive: options.exclusive ?? false, prefetch: options.prefetch ?? 0, priority: options.priority ?? 0,
+    });
     queue.addConsumer(c);
     return c;
   }
@@ -139,6 +141,6 @@ export class FakeChannel implements ConsumerHost {
     const { consumer, entry } = this.deliveries[i] as Delivery;
     this.deliveries.splice(i, 1);
     consumer.unacked--;
-    consumer.queue.settle(entry, true);
+    consumer.queue.ack(entry);
   }
 }

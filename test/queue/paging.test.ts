@@ -40,7 +40,7 @@ for (const kind of ['memory', 'lmdb'] as const) {
       const bodies: string[] = [];
       const inMemory: number[] = [];
       for (let e = h.queue.take(); e; e = h.queue.take()) {
-        h.queue.settle(e, false);
+        h.queue.settle(e);
         bodies.push(e.msg.body.toString());
         inMemory.push(h.queue.readyInMemory);
       }

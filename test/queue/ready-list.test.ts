@@ -26,7 +26,7 @@ describe('ready lists', () => {
     const l = new ReadyList();
     const es = [1, 2, 3, 4].map((s) => entry(s, `m${s}`));
     for (const e of es) l.push(e);
-    const [e1, e2] = [l.shift(), l.shift()] as QueuedMessage[];
+    const [e1, e2] = [l.shift()!, l.shift()!];
     l.insertSorted(e2);
     l.insertSorted(e1);
     l.push(entry(9, 'm9'));
@@ -48,7 +48,7 @@ describe('ready lists', () => {
   it('ReturnsFirstList: returned messages first, in the order they came back', () => {
     const l = new ReturnsFirstList(new ReadyList());
     for (const s of [1, 2, 3, 4]) l.push(entry(s));
-    const [e1, e2] = [l.shift(), l.shift()] as QueuedMessage[];
+    const [e1, e2] = [l.shift()!, l.shift()!];
     l.insertSorted(e2);
     l.insertSorted(e1);
     expect(order(l)).to.deep.equal(['2', '1', '3', '4']);

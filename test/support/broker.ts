@@ -26,11 +26,6 @@ export function useBroker(options: BrokerOptions = {}): { readonly url: string; 
   };
 }
 
-/** Resolves with the first value of an event-like callback registration. */
-export function once<T>(register: (cb: (v: T) => void) => void): Promise<T> {
-  return new Promise((resolve) => register(resolve));
-}
-
 /** Collects n values delivered to a callback, resolving when all n have arrived. */
 export function collect<T>(n: number): { push: (v: T) => void; done: Promise<T[]> } {
   const items: T[] = [];

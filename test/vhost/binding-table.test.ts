@@ -4,7 +4,7 @@ import { F, type FieldTable } from '../../src/frame/field-table.js';
 import { BindingTable, type Binding } from '../../src/vhost/binding-table.js';
 import { Exchange } from '../../src/vhost/exchange.js';
 
-const exchange = (name: string): Exchange => new Exchange('/', name, new DirectExchange(), false, false, false, {});
+const exchange = (name: string): Exchange => new Exchange('/', new DirectExchange(), { name, durable: false, autoDelete: false, internal: false, arguments: {} });
 const binding = (source: Exchange, destination: Exchange, routingKey: string, args: FieldTable = {}): Binding =>
   ({ source, destination, routingKey, args });
 

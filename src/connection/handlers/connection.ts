@@ -90,10 +90,12 @@ function unexpectedInState(conn: Connection, method: Method): ConnectionError {
 function parseCredentials(mechanism: string, response: Buffer): { username: string; password: string } {
   if (mechanism === 'PLAIN') {
     // authzid \0 authcid \0 password
-    const parts = response.toString('utf8').split('\u0000');
+    const [, username, password, extra] = response.toString('utf8').split('\u0000');
     // RabbitMQ's PLAIN parser crashes on anything else: the client just loses the socket.
-    if (parts.length !== 3) throw new ConnectionError(ReplyCode.SYNTAX_ERROR, 'malformed PLAIN response');
-    return { username: parts[1] as string, password: parts[2] as string };
+    if (username === undefined || password === undefined || extra !== undefined) {
+      throw new ConnectionError(ReplyCode.SYNTAX_ERROR, 'malformed PLAIN response');
+    }
+    return { username, password };
   }
   if (mechanism === 'AMQPLAIN') {
     // A field table without its length prefix: LOGIN and PASSWORD.

@@ -9,7 +9,7 @@ export const exchangeHandlers: ChannelHandlers = {
     if (!args.noWait) ch.send('exchange.declare-ok', {});
   },
   'exchange.delete': (ch, args) => {
-    ch.vhost.deleteExchange(args.exchange, args.ifUnused);
+    ch.vhost.deleteExchange(args.exchange, { ifUnused: args.ifUnused });
     if (!args.noWait) ch.send('exchange.delete-ok', {});
   },
   'exchange.bind': (ch, args) => {

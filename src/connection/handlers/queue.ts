@@ -44,7 +44,7 @@ export const queueHandlers: ChannelHandlers = {
     if (!args.noWait) ch.send('queue.purge-ok', { messageCount });
   },
   'queue.delete': (ch, args) => {
-    const messageCount = ch.vhost.deleteQueue(ch.queueName(args.queue), ch.conn, args.ifUnused, args.ifEmpty);
+    const messageCount = ch.vhost.deleteQueue(ch.queueName(args.queue), ch.conn, { ifUnused: args.ifUnused, ifEmpty: args.ifEmpty });
     if (!args.noWait) ch.send('queue.delete-ok', { messageCount });
   },
 };

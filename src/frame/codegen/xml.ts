@@ -22,9 +22,10 @@ function unescape(s: string): string {
 
 export function parseXml(src: string): XmlElement {
   const root: XmlElement = { name: '#document', attrs: {}, children: [] };
+  // root stays at the bottom: no end tag matches its name, so the stack is never empty.
   const stack: XmlElement[] = [root];
   let i = 0;
-  const fail = (msg: string): never => {
+  const fail: (msg: string) => never = (msg) => {
     const line = src.slice(0, i).split('\n').length;
     throw new Error(`XML: ${msg} at line ${line}`);
   };
@@ -54,8 +55,8 @@ export function parseXml(src: string): XmlElement {
     } else {
       const m = /^<([A-Za-z_][\w.:-]*)/.exec(src.slice(i, i + 200));
       if (!m) fail('bad tag');
-      const el: XmlElement = { name: m![1]!, attrs: {}, children: [] };
-      i += m![0].length;
+      const el: XmlElement = { name: m[1]!, attrs: {}, children: [] };
+      i += m[0].length;
       for (;;) {
         while (/\s/.test(src[i] ?? '')) i++;
         if (src.startsWith('/>', i)) {
@@ -71,8 +72,8 @@ export function parseXml(src: string): XmlElement {
         }
         const a = /^([A-Za-z_][\w.:-]*)\s*=\s*("([^"]*)"|'([^']*)')/.exec(src.slice(i, i + 4000));
         if (!a) fail(`bad attribute in <${el.name}>`);
-        el.attrs[a![1]!] = unescape(a![3] ?? a![4] ?? '');
-        i += a![0].length;
+        el.attrs[a[1]!] = unescape(a[3] ?? a[4] ?? '');
+        i += a[0].length;
       }
     }
   }

@@ -81,7 +81,7 @@ export class Batch {
 
   wait(): Promise<void> {
     if (this.state === 'done') return RESOLVED;
-    if (this.state === 'failed') return Promise.reject(this.error!);
+    if (this.state === 'failed') return Promise.reject(this.error!); // settle() sets both
     if (!this.waiter) {
       let resolve!: () => void;
       let reject!: (err: Error) => void;
@@ -167,10 +167,7 @@ export class Overlay {
       return;
     }
     item.entry = entry;
-    if (item.batch !== b) {
-      item.batch = b;
-      b.entries.push(item);
-    }
+    joinBatch(item, b, b.entries);
   }
 
   /** The message's refcount item, loaded from the file if not in the overlay. */
@@ -189,10 +186,7 @@ export class Overlay {
       m.batch.msgs.push(m);
     } else {
       const b = this.batch();
-      if (m.batch !== b) {
-        m.batch = b;
-        b.msgs.push(m);
-      }
+      joinBatch(m, b, b.msgs);
     }
     return m;
   }
@@ -208,10 +202,7 @@ export class Overlay {
       return;
     }
     item.value = value;
-    if (item.batch !== b) {
-      item.batch = b;
-      b.metas.push(item);
-    }
+    joinBatch(item, b, b.metas);
   }
 
   /** Drops the items that b, now committed, was the last batch to touch. */
@@ -226,4 +217,11 @@ export class Overlay {
       if (item.batch === b && this.metas.get(item.id) === item) this.metas.delete(item.id);
     }
   }
+}
+
+/** An item written again joins the open batch b (its list of such items) unless it is in it. */
+function joinBatch<T extends { batch: Batch }>(item: T, b: Batch, list: T[]): void {
+  if (item.batch === b) return;
+  item.batch = b;
+  list.push(item);
 }

@@ -204,7 +204,7 @@ export class CommitEngine implements BatchSource {
       const key = messageKey(m.id);
       if (m.refs > 0) {
         if (m.write) {
-          const value = encodeMessage(m.msg!, SUM_SIZE);
+          const value = encodeMessage(m.msg!, SUM_SIZE); // write is only ever set together with msg
           seal(key, value);
           op(dbs.messagesDb, key, value);
         }
@@ -243,10 +243,12 @@ export class CommitEngine implements BatchSource {
         // handled once, on `written`, so these must not surface as unhandled rejections.
         quiet(dbs.meta.put(TURN_KEY, ONE_BYTE, next));
         for (const { targets, keys, values } of lists) {
+          // Parallel lists, pushed together by operations().
           for (let i = 0; i < targets.length; i++) {
+            const db = targets[i]!;
+            const key = keys[i]!;
             const v = values[i];
-            if (v) quiet(targets[i]!.put(keys[i]!, v));
-            else quiet(targets[i]!.remove(keys[i]!));
+            quiet(v ? db.put(key, v) : db.remove(key));
           }
         }
       });

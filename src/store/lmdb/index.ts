@@ -20,7 +20,6 @@ import { LmdbMessageStore } from './message-store.js';
 import { LmdbMetadataStore } from './metadata-store.js';
 
 export { StoreFailedError } from './failure.js';
-export { StoreDamagedError } from './file-check.js';
 export type { StoreCheck } from './consistency.js';
 
 export interface LmdbStoreOptions {
@@ -52,10 +51,6 @@ export class LmdbStore implements Store {
     }
     this.messages = new LmdbMessageStore(this.engine);
     this.metadata = new LmdbMetadataStore(this.engine);
-  }
-
-  get dataDir(): string {
-    return this.core.dir;
   }
 
   /** After a failed commit: writes what was not written, and takes writes again (Store.resume). */

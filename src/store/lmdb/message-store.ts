@@ -6,7 +6,7 @@
 import type { EntryCounts, MessageStore, PersistedMessage, QueueEntry, StoreStats } from '../message-store.js';
 import {
   checkEntry,
-  checkMessage,
+  checkEntryOf,
   decodeMessage,
   ENTRY_KEY_SIZE,
   entryKey,
@@ -46,16 +46,14 @@ export class LmdbMessageStore implements MessageStore {
   }
 
   enqueue(queue: string, entry: QueueEntry, msg: PersistedMessage): void {
-    checkEntry(entry);
-    checkMessage(msg);
-    if (entry.msgId !== msg.id) throw new Error(`enqueue: entry.msgId ${entry.msgId} is not msg.id ${msg.id}`);
+    checkEntryOf('enqueue', entry, msg);
     if (!this.engine.writable()) return;
-    this.addEntry(this.queueState(queue, true), entry, msg);
+    this.addEntry(this.queueStateOrNew(queue), entry, msg);
   }
 
   remove(queue: string, seq: number): void {
     if (!this.engine.writable()) return;
-    const qs = this.queueState(queue, false);
+    const qs = this.queueState(queue);
     if (!qs || !Number.isSafeInteger(seq) || seq < 0) return;
     const existing = this.getEntry(qs, seq);
     if (existing) this.removeEntry(qs, existing);
@@ -64,7 +62,7 @@ export class LmdbMessageStore implements MessageStore {
   update(queue: string, entry: QueueEntry): void {
     checkEntry(entry);
     if (!this.engine.writable()) return;
-    const qs = this.queueState(queue, false);
+    const qs = this.queueState(queue);
     if (!qs) return;
     const existing = this.getEntry(qs, entry.seq);
     if (!existing) return;
@@ -78,11 +76,9 @@ export class LmdbMessageStore implements MessageStore {
   }
 
   move(fromQueue: string, seq: number, toQueue: string, entry: QueueEntry, msg: PersistedMessage): void {
-    checkEntry(entry);
-    checkMessage(msg);
-    if (entry.msgId !== msg.id) throw new Error(`move: entry.msgId ${entry.msgId} is not msg.id ${msg.id}`);
+    checkEntryOf('move', entry, msg);
     if (!this.engine.writable()) return;
-    const from = this.queueState(fromQueue, false);
+    const from = this.queueState(fromQueue);
     const old = from ? this.getEntry(from, seq) : null;
     if (old && old.msgId === msg.id) {
       const m = this.overlay.msgItem(msg.id);
@@ -94,14 +90,14 @@ export class LmdbMessageStore implements MessageStore {
         if (!stored || !sameMessage(stored, msg)) throw sharedRewriteError(msg.id, m.refs);
       }
     }
-    this.addEntry(this.queueState(toQueue, true), entry, msg); // first, so a shared message never drops to zero refs
+    this.addEntry(this.queueStateOrNew(toQueue), entry, msg); // first, so a shared message never drops to zero refs
     // (a move onto its own queue and seq was a replacement, already done by addEntry)
     if (from && old && !(fromQueue === toQueue && seq === entry.seq)) this.removeEntry(from, old);
   }
 
   deleteQueue(queue: string): void {
     if (!this.engine.writable()) return;
-    const qs = this.queueState(queue, false);
+    const qs = this.queueState(queue);
     if (!qs) return;
     const b = this.engine.batch();
     for (const item of [...qs.overlay.values()]) {
@@ -130,7 +126,7 @@ export class LmdbMessageStore implements MessageStore {
   }
 
   readEntries(queue: string, fromSeq: number, limit: number): QueueEntry[] {
-    const qs = this.queueState(queue, false);
+    const qs = this.queueState(queue);
     const out: QueueEntry[] = [];
     this.lastRead = undefined;
     if (!qs || limit <= 0) return out;
@@ -150,12 +146,12 @@ export class LmdbMessageStore implements MessageStore {
   }
 
   countEntries(queue: string): EntryCounts {
-    const qs = this.queueState(queue, false);
+    const qs = this.queueState(queue);
     return { messages: qs?.count ?? 0, bytes: qs?.bytes ?? 0 };
   }
 
   lastSeq(queue: string): number {
-    const qs = this.queueState(queue, false);
+    const qs = this.queueState(queue);
     if (!qs || qs.count === 0) return -1;
     let max = -1;
     for (const item of qs.overlay.values()) if (item.entry && item.seq > max) max = item.seq;
@@ -181,11 +177,14 @@ export class LmdbMessageStore implements MessageStore {
 
   // ---- entries and messages through the overlay --------------------------------------------------
 
-  private queueState(name: string, create: true): QueueState;
-  private queueState(name: string, create: false): QueueState | undefined;
-  private queueState(name: string, create: boolean): QueueState | undefined {
+  private queueState(name: string): QueueState | undefined {
+    return this.overlay.queues.get(name);
+  }
+
+  /** The queue's state, created (with a new queue id) on its first entry. */
+  private queueStateOrNew(name: string): QueueState {
     let qs = this.overlay.queues.get(name);
-    if (!qs && create) {
+    if (!qs) {
       qs = newQueueState(name, queueIndexKey(name), this.overlay.nextQueueId++);
       qs.knownMaxSeq = -1;
       this.overlay.queues.set(name, qs);
@@ -264,14 +263,14 @@ export class LmdbMessageStore implements MessageStore {
 
   /** Entries of the queue in seq order from fromSeq: the file merged with the overlay. */
   private *visibleEntries(qs: QueueState, fromSeq: number): Generator<StoredEntry> {
-    const pending = [...qs.overlay.values()]
-      .filter((item) => item.entry !== null && item.seq >= fromSeq)
-      .sort((a, b) => a.seq - b.seq);
+    const pending: StoredEntry[] = [];
+    for (const { entry } of qs.overlay.values()) if (entry !== null && entry.seq >= fromSeq) pending.push(entry);
+    pending.sort((a, b) => a.seq - b.seq);
     let i = 0;
     const start = entryKey(qs.id, fromSeq);
     for (const { key, value } of this.dbs.entriesDb.getRange({ start, end: queueEnd(qs.id) })) {
       const seq = seqOfEntryKey(key);
-      while (i < pending.length && pending[i]!.seq < seq) yield pending[i++]!.entry!;
+      while (i < pending.length && pending[i]!.seq < seq) yield pending[i++]!;
       if (qs.overlay.has(seq)) continue; // the overlay holds the newer state (updated or removed)
       if (!intact(key, value)) {
         this.quarantineEntry(qs, seq, Buffer.from(key), value);
@@ -285,7 +284,7 @@ export class LmdbMessageStore implements MessageStore {
       }
       yield e;
     }
-    while (i < pending.length) yield pending[i++]!.entry!;
+    while (i < pending.length) yield pending[i++]!;
   }
 
   private loadMessage(id: number): PersistedMessage | undefined {

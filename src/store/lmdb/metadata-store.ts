@@ -29,37 +29,36 @@ export class LmdbMetadataStore implements MetadataStore {
   constructor(private readonly engine: CommitEngine) {}
 
   putExchange(r: ExchangeRecord): void {
-    const key = nameKey(r.vhost, r.name);
-    const value = encodeExchange(r);
-    if (this.engine.writable()) this.engine.overlay.setMeta(this.engine.dbs.exchangesDb, 'x', key, value);
+    this.set(this.engine.dbs.exchangesDb, 'x', nameKey(r.vhost, r.name), encodeExchange(r));
   }
   deleteExchange(vhost: string, name: string): void {
-    if (this.engine.writable()) this.engine.overlay.setMeta(this.engine.dbs.exchangesDb, 'x', nameKey(vhost, name), null);
+    this.set(this.engine.dbs.exchangesDb, 'x', nameKey(vhost, name), null);
   }
   putQueue(r: QueueRecord): void {
-    const key = nameKey(r.vhost, r.name);
-    const value = encodeQueue(r);
-    if (this.engine.writable()) this.engine.overlay.setMeta(this.engine.dbs.queueRecordsDb, 'q', key, value);
+    this.set(this.engine.dbs.queueRecordsDb, 'q', nameKey(r.vhost, r.name), encodeQueue(r));
   }
   deleteQueue(vhost: string, name: string): void {
-    if (this.engine.writable()) this.engine.overlay.setMeta(this.engine.dbs.queueRecordsDb, 'q', nameKey(vhost, name), null);
+    this.set(this.engine.dbs.queueRecordsDb, 'q', nameKey(vhost, name), null);
   }
   putBinding(r: BindingRecord): void {
-    const value = encodeBinding(r);
-    if (this.engine.writable()) this.engine.overlay.setMeta(this.engine.dbs.bindingsDb, 'b', bindingKey(r), value);
+    this.set(this.engine.dbs.bindingsDb, 'b', bindingKey(r), encodeBinding(r));
   }
   deleteBinding(r: BindingRecord): void {
-    if (this.engine.writable()) this.engine.overlay.setMeta(this.engine.dbs.bindingsDb, 'b', bindingKey(r), null);
+    this.set(this.engine.dbs.bindingsDb, 'b', bindingKey(r), null);
   }
   putDelayed(r: DelayedRecord, msg: PersistedMessage): void {
     checkMessage(msg);
     const key = delayedKey(r);
     if (key.length > MAX_KEY) throw new RangeError('delayed message key too long (vhost + exchange name)');
-    const value = encodeDelayedMessage(msg);
-    if (this.engine.writable()) this.engine.overlay.setMeta(this.engine.dbs.delayedDb, 'd', key, value);
+    this.set(this.engine.dbs.delayedDb, 'd', key, encodeDelayedMessage(msg));
   }
   deleteDelayed(r: DelayedRecord): void {
-    if (this.engine.writable()) this.engine.overlay.setMeta(this.engine.dbs.delayedDb, 'd', delayedKey(r), null);
+    this.set(this.engine.dbs.delayedDb, 'd', delayedKey(r), null);
+  }
+
+  /** Writes (or with null removes) one record through the overlay, unless the store stopped writing. */
+  private set(db: Bin, tag: string, key: Buffer, value: Buffer | null): void {
+    if (this.engine.writable()) this.engine.overlay.setMeta(db, tag, key, value);
   }
   loadDelayed(): DelayedMessage[] {
     const { dbs, overlay } = this.engine;
@@ -117,7 +116,7 @@ export class LmdbMetadataStore implements MetadataStore {
       if (item.value) byKey.set(k, item.value);
       else byKey.delete(k);
     }
-    return [...byKey.keys()].sort().map((k) => byKey.get(k)!);
+    return [...byKey].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, value]) => value);
   }
 }
 
