@@ -379,6 +379,11 @@ export class Connection {
     });
   }
 
+  /** The frame_max in force: the broker's until connection.tune-ok, then the negotiated one. */
+  get frameMax(): number {
+    return this.writer.frameMax;
+  }
+
   /** connection.tune-ok accepted: start heartbeats with the negotiated interval. */
   tuned(frameMax: number, channelMax: number, heartbeat: number): void {
     this.channelMax = channelMax;
