@@ -52,6 +52,8 @@ class FakeSocket extends EventEmitter {
   reset = false;
   paused = false;
   full = false;
+  /** Octets written while full, as a real socket's writableLength counts them; 0 once drained. */
+  writableLength = 0;
   private pending: Buffer[] = [];
 
   constructor(private readonly onOutput: (chunk: Buffer) => void) {
@@ -60,6 +62,7 @@ class FakeSocket extends EventEmitter {
 
   write(chunk: Buffer): boolean {
     if (!this.destroyed) this.onOutput(chunk);
+    if (this.full) this.writableLength += chunk.length;
     return !this.full;
   }
 
@@ -107,6 +110,7 @@ class FakeSocket extends EventEmitter {
   setFull(full: boolean): void {
     const was = this.full;
     this.full = full;
+    if (!full) this.writableLength = 0;
     if (was && !full && !this.destroyed) this.emit('drain');
   }
 }
