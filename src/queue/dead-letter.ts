@@ -11,7 +11,8 @@ export interface DeadLettered {
 
 /** Sorts a table by key, as rabbit_misc:sort_field_table does when RabbitMQ rewrites headers. */
 function sorted(t: FieldTable): FieldTable {
-  const out: FieldTable = {};
+  // Without a prototype: a header named __proto__ is an ordinary key here, as in decodeTable.
+  const out = Object.create(null) as FieldTable;
   for (const k of Object.keys(t).sort()) out[k] = t[k]!; // one of t's own keys
   return out;
 }

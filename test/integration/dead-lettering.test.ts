@@ -120,6 +120,34 @@ describe('dead-lettering (RabbitMQ dlx guide)', () => {
   });
 
   describe('reason rejected', () => {
+    it('keeps every header of a dead-lettered message, one named __proto__ included (was 541 INTERNAL_ERROR)', async () => {
+      const ch = await channel(session.conn);
+      const src = uniq('proto-header');
+      const dst = uniq('proto-header-dlq');
+      await ch.assertQueue(dst, { exclusive: false });
+      await ch.assertQueue(src, { exclusive: false, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': dst } });
+      const c = await openRaw();
+      await c.openChannel(1);
+      // A table without a prototype, so that __proto__ is an ordinary own key.
+      const sent = Object.create(null) as FieldTable;
+      sent['__proto__'] = F.str('kept');
+      sent['after'] = F.int32(1);
+      c.publish(1, '', src, Buffer.from('m'), { headers: sent });
+      c.method(1, 'basic.get', { reserved1: 0, queue: src, noAck: false });
+      const got = await c.expect('basic.get-ok');
+      c.method(1, 'basic.reject', { deliveryTag: got.deliveryTag, requeue: false });
+      const before = c.frames.length;
+      c.method(1, 'basic.get', { reserved1: 0, queue: dst, noAck: true });
+      await c.expect('basic.get-ok');
+      const header = await c.waitFor(() => c.frames.slice(before).find((f) => f.type === 2), 'content header');
+      const headers = decodeContentHeader(header.payload).properties.headers as FieldTable;
+      c.destroy();
+      expect(Object.keys(headers)).to.deep.equal(['__proto__', 'after', 'x-death', 'x-first-death-exchange', 'x-first-death-queue', 'x-first-death-reason']);
+      expect(headers['__proto__']).to.deep.equal(F.str('kept'));
+      await ch.deleteQueue(src);
+      await ch.deleteQueue(dst);
+    });
+
     it('basic.reject and basic.nack with requeue=false dead-letter (reason rejected); requeue=true does not', async () => {
       const ch = await channel(session.conn);
       const { dlx, dlq } = await sink(ch);
