@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { SystemClock, type Clock } from './clock.js';
-import { resolveConfig, type BrokerConfig, type BrokerOptions } from './config.js';
+import { memoryWatermark, resolveConfig, type BrokerConfig, type BrokerOptions } from './config.js';
 import { Connection } from './connection/connection.js';
 import type { BrokerContext } from './connection/context.js';
 import { ReplyToRegistry } from './connection/direct-reply-to.js';
@@ -10,7 +10,7 @@ import { ReplyCode, replyText } from './errors.js';
 import { defaultExchangeTypes, type ExchangeTypeRegistry } from './exchange/exchange-type-registry.js';
 import { decodeTable } from './frame/field-table.js';
 import { createLogger, type Logger } from './log.js';
-import { MemoryMonitor } from './memory-monitor.js';
+import { collectGarbage, MemoryMonitor, sampleProcessMemory } from './memory-monitor.js';
 import { CommitBatcher } from './queue/commit-batcher.js';
 import { Message, senderSelectedRoutingKeys } from './queue/message.js';
 import { openLmdbStore } from './store/lmdb-store.js';
@@ -52,7 +52,12 @@ export class Broker implements BrokerContext {
       this.store = openMemoryStore();
     }
     this.commits = new CommitBatcher(this.store.messages);
-    this.memory = new MemoryMonitor(this.clock, this.log, this.config.memoryHighWatermark, () => this.updateBlocked());
+    // With the real clock, memory is also checked after collections V8 runs by itself (the heap
+    // can outgrow its headroom between two ticks); with an injected one, only on its ticks.
+    this.memory = new MemoryMonitor(this.clock, this.log, memoryWatermark(this.config), () => this.updateBlocked(), sampleProcessMemory, 1000, {
+      collectGarbage,
+      checkAfterGc: clock === undefined,
+    });
     this.exchangeTypes = defaultExchangeTypes();
     for (const name of this.config.vhosts) {
       this.vhosts.set(name, new VHost(name, {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Clock } from './clock.js';
 import type { Logger } from './log.js';
+import type { MemoryWatermark } from './memory-monitor.js';
 
 export interface UserConfig {
   username: string;
@@ -27,8 +28,17 @@ export interface BrokerConfig {
   consumerTimeout: number;
   /** Largest message body accepted (RabbitMQ's max_message_size, 128 MiB by default). */
   maxMessageSize: number;
-  /** Fraction of RAM above which publishers are blocked (RabbitMQ's vm_memory_high_watermark). */
+  /**
+   * Share of the memory available (RAM, or the container's limit when lower) above which
+   * publishers are blocked (RabbitMQ's vm_memory_high_watermark.relative, 0.4 by default).
+   */
   memoryHighWatermark: number;
+  /**
+   * The watermark in bytes instead (RabbitMQ's vm_memory_high_watermark.absolute); wins over
+   * memoryHighWatermark when set. The config file and the CLI also take RabbitMQ's units
+   * ("1GB", "512MiB").
+   */
+  memoryHighWatermarkAbsolute: number | undefined;
   /** Ready messages a durable queue keeps in memory; more persistent ones wait in the store. */
   queueMemoryWindow: number;
   /** Milliseconds to wait for connection.close-ok before dropping the socket. */
@@ -59,6 +69,7 @@ export const DEFAULT_CONFIG: BrokerConfig = {
   consumerTimeout: 30 * 60 * 1000,
   maxMessageSize: 128 * 1024 * 1024,
   memoryHighWatermark: 0.4,
+  memoryHighWatermarkAbsolute: undefined,
   queueMemoryWindow: 4096,
   closeTimeout: 3000,
   handshakeTimeout: 10000,
@@ -87,5 +98,35 @@ export function readConfigFile(path: string): Partial<BrokerConfig> {
   }
   const unknown = Object.keys(parsed).filter((k) => !(k in DEFAULT_CONFIG));
   if (unknown.length) throw new Error(`config file ${path}: unknown setting(s) ${unknown.join(', ')}`);
-  return parsed as Partial<BrokerConfig>;
+  const config = parsed as Partial<BrokerConfig> & { memoryHighWatermarkAbsolute?: number | string };
+  if (config.memoryHighWatermarkAbsolute !== undefined) {
+    config.memoryHighWatermarkAbsolute = parseInformationUnit(config.memoryHighWatermarkAbsolute, `config file ${path}: memoryHighWatermarkAbsolute`);
+  }
+  return config as Partial<BrokerConfig>;
+}
+
+/** The memory watermark as MemoryMonitor takes it: bytes when absolute is set, else the share of RAM. */
+export function memoryWatermark(config: Pick<BrokerConfig, 'memoryHighWatermark' | 'memoryHighWatermarkAbsolute'>): MemoryWatermark {
+  return config.memoryHighWatermarkAbsolute !== undefined ? { absolute: config.memoryHighWatermarkAbsolute } : config.memoryHighWatermark;
+}
+
+const UNIT_MULTIPLIERS: Record<string, number> = {
+  k: 1024, kiB: 1024, K: 1024, KiB: 1024, KIB: 1024, kib: 1024,
+  m: 1024 ** 2, M: 1024 ** 2, MiB: 1024 ** 2, MIB: 1024 ** 2, mib: 1024 ** 2,
+  g: 1024 ** 3, G: 1024 ** 3, GiB: 1024 ** 3, GIB: 1024 ** 3, gib: 1024 ** 3,
+  kB: 1000, KB: 1000, kb: 1000, Kb: 1000,
+  MB: 1e6, mb: 1e6, Mb: 1e6,
+  GB: 1e9, gb: 1e9, Gb: 1e9,
+};
+
+/**
+ * A byte count as RabbitMQ reads one (rabbit_resource_monitor_misc:parse_information_unit): a
+ * whole number, optionally followed by a unit: k/K/KiB = 1024, kB/KB = 1000, M/MiB, MB, G/GiB, GB.
+ */
+export function parseInformationUnit(value: number | string, what: string): number {
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
+  const m = typeof value === 'string' ? /^([0-9]+)([A-Za-z]*)$/.exec(value) : null;
+  const multiplier = m && (m[2] === '' ? 1 : UNIT_MULTIPLIERS[m[2]!]);
+  if (!m || !multiplier) throw new Error(`${what}: '${String(value)}' is not a byte count such as 50000000, 50MB or 1GiB`);
+  return Number(m[1]) * multiplier;
 }

@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Broker } from './broker.js';
-import { readConfigFile, type BrokerConfig } from './config.js';
+import { parseInformationUnit, readConfigFile, type BrokerConfig } from './config.js';
 import { createLogger, prettyDestination } from './log.js';
 
 const USAGE = `Usage: warren [options]
@@ -12,6 +12,14 @@ Options:
   --host H          address to bind (default 0.0.0.0; env WARREN_HOST)
   --data-dir D      where durable data lives (default ./warren-data; env WARREN_DATA_DIR)
   --log-level L     fatal|error|warn|info|debug|trace|silent (default info; env WARREN_LOG_LEVEL)
+  --memory-high-watermark R
+                    block publishers above this share of the memory available (RAM, or the
+                    container's limit when lower): RabbitMQ's vm_memory_high_watermark.relative
+                    (default 0.4; env WARREN_MEMORY_HIGH_WATERMARK)
+  --memory-high-watermark-absolute N
+                    the watermark in bytes instead, units as RabbitMQ's
+                    vm_memory_high_watermark.absolute: 1GB, 512MiB (env
+                    WARREN_MEMORY_HIGH_WATERMARK_ABSOLUTE)
   --config FILE     JSON file with settings such as users and vhosts (env WARREN_CONFIG)
   -h, --help        show this help
 `;
@@ -27,6 +35,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<Broker
       host: { type: 'string' },
       'data-dir': { type: 'string' },
       'log-level': { type: 'string' },
+      'memory-high-watermark': { type: 'string' },
+      'memory-high-watermark-absolute': { type: 'string' },
       config: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -49,6 +59,16 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<Broker
     if (!LOG_LEVELS.includes(level)) throw new Error(`invalid log level '${level}' (one of ${LOG_LEVELS.join(', ')})`);
     config.logLevel = level as BrokerConfig['logLevel'];
   }
+  const relative = values['memory-high-watermark'] ?? env['WARREN_MEMORY_HIGH_WATERMARK'];
+  if (relative !== undefined) {
+    const n = Number(relative);
+    if (relative.trim() === '' || !Number.isFinite(n) || n < 0) throw new Error(`invalid memory high watermark '${relative}' (a share of memory such as 0.4)`);
+    config.memoryHighWatermark = n;
+    // A flag wins over the config file, whichever form the file used.
+    delete config.memoryHighWatermarkAbsolute;
+  }
+  const absolute = values['memory-high-watermark-absolute'] ?? env['WARREN_MEMORY_HIGH_WATERMARK_ABSOLUTE'];
+  if (absolute !== undefined) config.memoryHighWatermarkAbsolute = parseInformationUnit(absolute, 'invalid absolute memory high watermark');
   return config;
 }
 
