@@ -96,7 +96,7 @@ export class PriorityReadyList implements ReadyStore {
   }
 
   private level(m: QueuedMessage): ReadyList {
-    const p = Math.min(Math.max(m.msg.properties.priority ?? 0, 0), this.maxPriority);
+    const p = Math.min(Math.max(m.msg.priority ?? 0, 0), this.maxPriority);
     return this.levels[p] as ReadyList;
   }
 
