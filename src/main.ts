@@ -1,9 +1,8 @@
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { Broker } from './broker.js';
+import type { Broker } from './broker.js';
 import { parseInformationUnit, readConfigFile, type BrokerConfig } from './config.js';
-import { createLogger, prettyDestination } from './log.js';
 
 const USAGE = `Usage: warren [options]
 
@@ -86,14 +85,16 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   }
   let broker: Broker;
   try {
+    // Loaded here, not at the top: the launcher (launcher.ts) parses the flags with this module
+    // and starts another Node; it has no use for the broker's modules.
+    const [{ Broker }, { createLogger, prettyDestination }] = await Promise.all([import('./broker.js'), import('./log.js')]);
     // People at a terminal get readable lines; pipes and files get pino's JSON lines.
     const logger = process.stdout.isTTY ? createLogger(config.logLevel ?? 'info', prettyDestination()) : undefined;
     broker = new Broker({ ...config, logger });
-    await broker.listen();
   } catch (err) {
-    process.stderr.write(`warren: cannot start: ${(err as Error).message}\n`);
-    process.exit(1);
+    cannotStart(err);
   }
+  // Signals are handled from here on: a SIGTERM while the broker starts listening stops it too.
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -109,6 +110,11 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  if (process.channel) {
+    // Started by the launcher, which forwards signals: should it go away, so does the broker.
+    process.channel.unref();
+    process.on('disconnect', () => stop('launcher exited'));
+  }
   process.on('unhandledRejection', (reason) => {
     // lmdb-js rejects an internal promise of its own when a commit fails (disk full); the store
     // has already reported that failure, nacked the confirms and blocked publishers.
@@ -119,6 +125,16 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     broker.log.fatal({ err: reason }, 'unhandled promise rejection');
     process.exit(1);
   });
+  try {
+    await broker.listen();
+  } catch (err) {
+    cannotStart(err);
+  }
+}
+
+function cannotStart(err: unknown): never {
+  process.stderr.write(`warren: cannot start: ${(err as Error).message}\n`);
+  process.exit(1);
 }
 
 /** Run when executed directly (node dist/main.js, tsx src/main.ts); bin/warren.js calls main() itself. */
