@@ -13,6 +13,9 @@ import { createLogger, type Logger } from './log.js';
 import { collectGarbage, MemoryMonitor, sampleProcessMemory } from './memory-monitor.js';
 import { CommitBatcher } from './queue/commit-batcher.js';
 import { Message, senderSelectedRoutingKeys } from './queue/message.js';
+import { TRANSIENT_PREFIX } from './queue/paged-ready-list.js';
+import type { Queue } from './queue/queue.js';
+import { TransientPager } from './queue/transient-pager.js';
 import { openLmdbStore } from './store/lmdb-store.js';
 import { openMemoryStore } from './store/memory-store.js';
 import type { Store } from './store/message-store.js';
@@ -52,11 +55,18 @@ export class Broker implements BrokerContext {
       this.store = openMemoryStore();
     }
     this.commits = new CommitBatcher(this.store.messages);
+    // Under memory pressure transient messages are paged out to the store; without a data dir
+    // there is no store to page them out to.
+    this.pager = new TransientPager(() => this.allQueues(), this.store.messages, () => this.memory.isPaging && !this.storeBroken, this.log);
+    const transientPaging = this.config.dataDir ? this.pager : undefined;
     // With the real clock, memory is also checked after collections V8 runs by itself (the heap
     // can outgrow its headroom between two ticks); with an injected one, only on its ticks.
     this.memory = new MemoryMonitor(this.clock, this.log, memoryWatermark(this.config), () => this.updateBlocked(), sampleProcessMemory, 1000, {
       collectGarbage,
       checkAfterGc: clock === undefined,
+      onPaging: (paging) => {
+        if (paging) transientPaging?.wake();
+      },
     });
     this.exchangeTypes = defaultExchangeTypes();
     for (const name of this.config.vhosts) {
@@ -65,7 +75,7 @@ export class Broker implements BrokerContext {
         clock: this.clock,
         exchangeTypes: this.exchangeTypes,
         metadata: this.store.metadata,
-        queueDeps: { log: this.log, clock: this.clock, store: this.store.messages, memoryWindow: this.config.queueMemoryWindow },
+        queueDeps: { log: this.log, clock: this.clock, store: this.store.messages, memoryWindow: this.config.queueMemoryWindow, transientPaging },
         nextMessageId: () => this.nextMessageId(),
       }));
     }
@@ -86,6 +96,12 @@ export class Broker implements BrokerContext {
     this.log.error({ err: err.message, dataDir: this.config.dataDir }, 'message store failed; blocking publishers');
     this.storeBroken = true;
     this.updateBlocked();
+  }
+
+  private readonly pager: TransientPager;
+
+  private *allQueues(): Iterable<Queue> {
+    for (const vhost of this.vhosts.values()) yield* vhost.queues.values();
   }
 
   private updateBlocked(): void {
@@ -117,6 +133,8 @@ export class Broker implements BrokerContext {
     const marker = this.cleanShutdownMarker;
     const crashed = marker !== undefined && !existsSync(marker);
     if (marker) rmSync(marker, { force: true });
+    // Transient messages paged out under memory pressure do not survive a restart.
+    for (const key of this.store.messages.queues()) if (key.startsWith(TRANSIENT_PREFIX)) this.store.messages.deleteQueue(key);
     const { exchanges, queues, bindings } = this.store.metadata.load();
     for (const r of exchanges) {
       const vhost = this.vhosts.get(r.vhost);
@@ -190,6 +208,7 @@ export class Broker implements BrokerContext {
     this.closing ??= (async () => {
       this.log.info('shutting down');
       this.memory.stop();
+      this.pager.stop();
       const text = replyText(ReplyCode.CONNECTION_FORCED, "broker forced connection closure with reason 'shutdown'");
       const closed = [...this.connections].map((conn) => new Promise<void>((resolve) => {
         conn.onClosed(resolve);
