@@ -14,6 +14,11 @@ export interface PagingOptions {
    */
   window: number;
   /**
+   * How many bytes (headers and bodies) the window may hold, whatever their number: 4096
+   * messages of 100 KiB would be 400 MiB. Default WINDOW_BYTES.
+   */
+  windowBytes?: number;
+  /**
    * Whether a new entry, beyond the window, may be left only in the store. The entry must
    * already be written there (entry.persisted). Queue answers true for persistent messages
    * while nobody consumes and the queue is pageable (durable, no x-max-priority).
@@ -49,13 +54,21 @@ export function transientStoreKey(storeKey: string): string {
 
 export const TRANSIENT_PREFIX = '\u0000transient\u0000';
 
+/** The window's default limit in bytes (PagingOptions.windowBytes). */
+export const WINDOW_BYTES = 16 * 1024 * 1024;
+
+/** The memory a ready message holds: its header and body. */
+function memoryOf(m: QueuedMessage): number {
+  return m.msg.size + m.msg.header.length;
+}
+
 /**
  * What writing an entry out costs until its commit: its header and body, and about 1 KiB of
  * store bookkeeping (the LMDB store's overlay items, keys and values), which is what many
  * small messages cost most.
  */
 export function pageOutCost(m: QueuedMessage): number {
-  return m.msg.size + m.msg.header.length + 1024;
+  return memoryOf(m) + 1024;
 }
 
 /** Entries of one store key that only the store holds: how many, their body bytes, and the lowest seq. */
@@ -104,6 +117,9 @@ class StoredRange {
 export class PagedReadyList {
   private readonly store: PagingOptions['store'];
   private readonly windowSize: number;
+  private readonly windowBytes: number;
+  /** Bytes of headers and bodies in the window. */
+  private windowMemory = 0;
   private readonly mayStayInStore: (entry: QueuedMessage) => boolean;
   private readonly mayPageOut: (entry: QueuedMessage) => boolean;
   private readonly returnsFirst: boolean;
@@ -123,6 +139,7 @@ export class PagedReadyList {
   ) {
     this.store = options.store;
     this.windowSize = options.window;
+    this.windowBytes = options.windowBytes ?? WINDOW_BYTES;
     this.mayStayInStore = options.mayStayInStore;
     this.stored = new StoredRange(options.storeKey);
     this.paged = options.transient && new StoredRange(options.transient.key);
@@ -144,6 +161,11 @@ export class PagedReadyList {
     return this.window.length + this.held.length;
   }
 
+  /** Messages are in memory beyond the window (by count or by bytes): pageOut has work. */
+  get overWindow(): boolean {
+    return this.held.length > 0 || this.window.length > this.windowSize || this.windowMemory > this.windowBytes;
+  }
+
   /** Ready messages only in the store (persisted ones, and transient ones paged out). */
   get storedOnly(): number {
     return this.stored.count + (this.paged?.count ?? 0);
@@ -154,6 +176,16 @@ export class PagedReadyList {
     return this.window.peek();
   }
 
+  /** The window has as many messages, or as many bytes, as it may hold. */
+  private get windowFull(): boolean {
+    return this.window.length >= this.windowSize || this.windowMemory >= this.windowBytes;
+  }
+
+  private toWindow(m: QueuedMessage): void {
+    this.window.push(m);
+    this.windowMemory += memoryOf(m);
+  }
+
   /**
    * Appends a new entry: to the window while it has room and nothing is only in the store.
    * A transient entry beyond the window stays in memory here even under memory pressure:
@@ -161,8 +193,8 @@ export class PagedReadyList {
    */
   push(m: QueuedMessage): void {
     if (this.storedOnly === 0) {
-      if (this.window.length < this.windowSize || !this.mayStayInStore(m)) {
-        this.window.push(m);
+      if (!this.windowFull || !this.mayStayInStore(m)) {
+        this.toWindow(m);
         return;
       }
     } else if (!this.mayStayInStore(m)) {
@@ -182,10 +214,15 @@ export class PagedReadyList {
    */
   pageOut(budget: number): number {
     if (!this.paged) return 0;
-    const extra = this.window.length - this.windowSize;
-    if (extra > 0) {
+    if (this.window.length > this.windowSize || this.windowMemory > this.windowBytes) {
       // The window's tail precedes everything held: it goes in front of it.
-      const tail = this.window.takeTail(extra);
+      const tail: QueuedMessage[] = [];
+      while (this.window.length > 1 && (this.window.length > this.windowSize || this.windowMemory > this.windowBytes)) {
+        const m = this.window.takeTail(1)[0] as QueuedMessage;
+        this.windowMemory -= memoryOf(m);
+        tail.push(m);
+      }
+      tail.reverse();
       for (const m of this.held.takeTail(this.held.length)) tail.push(m);
       for (const m of tail) this.held.push(m);
     }
@@ -215,7 +252,8 @@ export class PagedReadyList {
   shift(): QueuedMessage | undefined {
     if (this.window.length === 0) this.pageIn();
     const m = this.window.shift();
-    if (this.storedOnly > 0 && this.window.length < this.windowSize / 2) this.pageIn();
+    if (m) this.windowMemory -= memoryOf(m);
+    if (this.storedOnly > 0 && this.window.length < this.windowSize / 2 && this.windowMemory < this.windowBytes / 2) this.pageIn();
     return m;
   }
 
@@ -227,8 +265,12 @@ export class PagedReadyList {
    * into the window whatever their seq.
    */
   insertSorted(m: QueuedMessage): void {
-    if (!this.returnsFirst && this.storedOnly > 0 && !(m.seq < (this.window.peekLast()?.seq ?? -Infinity))) this.held.insertSorted(m);
-    else this.window.insertSorted(m);
+    if (!this.returnsFirst && this.storedOnly > 0 && !(m.seq < (this.window.peekLast()?.seq ?? -Infinity))) {
+      this.held.insertSorted(m);
+    } else {
+      this.window.insertSorted(m);
+      this.windowMemory += memoryOf(m);
+    }
   }
 
   /**
@@ -237,6 +279,7 @@ export class PagedReadyList {
    */
   clear(): void {
     this.window.clear();
+    this.windowMemory = 0;
     this.held.clear();
     this.stored.clear();
     if (this.paged && this.pagedAny) {
@@ -263,8 +306,8 @@ export class PagedReadyList {
 
   /**
    * Reads the next stored and paged entries into the window, merged in seq order with the held
-   * ones: up to what the window lacks, and never past the last entry read of a range that has
-   * more (the next one, unread, could come first).
+   * ones: up to what the window lacks in messages or bytes (at least one), and never past the
+   * last entry read of a range that has more (the next one, unread, could come first).
    */
   private pageIn(): void {
     if (this.storedOnly === 0) return;
@@ -275,7 +318,7 @@ export class PagedReadyList {
     let si = 0;
     let pi = 0;
     let taken = 0;
-    while (taken < want) {
+    while (taken < want && (taken === 0 || this.windowMemory < this.windowBytes)) {
       if ((si === s.length && s.length === want) || (pi === p.length && p.length === want)) break;
       const se = s[si];
       const pe = p[pi];
@@ -290,12 +333,12 @@ export class PagedReadyList {
           continue;
         }
         const msg = this.readBack(se, this.stored);
-        if (msg) this.window.push(this.entry(se, msg, true));
+        if (msg) this.toWindow(this.entry(se, msg, true));
       } else if (pe && (!h || pe.seq < h.seq)) {
         pi++;
         const msg = this.readBack(pe, paged as StoredRange);
         this.store.remove((paged as StoredRange).key, pe.seq);
-        if (msg) this.window.push(this.entry(pe, msg, false));
+        if (msg) this.toWindow(this.entry(pe, msg, false));
       } else if (h) {
         this.takeHeld();
       } else {
@@ -328,6 +371,6 @@ export class PagedReadyList {
   }
 
   private takeHeld(): void {
-    this.window.push(this.held.shift() as QueuedMessage);
+    this.toWindow(this.held.shift() as QueuedMessage);
   }
 }

@@ -33,6 +33,8 @@ export interface QueueDeps {
   onAutoDelete: (queue: Queue) => void;
   /** Ready messages a durable queue keeps in memory before paging persistent ones out. */
   memoryWindow: number;
+  /** The same in bytes of headers and bodies (default WINDOW_BYTES, 16 MiB). */
+  memoryWindowBytes?: number;
   /** Republishes messages to the queue's dead-letter exchange (vhost routing). */
   deadLetter: (queue: Queue, entries: QueuedMessage[], reason: DeadLetterReason) => void;
   /**
@@ -112,6 +114,7 @@ export class Queue {
       store: deps.store,
       storeKey: this.storeKey,
       window: deps.memoryWindow,
+      windowBytes: deps.memoryWindowBytes,
       mayStayInStore: (entry) => pageable && entry.persisted && this.consumers.length === 0,
       transient: paging ? { key: transientStoreKey(this.storeKey), mayPageOut: () => paging.active() } : undefined,
       returnsFirst,
@@ -158,7 +161,7 @@ export class Queue {
     // Written before it is placed: an entry beyond the window may stay only in the store.
     if (persisted) this.deps.store.enqueue(this.storeKey, this.storeEntry(entry), msg);
     this.ready.push(entry);
-    if (!persisted && this.ready.inMemory > this.deps.memoryWindow) this.pagesTransient?.wake();
+    if (!persisted && this.pagesTransient && this.ready.overWindow) this.pagesTransient.wake();
     // A consumer that can take the message now gets it even with a TTL of 0 (RabbitMQ ttl guide).
     if (this.consumers.length > 0) this.dispatch(entry);
     if (entry.expiresAt !== 0) this.expireHead();

@@ -36,6 +36,8 @@ export interface HarnessOptions {
   clock?: FakeClock;
   /** Ready messages kept in memory (queueMemoryWindow). */
   window?: number;
+  /** The window's limit in bytes of headers and bodies. */
+  windowBytes?: number;
   /** Memory-pressure paging of transient messages (the broker's TransientPager). */
   transientPaging?: QueueDeps['transientPaging'];
 }
@@ -54,7 +56,7 @@ export function makeQueue(options: HarnessOptions = {}): QueueHarness {
       settings: parseQueueArguments(args, `queue '${name}' in vhost '/'`),
     },
     {
-      log: silent, clock, store, memoryWindow: options.window ?? 4096, transientPaging: options.transientPaging,
+      log: silent, clock, store, memoryWindow: options.window ?? 4096, memoryWindowBytes: options.windowBytes, transientPaging: options.transientPaging,
       onAutoDelete: () => { h.autoDeleted = true; },
       deadLetter: (_q, entries, reason) => {
         for (const e of entries) h.deadLettered.push([reason, e.msg.body.toString()]);

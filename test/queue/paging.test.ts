@@ -90,6 +90,18 @@ for (const kind of ['memory', 'lmdb'] as const) {
       }
     });
 
+    it('keeps at most windowBytes of headers and bodies in the window, however few messages that is', () => {
+      const big = 'x'.repeat(1000);
+      const memory = message(store, big, PERSISTENT).header.length + 1000;
+      const h = makeQueue({ durable: true, window: 100, windowBytes: 3 * memory, store });
+      publish(h, Array.from({ length: 10 }, () => big), persistent);
+      expect([h.queue.messageCount, h.queue.readyInMemory]).to.deep.equal([10, 3]);
+      // Refilled up to the window's bytes once less than half of them is left.
+      const inMemory: number[] = [];
+      for (let e = h.queue.take(); e; e = h.queue.take()) inMemory.push(h.queue.readyInMemory);
+      expect(inMemory).to.deep.equal([2, 3, 2, 3, 2, 3, 2, 2, 1, 0]);
+    });
+
     it('a priority queue is never paged: recovery reads all of it, so priorities still order it', () => {
       const args = { 'x-max-priority': F.int32(5) };
       const before = makeQueue({ durable: true, window: 2, store, args });
@@ -174,6 +186,18 @@ for (const kind of ['memory', 'lmdb'] as const) {
         expect(h.queue.pageOut(100 * cost)).to.equal(0);
         // Read back in order, and deleted from the store as they are.
         expect(takeAll(h.queue)).to.deep.equal(range(10));
+        expect(pagedOut(h)).to.equal(0);
+      });
+
+      it('pages out what is beyond the window\'s bytes, however few messages that is', () => {
+        const p = pressure();
+        const body = 'y'.repeat(2000);
+        const memory = message(store, body).header.length + 2000;
+        const h = makeQueue({ durable: false, window: 100, windowBytes: 2 * memory, store, transientPaging: p });
+        publish(h, Array.from({ length: 6 }, () => body));
+        h.queue.pageOut(1 << 20);
+        expect([h.queue.readyInMemory, pagedOut(h)]).to.deep.equal([2, 4]);
+        expect(takeAll(h.queue)).to.have.length(6);
         expect(pagedOut(h)).to.equal(0);
       });
 
