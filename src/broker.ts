@@ -59,11 +59,13 @@ export class Broker implements BrokerContext {
     // there is no store to page them out to.
     this.pager = new TransientPager(() => this.allQueues(), this.store.messages, () => this.memory.isPaging && !this.storeBroken, this.log);
     const transientPaging = this.config.dataDir ? this.pager : undefined;
-    // With the real clock, memory is also checked after collections V8 runs by itself (the heap
-    // can outgrow its headroom between two ticks); with an injected one, only on its ticks.
+    // With the real clock, memory is also checked after collections V8 runs by itself and every
+    // 256 KiB read from clients (the heap can outgrow its headroom between two ticks, and within
+    // one turn of the event loop); with an injected clock, only on its ticks.
     this.memory = new MemoryMonitor(this.clock, this.log, memoryWatermark(this.config), () => this.updateBlocked(), sampleProcessMemory, 1000, {
       collectGarbage,
       checkAfterGc: clock === undefined,
+      inputCheckBytes: clock === undefined ? 256 * 1024 : undefined,
       onPaging: (paging) => {
         if (paging) transientPaging?.wake();
       },
@@ -198,6 +200,9 @@ export class Broker implements BrokerContext {
       return;
     }
     const conn = new Connection(socket, this, ++this.connectionIds);
+    // After the connection has handled each chunk, before the next read: an alarm raised here
+    // pauses a publisher's socket at once.
+    socket.on('data', (chunk: Buffer) => this.memory.noteInput(chunk.length));
     this.connections.add(conn);
     if (this.blockedReason) conn.onOpen(() => conn.block(this.blockedReason as string));
     conn.onClosed(() => this.connections.delete(conn));

@@ -17,8 +17,9 @@ const SIZED = 'WARREN_HEAP_SIZED';
  * and exits as the broker does; the broker stops if the launcher goes away (main.ts). The cost
  * is one more Node start before the broker's (this module does not load the broker): about
  * 50 ms. A --max-old-space-size given by hand (on the command line or in NODE_OPTIONS) is
- * respected, and so is a smaller --max-semi-space-size; a larger one is cut to 1/32 of the old
- * space (at least 16 MiB), so a small heap does not get a young generation larger than itself.
+ * respected, and so is a smaller --max-semi-space-size; a larger one is cut to 1/16 of the old
+ * space: one scavenge can promote a semi-space's worth of objects at once, which must fit in
+ * the headroom the heap alarm leaves (30% of the old space).
  */
 export function launch(argv = process.argv.slice(2)): void {
   const nodeFlags = [...process.execArgv, ...(process.env['NODE_OPTIONS'] ?? '').split(/\s+/)];
@@ -29,7 +30,7 @@ export function launch(argv = process.argv.slice(2)): void {
     return;
   }
   const oldSpaceMiB = heapSizeFor(watermarkBytes(memoryWatermark(resolveConfig(config)), availableMemory()));
-  const semiSpace = Math.min(semiSpaceMiB(nodeFlags), Math.max(16, Math.floor(oldSpaceMiB / 32)));
+  const semiSpace = Math.min(semiSpaceMiB(nodeFlags), Math.max(1, Math.floor(oldSpaceMiB / 16)));
   const execArgv = process.execArgv.filter((f) => !/^--max[-_]semi[-_]space[-_]size=/.test(f));
   const child = spawn(process.execPath, [...execArgv, `--max-semi-space-size=${semiSpace}`, `--max-old-space-size=${oldSpaceMiB}`, script, ...argv], {
     stdio: ['inherit', 'inherit', 'inherit', 'ipc'],

@@ -36,6 +36,13 @@ export interface MemoryMonitorOptions {
    * collections. Only for real time: with an injected clock, checks follow the clock alone.
    */
   checkAfterGc?: boolean;
+  /**
+   * Also check each time this many bytes have been read from clients (noteInput; default:
+   * never). A collection is reported only once the event loop turns, and one turn can read
+   * megabytes from a socket (libuv reads until it is empty), which small messages turn into
+   * several times as much heap. Only for real time, as checkAfterGc.
+   */
+  inputCheckBytes?: number;
   /** Called when memory use crosses PAGING_RATIO of the watermark, either way. */
   onPaging?: (paging: boolean) => void;
 }
@@ -68,8 +75,8 @@ export const PAGING_RATIO = 0.5;
  *   Reached heap limit" with no connection.blocked ever sent.
  *
  * From PAGING_RATIO of either limit on, it reports memory pressure (onPaging) so that queues
- * page transient messages out. Checked on a clock tick, and, with checkAfterGc, after garbage
- * collections.
+ * page transient messages out. Checked on a clock tick and, with checkAfterGc and
+ * inputCheckBytes, after garbage collections and every so many bytes read from clients.
  */
 export class MemoryMonitor {
   private timer: Timer | undefined;
@@ -83,6 +90,8 @@ export class MemoryMonitor {
   private readonly checkAfterGc: boolean;
   private gcObserver: PerformanceObserver | undefined;
   private checkQueued = false;
+  private readonly inputCheckBytes: number;
+  private inputSinceCheck = 0;
   /** When (clock time) the last forced collection ended, and how long it took (real time). */
   private collectedAt = -Infinity;
   private collectMs = 0;
@@ -101,6 +110,7 @@ export class MemoryMonitor {
     this.heap = options.heap ?? sampleHeap;
     this.collectGarbage = options.collectGarbage;
     this.checkAfterGc = options.checkAfterGc ?? false;
+    this.inputCheckBytes = options.inputCheckBytes ?? Infinity;
     this.onPaging = options.onPaging;
     const mib = (n: number) => Math.round(n / MiB);
     log.info(
@@ -137,6 +147,17 @@ export class MemoryMonitor {
     });
   }
 
+  /**
+   * Bytes were read from a client (a socket's data event, before the next read): checks now
+   * once inputCheckBytes have come in since the last check, so that an alarm blocks a
+   * publisher between two reads rather than after all its data is in.
+   */
+  noteInput(bytes: number): void {
+    if (!this.timer) return;
+    this.inputSinceCheck += bytes;
+    if (this.inputSinceCheck >= this.inputCheckBytes) this.measure();
+  }
+
   /** Samples memory now and raises or clears the alarm. */
   check(): void {
     this.measure();
@@ -144,6 +165,7 @@ export class MemoryMonitor {
   }
 
   private measure(): void {
+    this.inputSinceCheck = 0;
     let used = this.sample();
     let heap = this.heap();
     if (this.share(used, heap) > 1 && this.mayCollect()) {

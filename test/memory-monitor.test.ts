@@ -144,6 +144,26 @@ describe('memory monitor', () => {
       expect(m.isAlarmed).to.equal(true);
     });
 
+    it('with inputCheckBytes, checks as soon as that many bytes were read from clients', () => {
+      let samples = 0;
+      const m = new MemoryMonitor(new FakeClock(), silent, 0.4, () => {}, () => {
+        samples++;
+        return 0;
+      }, 1000, { inputCheckBytes: 1000, heap: () => ({ used: 0, limit: MiB }) });
+      m.noteInput(5000);
+      expect(samples, 'not before start()').to.equal(0);
+      m.start();
+      m.noteInput(600);
+      m.noteInput(399);
+      expect(samples).to.equal(0);
+      m.noteInput(1);
+      expect(samples).to.equal(1);
+      // The count starts again after each check.
+      m.noteInput(999);
+      expect(samples).to.equal(1);
+      m.stop();
+    });
+
     it('with checkAfterGc, checks after a collection V8 ran by itself, between two ticks', async () => {
       let samples = 0;
       let sampled!: () => void;
