@@ -25,7 +25,7 @@ Options:
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-/** Parses flags and WARREN_* variables (flags win) — the only place that reads process.env. */
+/** Parses flags and WARREN_* variables (flags win) — the only place that reads the settings from process.env. */
 export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<BrokerConfig> | 'help' {
   const { values } = parseArgs({
     args: argv,
