@@ -44,7 +44,8 @@ export class TransientPager {
       },
       (err: Error) => {
         this.running = false;
-        this.log.error({ err: err.message }, 'paging transient messages out failed');
+        // A commit refused while the broker shuts down is no news.
+        if (!this.stopped) this.log.error({ err: err.message }, 'paging transient messages out failed');
       },
     );
   }

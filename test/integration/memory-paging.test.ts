@@ -2,8 +2,7 @@ import { expect } from 'chai';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import { FakeClock } from '../../src/clock.js';
 import { TRANSIENT_PREFIX } from '../../src/queue/paged-ready-list.js';
-import { channel, confirmChannel, connect, type ConsumeMessage } from '../support/amqp.js';
-import { collect } from '../support/broker.js';
+import { confirmChannel, connect, consumeAll } from '../support/amqp.js';
 import { makeTmpDir, removeDir } from '../store/tmp-dir.js';
 
 /**
@@ -43,21 +42,6 @@ describe('paging transient messages out under memory pressure', () => {
     await conn.close();
   }
 
-  async function drain(q: string, n: number): Promise<ConsumeMessage[]> {
-    const conn = await connect(running.url);
-    const ch = await channel(conn);
-    await ch.prefetch(5);
-    const got = collect<ConsumeMessage>(n);
-    await ch.consume(q, (m) => {
-      if (!m) return;
-      got.push(m);
-      ch.ack(m);
-    });
-    const msgs = await got.done;
-    await conn.close();
-    return msgs;
-  }
-
   it('pages out what is beyond the window of every queue and delivers all of it in order', async () => {
     await publish('plain', 50, () => false, { durable: false });
     await publish('mixed', 50, (i) => i % 4 === 0, { durable: true });
@@ -70,7 +54,7 @@ describe('paging transient messages out under memory pressure', () => {
     expect([queue('plain').messageCount, queue('mixed').messageCount]).to.deep.equal([50, 50]);
     expect(transientKeys()).to.have.length(2);
     for (const q of ['plain', 'mixed']) {
-      const msgs = await drain(q, 50);
+      const msgs = await consumeAll(running.url, q, 50, 5);
       expect(msgs.map((m) => Number(m.content.toString()))).to.deep.equal(Array.from({ length: 50 }, (_, i) => i));
       expect(msgs.map((m) => m.properties.headers?.['i'])).to.deep.equal(Array.from({ length: 50 }, (_, i) => i));
     }
@@ -86,7 +70,7 @@ describe('paging transient messages out under memory pressure', () => {
     running = await start({ pressure: false });
     expect(transientKeys()).to.deep.equal([]);
     expect(queue('kept').messageCount).to.equal(8);
-    const msgs = await drain('kept', 8);
+    const msgs = await consumeAll(running.url, 'kept', 8);
     expect(msgs.map((m) => Number(m.content.toString()))).to.deep.equal([0, 5, 10, 15, 20, 25, 30, 35]);
   });
 });
