@@ -27,7 +27,7 @@ export interface MemoryMonitorOptions {
   /**
    * Collects garbage before a sample over a limit counts (default: none). Without it, garbage
    * left behind after consumers drain a queue could hold the alarm up until V8 happens to
-   * collect. Forced collections take at most a tenth of the time (see check()).
+   * collect. Forced collections take at most a tenth of the time (see mayCollect()).
    */
   collectGarbage?: () => void;
   /**
@@ -112,10 +112,11 @@ export class MemoryMonitor {
     this.checkAfterGc = options.checkAfterGc ?? false;
     this.inputCheckBytes = options.inputCheckBytes ?? Infinity;
     this.onPaging = options.onPaging;
+    const heapLimit = this.heap().limit;
     const mib = (n: number) => Math.round(n / MiB);
     log.info(
-      { watermark: this.limitBytes, available: ram, heapLimit: this.heap().limit },
-      `memory high watermark set to ${mib(this.limitBytes)} MiB of ${mib(ram)} MiB available; JS heap alarm at ${mib(this.heap().limit * HEAP_ALARM_FRACTION)} MiB`,
+      { watermark: this.limitBytes, available: ram, heapLimit },
+      `memory high watermark set to ${mib(this.limitBytes)} MiB of ${mib(ram)} MiB available; JS heap alarm at ${mib(heapLimit * HEAP_ALARM_FRACTION)} MiB`,
     );
   }
 
