@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { SystemClock, type Clock } from './clock.js';
-import { resolveConfig, type BrokerConfig, type BrokerOptions } from './config.js';
+import { memoryWatermark, resolveConfig, type BrokerConfig, type BrokerOptions } from './config.js';
 import { ConnectionLimits, REFUSALS, type Refusal } from './connection-limits.js';
 import { Connection } from './connection/connection.js';
 import type { BrokerContext } from './connection/context.js';
@@ -12,9 +12,12 @@ import { ReplyCode, replyText } from './errors.js';
 import { defaultExchangeTypes, type ExchangeTypeRegistry } from './exchange/exchange-type-registry.js';
 import { decodeTable } from './frame/field-table.js';
 import { createLogger, type Logger } from './log.js';
-import { MemoryMonitor } from './memory-monitor.js';
+import { collectGarbage, MemoryMonitor, sampleProcessMemory } from './memory-monitor.js';
 import { CommitBatcher } from './queue/commit-batcher.js';
 import { Message, senderSelectedRoutingKeys } from './queue/message.js';
+import { TRANSIENT_PREFIX } from './queue/paged-ready-list.js';
+import type { Queue } from './queue/queue.js';
+import { TransientPager } from './queue/transient-pager.js';
 import { openLmdbStore } from './store/lmdb/index.js';
 import { openMemoryStore } from './store/memory-store.js';
 import type { Store } from './store/message-store.js';
@@ -58,7 +61,21 @@ export class Broker implements BrokerContext {
       this.store = openMemoryStore();
     }
     this.commits = new CommitBatcher(this.store.messages, (err) => this.log.error({ err }, 'internal error after a store commit'));
-    this.memory = new MemoryMonitor(this.clock, this.log, this.config.memoryHighWatermark, () => this.updateBlocked());
+    // Under memory pressure transient messages are paged out to the store; without a data dir
+    // there is no store to page them out to.
+    this.pager = new TransientPager(() => this.allQueues(), this.store.messages, () => this.memory.isPaging && !this.storeBroken, this.log);
+    const transientPaging = this.config.dataDir ? this.pager : undefined;
+    // With the real clock, memory is also checked after collections V8 runs by itself and every
+    // 256 KiB read from clients (the heap can outgrow its headroom between two ticks, and within
+    // one turn of the event loop); with an injected clock, only on its ticks.
+    this.memory = new MemoryMonitor(this.clock, this.log, memoryWatermark(this.config), () => this.updateBlocked(), sampleProcessMemory, 1000, {
+      collectGarbage,
+      checkAfterGc: clock === undefined,
+      inputCheckBytes: clock === undefined ? 256 * 1024 : undefined,
+      onPaging: (paging) => {
+        if (paging) transientPaging?.wake();
+      },
+    });
     this.disk = this.config.dataDir
       ? new DiskMonitor(this.clock, this.log, this.config.dataDir, this.config.diskFreeLimit, (alarmed) => this.diskChecked(alarmed), freeDiskSpace)
       : undefined;
@@ -69,7 +86,7 @@ export class Broker implements BrokerContext {
         clock: this.clock,
         exchangeTypes: this.exchangeTypes,
         metadata: this.store.metadata,
-        queueDeps: { log: this.log, clock: this.clock, store: this.store.messages, memoryWindow: this.config.queueMemoryWindow },
+        queueDeps: { log: this.log, clock: this.clock, store: this.store.messages, memoryWindow: this.config.queueMemoryWindow, transientPaging },
         nextMessageId: () => this.nextMessageId(),
       }));
     }
@@ -96,6 +113,12 @@ export class Broker implements BrokerContext {
     this.log.error({ err: err.message, dataDir: this.config.dataDir }, 'message store failed; blocking publishers');
     this.storeBroken = true;
     this.updateBlocked();
+  }
+
+  private readonly pager: TransientPager;
+
+  private *allQueues(): Iterable<Queue> {
+    for (const vhost of this.vhosts.values()) yield* vhost.queues.values();
   }
 
   /** After each disk check: follow the alarm, and retry a failed store once there is room. */
@@ -156,6 +179,8 @@ export class Broker implements BrokerContext {
     const marker = this.cleanShutdownMarker;
     const crashed = marker !== undefined && !existsSync(marker);
     if (marker) rmSync(marker, { force: true });
+    // Transient messages paged out under memory pressure do not survive a restart.
+    for (const key of this.store.messages.queues()) if (key.startsWith(TRANSIENT_PREFIX)) this.store.messages.deleteQueue(key);
     const { exchanges, queues, bindings } = this.store.metadata.load();
     for (const r of exchanges) {
       const vhost = this.vhosts.get(r.vhost);
@@ -228,6 +253,9 @@ export class Broker implements BrokerContext {
       return;
     }
     const conn = new Connection(socket, this, ++this.connectionIds);
+    // After the connection has handled each chunk, before the next read: an alarm raised here
+    // pauses a publisher's socket at once.
+    socket.on('data', (chunk: Buffer) => this.memory.noteInput(chunk.length));
     this.connections.add(conn);
     // Blocked by whatever alarm is on when it opens (which may have come or gone since now).
     conn.onOpen(() => {
@@ -263,6 +291,7 @@ export class Broker implements BrokerContext {
       this.log.info('shutting down');
       this.memory.stop();
       this.disk?.stop();
+      this.pager.stop();
       const text = replyText(ReplyCode.CONNECTION_FORCED, "broker forced connection closure with reason 'shutdown'");
       const closed = [...this.connections].map((conn) => new Promise<void>((resolve) => {
         conn.onClosed(resolve);

@@ -3,6 +3,7 @@ import type { Clock } from './clock.js';
 import type { FreeSpace } from './disk-monitor.js';
 import type { FdProbe } from './connection-limits.js';
 import type { Logger } from './log.js';
+import type { MemoryWatermark } from './memory-monitor.js';
 
 export interface UserConfig {
   username: string;
@@ -29,7 +30,10 @@ export interface BrokerConfig {
   consumerTimeout: number;
   /** Largest message body accepted (RabbitMQ's max_message_size, 128 MiB by default). */
   maxMessageSize: number;
-  /** Fraction of RAM above which publishers are blocked (RabbitMQ's vm_memory_high_watermark). */
+  /**
+   * Share of the memory available (RAM, or the container's limit when lower) above which
+   * publishers are blocked (RabbitMQ's vm_memory_high_watermark.relative, 0.4 by default).
+   */
   memoryHighWatermark: number;
   /**
    * Free bytes below which publishers are blocked (RabbitMQ's disk_free_limit.absolute, 50 MB by
@@ -37,6 +41,12 @@ export interface BrokerConfig {
    * units: "50MB", "2GB" (powers of 1000), "512MiB", "1G" (powers of 1024).
    */
   diskFreeLimit: number;
+  /**
+   * The watermark in bytes instead (RabbitMQ's vm_memory_high_watermark.absolute); wins over
+   * memoryHighWatermark when set. The config file and the CLI also take RabbitMQ's units
+   * ("1GB", "512MiB").
+   */
+  memoryHighWatermarkAbsolute: number | undefined;
   /** Ready messages a durable queue keeps in memory; more persistent ones wait in the store. */
   queueMemoryWindow: number;
   /** Connections open at once; more are closed as they arrive (RabbitMQ's connection_max). 0 = no limit. */
@@ -76,6 +86,7 @@ export const DEFAULT_CONFIG: BrokerConfig = {
   maxMessageSize: 128 * 1024 * 1024,
   memoryHighWatermark: 0.4,
   diskFreeLimit: 50_000_000,
+  memoryHighWatermarkAbsolute: undefined,
   queueMemoryWindow: 4096,
   // RabbitMQ's default connection_max is infinity; what always bounds connections is the file
   // descriptor reserve (connection-limits.ts).
@@ -108,9 +119,17 @@ export function readConfigFile(path: string): Partial<BrokerConfig> {
   }
   const unknown = Object.keys(parsed).filter((k) => !(k in DEFAULT_CONFIG));
   if (unknown.length) throw new Error(`config file ${path}: unknown setting(s) ${unknown.join(', ')}`);
-  const config = parsed as Partial<BrokerConfig> & { diskFreeLimit?: number | string };
+  const config = parsed as Partial<BrokerConfig> & { diskFreeLimit?: number | string; memoryHighWatermarkAbsolute?: number | string };
   if (config.diskFreeLimit !== undefined) config.diskFreeLimit = parseInformationUnit(config.diskFreeLimit, `config file ${path}: diskFreeLimit`);
+  if (config.memoryHighWatermarkAbsolute !== undefined) {
+    config.memoryHighWatermarkAbsolute = parseInformationUnit(config.memoryHighWatermarkAbsolute, `config file ${path}: memoryHighWatermarkAbsolute`);
+  }
   return config as Partial<BrokerConfig>;
+}
+
+/** The memory watermark as MemoryMonitor takes it: bytes when absolute is set, else the share of RAM. */
+export function memoryWatermark(config: Pick<BrokerConfig, 'memoryHighWatermark' | 'memoryHighWatermarkAbsolute'>): MemoryWatermark {
+  return config.memoryHighWatermarkAbsolute !== undefined ? { absolute: config.memoryHighWatermarkAbsolute } : config.memoryHighWatermark;
 }
 
 const UNIT_MULTIPLIERS: Record<string, number> = {

@@ -1,9 +1,8 @@
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { Broker } from './broker.js';
+import type { Broker } from './broker.js';
 import { parseInformationUnit, readConfigFile, type BrokerConfig } from './config.js';
-import { createLogger, prettyDestination } from './log.js';
 import { checkCommand } from './store/lmdb/check-command.js';
 
 const USAGE = `Usage: warren [options]
@@ -18,6 +17,14 @@ Options:
                     block publishers when the data dir's disk has less free space than N
                     bytes; units as RabbitMQ's disk_free_limit.absolute: 50MB, 1GB, 512MiB
                     (default 50MB; env WARREN_DISK_FREE_LIMIT)
+  --memory-high-watermark R
+                    block publishers above this share of the memory available (RAM, or the
+                    container's limit when lower): RabbitMQ's vm_memory_high_watermark.relative
+                    (default 0.4; env WARREN_MEMORY_HIGH_WATERMARK)
+  --memory-high-watermark-absolute N
+                    the watermark in bytes instead, units as RabbitMQ's
+                    vm_memory_high_watermark.absolute: 1GB, 512MiB (env
+                    WARREN_MEMORY_HIGH_WATERMARK_ABSOLUTE)
   --config FILE     JSON file with settings such as users and vhosts (env WARREN_CONFIG)
   --connection-max N         connections open at once, 0 = no limit (default 0;
                              env WARREN_CONNECTION_MAX)
@@ -28,7 +35,7 @@ Options:
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-/** Parses flags and WARREN_* variables (flags win) — the only place that reads process.env. */
+/** Parses flags and WARREN_* variables (flags win) — the only place that reads the settings from process.env. */
 export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<BrokerConfig> | 'help' {
   const { values } = parseArgs({
     args: argv,
@@ -38,6 +45,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<Broker
       'data-dir': { type: 'string' },
       'log-level': { type: 'string' },
       'disk-free-limit': { type: 'string' },
+      'memory-high-watermark': { type: 'string' },
+      'memory-high-watermark-absolute': { type: 'string' },
       config: { type: 'string' },
       'connection-max': { type: 'string' },
       'connection-max-per-ip': { type: 'string' },
@@ -68,6 +77,16 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<Broker
   }
   const diskFreeLimit = values['disk-free-limit'] ?? env['WARREN_DISK_FREE_LIMIT'];
   if (diskFreeLimit !== undefined) config.diskFreeLimit = parseInformationUnit(diskFreeLimit, 'invalid disk free limit');
+  const relative = values['memory-high-watermark'] ?? env['WARREN_MEMORY_HIGH_WATERMARK'];
+  if (relative !== undefined) {
+    const n = Number(relative);
+    if (relative.trim() === '' || !Number.isFinite(n) || n < 0) throw new Error(`invalid memory high watermark '${relative}' (a share of memory such as 0.4)`);
+    config.memoryHighWatermark = n;
+    // A flag wins over the config file, whichever form the file used.
+    delete config.memoryHighWatermarkAbsolute;
+  }
+  const absolute = values['memory-high-watermark-absolute'] ?? env['WARREN_MEMORY_HIGH_WATERMARK_ABSOLUTE'];
+  if (absolute !== undefined) config.memoryHighWatermarkAbsolute = parseInformationUnit(absolute, 'invalid absolute memory high watermark');
   return config;
 }
 
@@ -95,14 +114,16 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   }
   let broker: Broker;
   try {
+    // Loaded here, not at the top: the launcher (launcher.ts) parses the flags with this module
+    // and starts another Node; it has no use for the broker's modules.
+    const [{ Broker }, { createLogger, prettyDestination }] = await Promise.all([import('./broker.js'), import('./log.js')]);
     // People at a terminal get readable lines; pipes and files get pino's JSON lines.
     const logger = process.stdout.isTTY ? createLogger(config.logLevel ?? 'info', prettyDestination()) : undefined;
     broker = new Broker({ ...config, logger });
-    await broker.listen();
   } catch (err) {
-    process.stderr.write(`warren: cannot start: ${(err as Error).message}\n`);
-    process.exit(1);
+    cannotStart(err);
   }
+  // Signals are handled from here on: a SIGTERM while the broker starts listening stops it too.
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -118,6 +139,11 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  if (process.channel) {
+    // Started by the launcher, which forwards signals: should it go away, so does the broker.
+    process.channel.unref();
+    process.on('disconnect', () => stop('launcher exited'));
+  }
   process.on('unhandledRejection', (reason) => {
     // lmdb-js rejects an internal promise of its own when a commit fails (disk full); the store
     // has already reported that failure, nacked the confirms and blocked publishers.
@@ -128,6 +154,16 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     broker.log.fatal({ err: reason }, 'unhandled promise rejection');
     process.exit(1);
   });
+  try {
+    await broker.listen();
+  } catch (err) {
+    cannotStart(err);
+  }
+}
+
+function cannotStart(err: unknown): never {
+  process.stderr.write(`warren: cannot start: ${(err as Error).message}\n`);
+  process.exit(1);
 }
 
 /** Run when executed directly (node dist/main.js, tsx src/main.ts); bin/warren.js calls main() itself. */

@@ -4,10 +4,19 @@ import { decodeContentHeader, encodeContentHeaderPayload, type BasicProperties }
 /**
  * One published message. A routed message is one object shared by every queue it lands in
  * (DESIGN.md, convention 4): fanout copies nothing. The content-header payload is kept exactly as
- * received and re-sent on delivery; properties are decoded only when something needs them.
+ * received and re-sent on delivery. What a queue needs of the properties (delivery mode,
+ * priority, whether a BCC header is there) is read once, when the message is made, into plain
+ * fields; the decoded properties themselves are not kept: a header of many small fields decodes
+ * to dozens of times its size in JS objects (a 128 KiB header to about 8 MiB), and a queue of
+ * such messages would hold all of them. `properties` decodes on demand (see lastHeader).
  */
 export class Message {
-  private decoded: BasicProperties | undefined;
+  /** delivery-mode 2. */
+  readonly persistent: boolean;
+  /** The priority property (undefined when absent); PriorityReadyList reads it. */
+  readonly priority: number | undefined;
+  /** The headers hold a BCC entry, which delivery must strip (withoutBcc). */
+  private readonly hasBcc: boolean;
   /** Per-message TTL in ms from the expiration property (parsed at publish). */
   ttl: number | undefined;
 
@@ -17,19 +26,24 @@ export class Message {
     readonly exchange: string,
     readonly routingKey: string,
     /** Raw content-header frame payload (class-id, weight, body-size, flags, properties). */
-    public header: Buffer,
+    readonly header: Buffer,
     readonly body: Buffer,
+    /** The decoded header, when the caller has it already (publish): saves decoding it again. */
     properties?: BasicProperties,
   ) {
-    this.decoded = properties;
+    const props = properties ? remember(header, properties) : decodeProperties(header);
+    this.persistent = props.deliveryMode === 2;
+    this.priority = props.priority;
+    this.hasBcc = props.headers !== undefined && props.headers['BCC'] !== undefined;
   }
 
+  /**
+   * The decoded properties, decoded again on each call for another message (a one-message
+   * cache serves the calls of one publish: routing, BCC removal, dead-lettering). Treat the
+   * result as read-only: it may be shared with the next caller.
+   */
   get properties(): BasicProperties {
-    return (this.decoded ??= decodeContentHeader(this.header).properties);
-  }
-
-  get persistent(): boolean {
-    return this.properties.deliveryMode === 2;
+    return decodeProperties(this.header);
   }
 
   get size(): number {
@@ -46,10 +60,10 @@ export class Message {
 
   /** This message as delivered: without the BCC header (RabbitMQ's sender-selected distribution). */
   withoutBcc(): Message {
-    const headers = this.properties.headers;
-    if (!headers || headers['BCC'] === undefined) return this;
-    const { BCC: _bcc, ...rest } = headers;
-    return this.withProperties(this.id, this.exchange, this.routingKey, { ...this.properties, headers: rest });
+    if (!this.hasBcc) return this;
+    const properties = this.properties;
+    const { BCC: _bcc, ...rest } = properties.headers as FieldTable;
+    return this.withProperties(this.id, this.exchange, this.routingKey, { ...properties, headers: rest });
   }
 
   /**
@@ -61,6 +75,27 @@ export class Message {
     if (buf.buffer.byteLength <= buf.length * 2) return buf;
     return Buffer.from(buf);
   }
+}
+
+/**
+ * The last header decoded and its properties: one publish reads the properties several times
+ * (checks, routing, BCC removal), and a message read back from the store is decoded for its
+ * fields and then for routing a dead-letter. Keyed by the Buffer itself, so it holds at most one
+ * decoded header however many messages are queued; decoding is a pure function of the bytes,
+ * so brokers sharing a process may share it.
+ */
+let lastHeader: Buffer | undefined;
+let lastProperties: BasicProperties = {};
+
+function decodeProperties(header: Buffer): BasicProperties {
+  if (header === lastHeader) return lastProperties;
+  return remember(header, decodeContentHeader(header).properties);
+}
+
+function remember(header: Buffer, properties: BasicProperties): BasicProperties {
+  lastHeader = header;
+  lastProperties = properties;
+  return properties;
 }
 
 /** Adds the routing keys a CC or BCC header names (RabbitMQ's sender-selected distribution). */

@@ -1,11 +1,11 @@
-import type { MessageStore } from '../store/message-store.js';
+import type { MessageStore, QueueEntry } from '../store/message-store.js';
 import { Message } from './message.js';
 import type { QueuedMessage } from './queued-message.js';
 import { ReadyList, type ReadyStore } from './ready-list.js';
 
 export interface PagingOptions {
   /** The store that holds the paged-out entries (and every persisted entry of the queue). */
-  store: Pick<MessageStore, 'readEntries' | 'readMessage' | 'countEntries'>;
+  store: Pick<MessageStore, 'readEntries' | 'readMessage' | 'countEntries' | 'enqueue' | 'remove' | 'deleteQueue'>;
   /** The queue's key in the store. */
   storeKey: string;
   /**
@@ -14,39 +14,120 @@ export interface PagingOptions {
    */
   window: number;
   /**
+   * How many bytes (headers and bodies) the window may hold, whatever their number: 4096
+   * messages of 100 KiB would be 400 MiB. Default WINDOW_BYTES.
+   */
+  windowBytes?: number;
+  /**
    * Whether a new entry, beyond the window, may be left only in the store. The entry must
    * already be written there (entry.persisted). Queue answers true for persistent messages
    * while nobody consumes and the queue is pageable (durable, no x-max-priority).
    */
   mayStayInStore: (entry: QueuedMessage) => boolean;
+  /** Paging transient entries out to the store under memory pressure (none when absent). */
+  transient?: TransientPaging;
+  /**
+   * Requeued messages go first whatever their seq (the window is a ReturnsFirstList: quorum
+   * queues with x-delivery-limit); otherwise a requeued message goes back to its seq's place.
+   */
+  returnsFirst?: boolean;
+}
+
+export interface TransientPaging {
+  /**
+   * The store key transient entries are written under. Never a queue's own key: nothing there
+   * is meant to survive a restart, and recovery deletes whatever it finds under such keys
+   * (see transientStoreKey), so a transient message can never come back as a persistent one.
+   */
+  key: string;
+  /** Whether a transient entry beyond the window may go to the store now (memory pressure). */
+  mayPageOut: (entry: QueuedMessage) => boolean;
+}
+
+/**
+ * The store key of a queue's paged-out transient entries: the queue's key behind a prefix no
+ * queue key starts with (queue keys start with a configured vhost name).
+ */
+export function transientStoreKey(storeKey: string): string {
+  return `${TRANSIENT_PREFIX}${storeKey}`;
+}
+
+export const TRANSIENT_PREFIX = '\u0000transient\u0000';
+
+/** The window's default limit in bytes (PagingOptions.windowBytes). */
+export const WINDOW_BYTES = 16 * 1024 * 1024;
+
+/** The memory a ready message holds: its header and body. */
+function memoryOf(m: QueuedMessage): number {
+  return m.msg.size + m.msg.header.length;
+}
+
+/**
+ * What writing an entry out costs until its commit: its header and body, and about 1 KiB of
+ * store bookkeeping (the LMDB store's overlay items, keys and values), which is what many
+ * small messages cost most.
+ */
+export function pageOutCost(m: QueuedMessage): number {
+  return memoryOf(m) + 1024;
+}
+
+/** Entries of one store key that only the store holds: how many, their body bytes, and the lowest seq. */
+class StoredRange {
+  /** No entry of the range has a lower seq (meaningful while count > 0). */
+  from = 0;
+  count = 0;
+  bytes = 0;
+
+  constructor(readonly key: string) {}
+
+  add(m: QueuedMessage): void {
+    if (this.count === 0 || m.seq < this.from) this.from = m.seq;
+    this.count++;
+    this.bytes += m.msg.size;
+  }
+
+  taken(e: QueueEntry, size: number): void {
+    this.from = e.seq + 1;
+    this.count--;
+    this.bytes -= size;
+  }
+
+  clear(): void {
+    this.count = 0;
+    this.bytes = 0;
+  }
 }
 
 /**
  * The ready messages of a queue, in delivery order, with paging: at most a window of them is in
- * memory (the inner list), the rest are either only in the store ("stored": a count, their
- * bytes and the first seq not read yet) or, when they may not be left there, held in memory
- * behind the stored ones ("held", in seq order). peek() and shift() read the next stored
- * entries back, merged with the held ones by seq, whenever the window runs low, so the order
- * is the publish order whatever was paged out.
+ * memory (the inner list), the rest are either only in the store or, when they may not be left
+ * there, held in memory behind the stored ones ("held", in seq order). Two kinds are only in
+ * the store: persisted entries of a durable queue ("stored": under the queue's key, where they
+ * are anyway, read back with persisted=true), and transient entries written out under memory
+ * pressure ("paged": under the transient key, deleted from it as they are read back, with
+ * persisted=false). peek() and shift() read the next entries of both back, merged with the
+ * held ones by seq, whenever the window runs low, so the order is the publish order whatever
+ * was paged out.
  *
- * Invariants: every entry in the window precedes (by seq) every stored or held entry; held
- * is empty while nothing is stored; stored entries are exactly the store's entries of the
- * queue from storedFromSeq on that are not held.
- *
- * To page out more (for example transient messages under memory pressure): write the entry to
- * the store first, then let mayStayInStore accept it; push() counts it as stored, and it comes
- * back through readEntries/readMessage with persisted=true.
+ * Invariants: every entry in the window precedes (by seq) every stored, paged or held entry;
+ * held is empty while nothing is stored or paged; stored entries are exactly the store's
+ * entries of the queue from stored.from on that are not held; paged entries are exactly the
+ * entries under the transient key.
  */
-export class PagedReadyList implements ReadyStore {
+export class PagedReadyList {
   private readonly store: PagingOptions['store'];
-  private readonly storeKey: string;
   private readonly windowSize: number;
+  private readonly windowBytes: number;
+  /** Bytes of headers and bodies in the window. */
+  private windowMemory = 0;
   private readonly mayStayInStore: (entry: QueuedMessage) => boolean;
-  /** First seq not read back from the store yet (meaningful while storedCount > 0). */
-  private storedFromSeq = 0;
-  private storedCount = 0;
-  private storedBytes = 0;
-  /** In memory, but queued behind stored entries (a consumer was waiting, or not persisted). */
+  private readonly mayPageOut: (entry: QueuedMessage) => boolean;
+  private readonly returnsFirst: boolean;
+  private readonly stored: StoredRange;
+  private readonly paged: StoredRange | undefined;
+  /** Something was written under the transient key since the last clear(). */
+  private pagedAny = false;
+  /** In memory, but queued behind stored or paged entries (a consumer was waiting, or not persisted). */
   private readonly held = new ReadyList();
   /** Entries read back with a seq up to this one are marked redelivered (recovery after a crash). */
   private redeliveredUpTo = 0;
@@ -57,18 +138,22 @@ export class PagedReadyList implements ReadyStore {
     options: PagingOptions,
   ) {
     this.store = options.store;
-    this.storeKey = options.storeKey;
     this.windowSize = options.window;
+    this.windowBytes = options.windowBytes ?? WINDOW_BYTES;
     this.mayStayInStore = options.mayStayInStore;
+    this.stored = new StoredRange(options.storeKey);
+    this.paged = options.transient && new StoredRange(options.transient.key);
+    this.mayPageOut = options.transient?.mayPageOut ?? (() => false);
+    this.returnsFirst = options.returnsFirst ?? false;
   }
 
   /** Every ready message: in the window, held, and only in the store. */
   get length(): number {
-    return this.window.length + this.held.length + this.storedCount;
+    return this.window.length + this.held.length + this.storedOnly;
   }
 
   get byteSize(): number {
-    return this.window.byteSize + this.held.byteSize + this.storedBytes;
+    return this.window.byteSize + this.held.byteSize + this.stored.bytes + (this.paged?.bytes ?? 0);
   }
 
   /** Ready messages in memory now (window and held). */
@@ -76,9 +161,14 @@ export class PagedReadyList implements ReadyStore {
     return this.window.length + this.held.length;
   }
 
-  /** Ready messages only in the store. */
+  /** Messages are in memory beyond the window (by count or by bytes): pageOut has work. */
+  get overWindow(): boolean {
+    return this.held.length > 0 || this.window.length > this.windowSize || this.windowMemory > this.windowBytes;
+  }
+
+  /** Ready messages only in the store (persisted ones, and transient ones paged out). */
   get storedOnly(): number {
-    return this.storedCount;
+    return this.stored.count + (this.paged?.count ?? 0);
   }
 
   peek(): QueuedMessage | undefined {
@@ -86,40 +176,117 @@ export class PagedReadyList implements ReadyStore {
     return this.window.peek();
   }
 
-  /** Appends a new entry: to the window while it has room and nothing is paged out. */
+  /** The window has as many messages, or as many bytes, as it may hold. */
+  private get windowFull(): boolean {
+    return this.window.length >= this.windowSize || this.windowMemory >= this.windowBytes;
+  }
+
+  private toWindow(m: QueuedMessage): void {
+    this.window.push(m);
+    this.windowMemory += memoryOf(m);
+  }
+
+  /**
+   * Appends a new entry: to the window while it has room and nothing is only in the store.
+   * A transient entry beyond the window stays in memory here even under memory pressure:
+   * pageOut() writes such entries out, a batch per store commit.
+   */
   push(m: QueuedMessage): void {
-    if (this.storedCount === 0) {
-      if (this.window.length < this.windowSize || !this.mayStayInStore(m)) {
-        this.window.push(m);
+    if (this.storedOnly === 0) {
+      if (!this.windowFull || !this.mayStayInStore(m)) {
+        this.toWindow(m);
         return;
       }
-      this.storedFromSeq = m.seq;
     } else if (!this.mayStayInStore(m)) {
       this.held.push(m);
       return;
     }
-    this.storedCount++;
-    this.storedBytes += m.msg.size;
+    this.stored.add(m);
+  }
+
+  /**
+   * Memory pressure: writes transient entries kept in memory beyond the window (at its tail,
+   * or held) to the store, from the back (what would be delivered last goes first), until
+   * their cost reaches budget (pageOutCost; at least one entry), and returns the cost written:
+   * less than budget when no such entry is left. Persisted entries stay where they
+   * are: read back from the queue's own key, one could come before messages delivered and not
+   * yet acknowledged, which are there too.
+   */
+  pageOut(budget: number): number {
+    if (!this.paged) return 0;
+    if (this.window.length > this.windowSize || this.windowMemory > this.windowBytes) {
+      // The window's tail precedes everything held: it goes in front of it.
+      const tail: QueuedMessage[] = [];
+      while (this.window.length > 1 && (this.window.length > this.windowSize || this.windowMemory > this.windowBytes)) {
+        const m = this.window.takeTail(1)[0] as QueuedMessage;
+        this.windowMemory -= memoryOf(m);
+        tail.push(m);
+      }
+      tail.reverse();
+      for (const m of this.held.takeTail(this.held.length)) tail.push(m);
+      for (const m of tail) this.held.push(m);
+    }
+    const kept: QueuedMessage[] = [];
+    let written = 0;
+    while (written < budget && this.held.length > 0) {
+      const m = this.held.pop() as QueuedMessage;
+      if (!m.persisted && this.mayPageOut(m)) {
+        this.pageOutEntry(m);
+        written += pageOutCost(m);
+      } else {
+        kept.push(m);
+      }
+    }
+    for (let i = kept.length - 1; i >= 0; i--) this.held.push(kept[i] as QueuedMessage);
+    if (this.storedOnly === 0) while (this.held.length > 0) this.takeHeld();
+    return written;
+  }
+
+  private pageOutEntry(m: QueuedMessage): void {
+    const paged = this.paged as StoredRange;
+    this.store.enqueue(paged.key, { seq: m.seq, msgId: m.msg.id, redelivered: m.redelivered, deliveryCount: m.deliveryCount, expiresAt: m.expiresAt }, m.msg);
+    paged.add(m);
+    this.pagedAny = true;
   }
 
   shift(): QueuedMessage | undefined {
     if (this.window.length === 0) this.pageIn();
     const m = this.window.shift();
-    if (this.storedCount > 0 && this.window.length < this.windowSize / 2) this.pageIn();
+    if (m) this.windowMemory -= memoryOf(m);
+    if (this.storedOnly > 0 && this.window.length < this.windowSize / 2 && this.windowMemory < this.windowBytes / 2) this.pageIn();
     return m;
   }
 
-  /** A requeued message was delivered from the window, so it goes back into the window. */
+  /**
+   * A requeued message goes back to its place by seq: into the window when it comes before
+   * the window's last entry, else behind it, among the held ones, which are merged by seq with
+   * the entries only in the store (pageOut moves the window's tail out, and that may include
+   * messages published before one delivered and requeued now). With returnsFirst, returns go
+   * into the window whatever their seq.
+   */
   insertSorted(m: QueuedMessage): void {
-    this.window.insertSorted(m);
+    if (!this.returnsFirst && this.storedOnly > 0 && !(m.seq < (this.window.peekLast()?.seq ?? -Infinity))) {
+      this.held.insertSorted(m);
+    } else {
+      this.window.insertSorted(m);
+      this.windowMemory += memoryOf(m);
+    }
   }
 
-  /** Forgets every entry, stored ones included; the caller deletes the queue's store entries. */
+  /**
+   * Forgets every entry, stored and paged ones included; the caller deletes the queue's own
+   * store entries, the paged ones are deleted here.
+   */
   clear(): void {
     this.window.clear();
+    this.windowMemory = 0;
     this.held.clear();
-    this.storedCount = 0;
-    this.storedBytes = 0;
+    this.stored.clear();
+    if (this.paged && this.pagedAny) {
+      this.store.deleteQueue(this.paged.key);
+      this.paged.clear();
+      this.pagedAny = false;
+    }
   }
 
   /**
@@ -128,47 +295,82 @@ export class PagedReadyList implements ReadyStore {
    * redeliveredUpTo come back marked redelivered.
    */
   recover(redeliveredUpTo: number, loadAll: boolean): void {
-    const { messages, bytes } = this.store.countEntries(this.storeKey);
+    const { messages, bytes } = this.store.countEntries(this.stored.key);
     this.redeliveredUpTo = redeliveredUpTo;
-    this.storedFromSeq = 0;
-    this.storedCount = messages;
-    this.storedBytes = bytes;
+    this.stored.from = 0;
+    this.stored.count = messages;
+    this.stored.bytes = bytes;
     this.pageIn();
-    if (loadAll) while (this.storedCount > 0) this.pageIn();
+    if (loadAll) while (this.stored.count > 0) this.pageIn();
   }
 
-  /** Reads the next stored entries into the window, merged in seq order with the held ones. */
+  /**
+   * Reads the next stored and paged entries into the window, merged in seq order with the held
+   * ones: up to what the window lacks in messages or bytes (at least one), and never past the
+   * last entry read of a range that has more (the next one, unread, could come first).
+   */
   private pageIn(): void {
-    if (this.storedCount === 0) return;
+    if (this.storedOnly === 0) return;
     const want = Math.max(1, this.windowSize - this.window.length);
-    const entries = this.store.readEntries(this.storeKey, this.storedFromSeq, want);
-    for (const e of entries) {
-      while (this.held.length > 0 && (this.held.peek() as QueuedMessage).seq < e.seq) this.takeHeld();
-      this.storedFromSeq = e.seq + 1;
-      if (this.held.peek()?.seq === e.seq) {
-        // A persistent message kept in memory (it arrived while a consumer waited).
+    const paged = this.paged;
+    const s = this.stored.count > 0 ? this.store.readEntries(this.stored.key, this.stored.from, want) : [];
+    const p = paged && paged.count > 0 ? this.store.readEntries(paged.key, paged.from, want) : [];
+    let si = 0;
+    let pi = 0;
+    let taken = 0;
+    while (taken < want && (taken === 0 || this.windowMemory < this.windowBytes)) {
+      if ((si === s.length && s.length === want) || (pi === p.length && p.length === want)) break;
+      const se = s[si];
+      const pe = p[pi];
+      const h = this.held.peek();
+      if (se && (!pe || se.seq < pe.seq) && (!h || se.seq <= h.seq)) {
+        si++;
+        if (h?.seq === se.seq) {
+          // A persistent message kept in memory (it arrived while a consumer waited).
+          this.stored.from = se.seq + 1;
+          this.takeHeld();
+          taken++;
+          continue;
+        }
+        const msg = this.readBack(se, this.stored);
+        if (msg) this.toWindow(this.entry(se, msg, true));
+      } else if (pe && (!h || pe.seq < h.seq)) {
+        pi++;
+        const msg = this.readBack(pe, paged as StoredRange);
+        this.store.remove((paged as StoredRange).key, pe.seq);
+        if (msg) this.toWindow(this.entry(pe, msg, false));
+      } else if (h) {
         this.takeHeld();
-        continue;
+      } else {
+        break;
       }
-      const stored = this.store.readMessage(e.msgId);
-      if (!stored) continue;
-      this.storedCount--;
-      this.storedBytes -= stored.body.length;
-      const msg = new Message(stored.id, stored.exchange, stored.routingKey, stored.header, stored.body);
-      this.window.push({
-        seq: e.seq, msg, redelivered: e.redelivered || e.seq <= this.redeliveredUpTo,
-        deliveryCount: e.deliveryCount, expiresAt: e.expiresAt, persisted: true,
-      });
+      taken++;
     }
-    if (entries.length < want || this.storedCount <= 0) {
-      // The store has nothing more: whatever is held comes next.
-      this.storedCount = 0;
-      this.storedBytes = 0;
-      while (this.held.length > 0) this.takeHeld();
+    // A range read to its end, or counted out, has nothing more.
+    if ((s.length < want && si === s.length) || this.stored.count <= 0) this.stored.clear();
+    if (paged && ((p.length < want && pi === p.length) || paged.count <= 0)) paged.clear();
+    // Nothing left in the store: whatever is held comes next.
+    if (this.storedOnly === 0) while (this.held.length > 0) this.takeHeld();
+  }
+
+  private readBack(e: QueueEntry, range: StoredRange): Message | undefined {
+    const stored = this.store.readMessage(e.msgId);
+    if (!stored) {
+      range.from = e.seq + 1;
+      return undefined;
     }
+    range.taken(e, stored.body.length);
+    return new Message(stored.id, stored.exchange, stored.routingKey, stored.header, stored.body);
+  }
+
+  private entry(e: QueueEntry, msg: Message, persisted: boolean): QueuedMessage {
+    return {
+      seq: e.seq, msg, redelivered: e.redelivered || (persisted && e.seq <= this.redeliveredUpTo),
+      deliveryCount: e.deliveryCount, expiresAt: e.expiresAt, persisted,
+    };
   }
 
   private takeHeld(): void {
-    this.window.push(this.held.shift() as QueuedMessage);
+    this.toWindow(this.held.shift() as QueuedMessage);
   }
 }

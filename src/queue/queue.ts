@@ -5,7 +5,7 @@ import type { MessageStore, QueueEntry } from '../store/message-store.js';
 import type { Consumer } from './consumer.js';
 import { ConsumerList } from './consumer-list.js';
 import type { Message } from './message.js';
-import { PagedReadyList } from './paged-ready-list.js';
+import { PagedReadyList, transientStoreKey } from './paged-ready-list.js';
 import type { QueueSettings } from './queue-arguments.js';
 import type { QueuedMessage } from './queued-message.js';
 import { PriorityReadyList, ReadyList, ReturnsFirstList } from './ready-list.js';
@@ -33,8 +33,16 @@ export interface QueueDeps {
   onAutoDelete: (queue: Queue) => void;
   /** Ready messages a durable queue keeps in memory before paging persistent ones out. */
   memoryWindow: number;
+  /** The same in bytes of headers and bodies (default WINDOW_BYTES, 16 MiB). */
+  memoryWindowBytes?: number;
   /** Republishes messages to the queue's dead-letter exchange (vhost routing). */
   deadLetter: (queue: Queue, entries: QueuedMessage[], reason: DeadLetterReason) => void;
+  /**
+   * Paging transient messages out under memory pressure (TransientPager): active() is true
+   * while transient messages beyond the window should go to the store; wake() asks for a
+   * page-out. Absent (no store on disk): they always stay in memory.
+   */
+  transientPaging?: { active(): boolean; wake(): void };
 }
 
 /** What became of a message offered to a queue. */
@@ -63,6 +71,8 @@ export class Queue {
   /** The store key of this queue's entries. */
   readonly storeKey: string;
 
+  /** Pages transient messages out under memory pressure; not for priority queues (see pageable). */
+  private readonly pagesTransient: QueueDeps['transientPaging'];
   /** Ready messages, a window of them in memory, the rest paged out (durable queues). */
   private readonly ready: PagedReadyList;
   private readonly consumers: ConsumerList;
@@ -90,15 +100,22 @@ export class Queue {
     this.consumers = new ConsumerList(this.settings.singleActiveConsumer);
     const max = this.settings.maxPriority;
     const list = max !== undefined && max > 0 ? new PriorityReadyList(max) : new ReadyList();
-    const window = this.isQuorum && this.settings.deliveryLimit !== undefined ? new ReturnsFirstList(list) : list;
+    const returnsFirst = this.isQuorum && this.settings.deliveryLimit !== undefined;
+    const window = returnsFirst ? new ReturnsFirstList(list) : list;
     // Persistent messages beyond the window stay only in the store while nobody consumes, so a
     // queue of millions keeps bounded memory; they are read back as consumers drain the window.
+    // Under memory pressure transient ones beyond it go to the store too, for the time being.
     const pageable = this.pageable;
+    const paging = max === undefined ? deps.transientPaging : undefined;
+    this.pagesTransient = paging;
     this.ready = new PagedReadyList(window, {
       store: deps.store,
       storeKey: this.storeKey,
       window: deps.memoryWindow,
+      windowBytes: deps.memoryWindowBytes,
       mayStayInStore: (entry) => pageable && entry.persisted && this.consumers.length === 0,
+      transient: paging ? { key: transientStoreKey(this.storeKey), mayPageOut: () => paging.active() } : undefined,
+      returnsFirst,
     });
     this.touch();
   }
@@ -138,6 +155,7 @@ export class Queue {
     // Written before it is placed: an entry beyond the window may stay only in the store.
     if (persisted) this.deps.store.enqueue(this.storeKey, this.storeEntry(entry), msg);
     this.ready.push(entry);
+    if (!persisted && this.pagesTransient && this.ready.overWindow) this.pagesTransient.wake();
     // A consumer that can take the message now gets it even with a TTL of 0 (RabbitMQ ttl guide).
     if (this.consumers.length > 0) this.dispatch(entry);
     if (entry.expiresAt !== 0) this.expireHead();
@@ -183,6 +201,15 @@ export class Queue {
     this.nextSeq = last + 1;
     this.ready.recover(crashed ? last : 0, !this.pageable);
     this.expireHead();
+  }
+
+  /**
+   * Memory pressure: writes transient messages held in memory beyond the window to the store,
+   * until their cost (pageOutCost) reaches budget, at least one, and returns the cost written:
+   * less than budget when none is left. Priority queues write nothing (see pageable).
+   */
+  pageOut(budget: number): number {
+    return this.deleted ? 0 : this.ready.pageOut(budget);
   }
 
   /** Priority queues keep every message in memory: a paged-out one could outrank the window. */

@@ -6,10 +6,14 @@ export interface ReadyStore {
   /** Sum of body sizes of the ready messages. */
   readonly byteSize: number;
   peek(): QueuedMessage | undefined;
+  /** The message that would be delivered last. */
+  peekLast(): QueuedMessage | undefined;
   push(m: QueuedMessage): void;
   shift(): QueuedMessage | undefined;
   /** Puts back a message that was delivered, at its original (seq) position. */
   insertSorted(m: QueuedMessage): void;
+  /** Removes and returns the last n messages in delivery order (all of them when it holds fewer). */
+  takeTail(n: number): QueuedMessage[];
   /** Forgets every message (the queue is being deleted). */
   clear(): void;
 }
@@ -34,6 +38,10 @@ export class ReadyList implements ReadyStore {
 
   peek(): QueuedMessage | undefined {
     return this.items[this.head];
+  }
+
+  peekLast(): QueuedMessage | undefined {
+    return this.length > 0 ? this.items[this.items.length - 1] : undefined;
   }
 
   push(m: QueuedMessage): void {
@@ -75,6 +83,23 @@ export class ReadyList implements ReadyStore {
     this.bytes += m.msg.size;
   }
 
+  /** The last message, removed. */
+  pop(): QueuedMessage | undefined {
+    if (this.length === 0) return undefined;
+    const m = this.items.pop() as QueuedMessage;
+    this.bytes -= m.msg.size;
+    if (this.length === 0) this.clear();
+    return m;
+  }
+
+  takeTail(n: number): QueuedMessage[] {
+    const k = Math.min(Math.max(n, 0), this.length);
+    const out = this.items.splice(this.items.length - k, k) as QueuedMessage[];
+    for (const m of out) this.bytes -= m.msg.size;
+    if (this.length === 0) this.clear();
+    return out;
+  }
+
   clear(): void {
     this.items = [];
     this.head = 0;
@@ -98,7 +123,7 @@ export class PriorityReadyList implements ReadyStore {
 
   /** levels has one list for each priority 0..maxPriority. */
   private level(m: QueuedMessage): ReadyList {
-    const p = Math.min(Math.max(m.msg.properties.priority ?? 0, 0), this.maxPriority);
+    const p = Math.min(Math.max(m.msg.priority ?? 0, 0), this.maxPriority);
     return this.levels[p]!;
   }
 
@@ -123,6 +148,11 @@ export class PriorityReadyList implements ReadyStore {
     return this.top()?.peek();
   }
 
+  peekLast(): QueuedMessage | undefined {
+    for (const level of this.levels) if (level.length > 0) return level.peekLast();
+    return undefined;
+  }
+
   push(m: QueuedMessage): void {
     this.level(m).push(m);
     this.count++;
@@ -142,6 +172,20 @@ export class PriorityReadyList implements ReadyStore {
     this.level(m).insertSorted(m);
     this.count++;
     this.bytes += m.msg.size;
+  }
+
+  /** The lowest priorities are delivered last: their tails go first. */
+  takeTail(n: number): QueuedMessage[] {
+    let out: QueuedMessage[] = [];
+    for (let p = 0; p <= this.maxPriority && out.length < n; p++) {
+      const taken = (this.levels[p] as ReadyList).takeTail(n - out.length);
+      for (const m of taken) {
+        this.count--;
+        this.bytes -= m.msg.size;
+      }
+      out = taken.concat(out);
+    }
+    return out;
   }
 
   clear(): void {
@@ -173,6 +217,10 @@ export class ReturnsFirstList implements ReadyStore {
     return this.returns[0] ?? this.inner.peek();
   }
 
+  peekLast(): QueuedMessage | undefined {
+    return this.inner.peekLast() ?? this.returns[this.returns.length - 1];
+  }
+
   push(m: QueuedMessage): void {
     this.inner.push(m);
   }
@@ -188,6 +236,11 @@ export class ReturnsFirstList implements ReadyStore {
   insertSorted(m: QueuedMessage): void {
     this.returns.push(m);
     this.returnsBytes += m.msg.size;
+  }
+
+  /** Returns are delivered first, so the tail is the inner list's. */
+  takeTail(n: number): QueuedMessage[] {
+    return this.inner.takeTail(n);
   }
 
   clear(): void {

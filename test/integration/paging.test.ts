@@ -3,8 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
-import { channel, confirmChannel, connect, type ConsumeMessage } from '../support/amqp.js';
-import { collect } from '../support/broker.js';
+import { channel, confirmChannel, connect, consumeAll } from '../support/amqp.js';
 
 /**
  * Durable queues keep a bounded window of ready messages in memory; persistent messages beyond
@@ -25,21 +24,6 @@ describe('queue paging (durable queues beyond the memory window)', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  async function drain(url: string, queue: string, n: number): Promise<ConsumeMessage[]> {
-    const conn = await connect(url);
-    const ch = await channel(conn);
-    await ch.prefetch(3);
-    const got = collect<ConsumeMessage>(n);
-    await ch.consume(queue, (m) => {
-      if (!m) return;
-      got.push(m);
-      ch.ack(m);
-    });
-    const msgs = await got.done;
-    await conn.close();
-    return msgs;
-  }
-
   it('keeps publish order across the window, with transient messages interleaved', async () => {
     const conn = await connect(broker.url);
     const ch = await confirmChannel(conn);
@@ -52,7 +36,7 @@ describe('queue paging (durable queues beyond the memory window)', () => {
     // persistent ones beyond the window are only in the store.
     expect(q.readyInMemory).to.equal(window + 10);
     await conn.close();
-    const msgs = await drain(broker.url, 'paged-q', 60);
+    const msgs = await consumeAll(broker.url, 'paged-q', 60);
     expect(msgs.map((m) => Number(m.content.toString()))).to.deep.equal(Array.from({ length: 60 }, (_, i) => i));
   });
 
@@ -69,7 +53,7 @@ describe('queue paging (durable queues beyond the memory window)', () => {
     const ch2 = await channel(conn2);
     expect((await ch2.checkQueue('paged-r')).messageCount).to.equal(50);
     await conn2.close();
-    const msgs = await drain(broker.url, 'paged-r', 50);
+    const msgs = await consumeAll(broker.url, 'paged-r', 50);
     expect(msgs.map((m) => Number(m.content.toString()))).to.deep.equal(Array.from({ length: 50 }, (_, i) => i));
     expect(msgs.every((m) => !m.fields.redelivered)).to.equal(true);
   });

@@ -11,7 +11,7 @@ import { createLogger } from '../../src/log.js';
 import { Consumer, type ConsumerHost } from '../../src/queue/consumer.js';
 import { Message } from '../../src/queue/message.js';
 import { parseQueueArguments } from '../../src/queue/queue-arguments.js';
-import { Queue, type DeadLetterReason } from '../../src/queue/queue.js';
+import { Queue, type DeadLetterReason, type QueueDeps } from '../../src/queue/queue.js';
 import type { QueuedMessage } from '../../src/queue/queued-message.js';
 import type { MessageStore } from '../../src/store/message-store.js';
 import { openMemoryStore } from '../../src/store/memory-store.js';
@@ -36,6 +36,10 @@ export interface HarnessOptions {
   clock?: FakeClock;
   /** Ready messages kept in memory (queueMemoryWindow). */
   window?: number;
+  /** The window's limit in bytes of headers and bodies. */
+  windowBytes?: number;
+  /** Memory-pressure paging of transient messages (the broker's TransientPager). */
+  transientPaging?: QueueDeps['transientPaging'];
 }
 
 const silent = createLogger('silent');
@@ -52,7 +56,7 @@ export function makeQueue(options: HarnessOptions = {}): QueueHarness {
       settings: parseQueueArguments(args, `queue '${name}' in vhost '/'`),
     },
     {
-      log: silent, clock, store, memoryWindow: options.window ?? 4096,
+      log: silent, clock, store, memoryWindow: options.window ?? 4096, memoryWindowBytes: options.windowBytes, transientPaging: options.transientPaging,
       onAutoDelete: () => { h.autoDeleted = true; },
       deadLetter: (_q, entries, reason) => {
         for (const e of entries) h.deadLettered.push([reason, e.msg.body.toString()]);

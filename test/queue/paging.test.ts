@@ -4,7 +4,9 @@ import { openMemoryStore } from '../../src/store/memory-store.js';
 import type { MessageStore } from '../../src/store/message-store.js';
 import type { Store } from '../../src/store/store.js';
 import { makeTmpDir, removeDir } from '../store/tmp-dir.js';
-import { F, FakeChannel, get, makeQueue, message, publish, range, takeAll } from './harness.js';
+import { transientStoreKey } from '../../src/queue/paged-ready-list.js';
+import { rng, int } from '../frame/helpers.js';
+import { F, FakeChannel, get, makeQueue, message, PERSISTENT, publish, range, takeAll, type QueueHarness } from './harness.js';
 
 /**
  * Paging (DESIGN.md, convention 5; PagedReadyList): a durable queue keeps a window of ready
@@ -88,6 +90,18 @@ for (const kind of ['memory', 'lmdb'] as const) {
       }
     });
 
+    it('keeps at most windowBytes of headers and bodies in the window, however few messages that is', () => {
+      const big = 'x'.repeat(1000);
+      const memory = message(store, big, PERSISTENT).header.length + 1000;
+      const h = makeQueue({ durable: true, window: 100, windowBytes: 3 * memory, store });
+      publish(h, Array.from({ length: 10 }, () => big), persistent);
+      expect([h.queue.messageCount, h.queue.readyInMemory]).to.deep.equal([10, 3]);
+      // Refilled up to the window's bytes once less than half of them is left.
+      const inMemory: number[] = [];
+      for (let e = h.queue.take(); e; e = h.queue.take()) inMemory.push(h.queue.readyInMemory);
+      expect(inMemory).to.deep.equal([2, 3, 2, 3, 2, 3, 2, 2, 1, 0]);
+    });
+
     it('a priority queue is never paged: recovery reads all of it, so priorities still order it', () => {
       const args = { 'x-max-priority': F.int32(5) };
       const before = makeQueue({ durable: true, window: 2, store, args });
@@ -146,6 +160,180 @@ for (const kind of ['memory', 'lmdb'] as const) {
       publish(h, range(6), persistent);
       expect(h.deadLettered).to.deep.equal([['maxlen', '0'], ['maxlen', '1'], ['maxlen', '2']]);
       expect(takeAll(h.queue)).to.deep.equal(['3', '4', '5']);
+    });
+
+    describe('transient messages under memory pressure', () => {
+      /** Pressure as the broker's TransientPager signals it; wakes are counted. */
+      function pressure(active = true) {
+        const p = { on: active, wakes: 0, active: () => p.on, wake: () => void p.wakes++ };
+        return p;
+      }
+      const pagedOut = (h: QueueHarness): number => store.countEntries(transientStoreKey(h.queue.storeKey)).messages;
+
+      it('pageOut writes the transient messages beyond the window to the store, last ones first, within the budget', () => {
+        const p = pressure();
+        const h = makeQueue({ durable: false, window: 4, store, transientPaging: p });
+        publish(h, range(10));
+        // Beyond the window: a wake-up for each, nothing written yet.
+        expect([h.queue.readyInMemory, p.wakes, pagedOut(h)]).to.deep.equal([10, 6, 0]);
+        const cost = message(store, '9').size + message(store, '9').header.length + 1024;
+        // A budget of two messages' cost writes two (9 and 8), and says there may be more.
+        expect(h.queue.pageOut(2 * cost)).to.equal(2 * cost);
+        expect([h.queue.messageCount, h.queue.readyInMemory, pagedOut(h)]).to.deep.equal([10, 8, 2]);
+        // The rest; less than the budget comes back when nothing is left.
+        expect(h.queue.pageOut(100 * cost)).to.equal(4 * cost);
+        expect([h.queue.messageCount, h.queue.readyInMemory, pagedOut(h)]).to.deep.equal([10, 4, 6]);
+        expect(h.queue.pageOut(100 * cost)).to.equal(0);
+        // Read back in order, and deleted from the store as they are.
+        expect(takeAll(h.queue)).to.deep.equal(range(10));
+        expect(pagedOut(h)).to.equal(0);
+      });
+
+      it('pages out what is beyond the window\'s bytes, however few messages that is', () => {
+        const p = pressure();
+        const body = 'y'.repeat(2000);
+        const memory = message(store, body).header.length + 2000;
+        const h = makeQueue({ durable: false, window: 100, windowBytes: 2 * memory, store, transientPaging: p });
+        publish(h, Array.from({ length: 6 }, () => body));
+        h.queue.pageOut(1 << 20);
+        expect([h.queue.readyInMemory, pagedOut(h)]).to.deep.equal([2, 4]);
+        expect(takeAll(h.queue)).to.have.length(6);
+        expect(pagedOut(h)).to.equal(0);
+      });
+
+      it('writes nothing without pressure, and nothing of a priority queue', () => {
+        const p = pressure(false);
+        const h = makeQueue({ durable: false, window: 2, store, transientPaging: p });
+        publish(h, range(5));
+        expect(h.queue.pageOut(1 << 20)).to.equal(0);
+        const pp = pressure();
+        const pq = makeQueue({ name: 'pq', durable: false, window: 2, store, transientPaging: pp, args: { 'x-max-priority': F.int32(3) } });
+        for (let i = 0; i < 5; i++) pq.queue.enqueue(message(store, String(i), { priority: i % 3 }));
+        expect([pq.queue.pageOut(1 << 20), pq.queue.readyInMemory, pp.wakes]).to.deep.equal([0, 5, 0]);
+        expect(takeAll(pq.queue)).to.deep.equal(['2', '1', '4', '0', '3']);
+      });
+
+      it('interleaves paged-out transient, stored persistent and held messages of a durable queue in publish order', () => {
+        const p = pressure();
+        const h = makeQueue({ durable: true, window: 3, store, transientPaging: p });
+        publish(h, range(12), (i) => i % 3 === 0);
+        h.queue.pageOut(1 << 20);
+        // Window 0-2; 3, 6, 9 only in the queue's own key; the transient ones beyond the window paged out.
+        expect([h.queue.readyInMemory, store.countEntries(h.queue.storeKey).messages, pagedOut(h)]).to.deep.equal([3, 4, 6]);
+        // While a consumer is there (it took 0), persistent 12 is held in memory behind the
+        // stored ones, and transient 13 too.
+        const ch = new FakeChannel();
+        const c = ch.consume(h.queue, { prefetch: 1, tag: 'c' });
+        publish(h, ['12', '13'], (i) => i === 0);
+        h.queue.removeConsumer(c);
+        ch.ack('0');
+        expect(takeAll(h.queue)).to.deep.equal(range(13, 1));
+        expect([store.countEntries(h.queue.storeKey).messages, pagedOut(h)]).to.deep.equal([0, 0]);
+      });
+
+      it('a paged-out message keeps its redelivered mark and expiry; purge and delete clear the store', () => {
+        const p = pressure();
+        const h = makeQueue({ durable: false, window: 1, store, transientPaging: p, args: { 'x-message-ttl': F.int32(1000) } });
+        publish(h, range(4));
+        const e0 = get(h.queue);
+        const e1 = get(h.queue);
+        h.queue.requeue([e0, e1]);
+        expect(h.queue.pageOut(1 << 20)).to.be.greaterThan(0);
+        expect(pagedOut(h)).to.equal(3);
+        const first = [get(h.queue), get(h.queue)].map((e) => `${e.msg.body.toString()}${e.redelivered ? '*' : ''}`);
+        expect(first).to.deep.equal(['0*', '1*']);
+        h.clock.advance(1000);
+        expect([h.queue.messageCount, pagedOut(h)]).to.deep.equal([0, 0]);
+
+        publish(h, range(5));
+        h.queue.pageOut(1 << 20);
+        expect(h.queue.purge()).to.equal(5);
+        expect(pagedOut(h)).to.equal(0);
+        publish(h, range(5));
+        h.queue.pageOut(1 << 20);
+        expect(pagedOut(h)).to.equal(4);
+        h.queue.destroy();
+        expect(pagedOut(h)).to.equal(0);
+      });
+
+      it('a message requeued after the window\'s tail was paged out goes back to its place in seq order', () => {
+        const p = pressure(false);
+        const h = makeQueue({ durable: false, window: 1, store, transientPaging: p });
+        publish(h, range(8));
+        const taken = range(7).map(() => get(h.queue));
+        // 4 and 5 come back while 6 is out: the window holds 4 5 7.
+        h.queue.requeue([taken[4]!, taken[5]!]);
+        p.on = true;
+        h.queue.pageOut(1 << 20);
+        expect([h.queue.readyInMemory, pagedOut(h)]).to.deep.equal([1, 2]);
+        // 6 goes behind the paged-out 5, not into the window next to 4.
+        h.queue.requeue([taken[6]!]);
+        h.queue.requeue(taken.slice(0, 4));
+        expect(takeAll(h.queue)).to.deep.equal(range(8));
+      });
+
+      it('a message routed to two queues is stored once and read back by both', () => {
+        const p = pressure();
+        const a = makeQueue({ name: 'a', window: 1, store, transientPaging: p });
+        const b = makeQueue({ name: 'b', window: 1, store, transientPaging: p });
+        for (const body of range(3)) {
+          const m = message(store, body);
+          a.queue.enqueue(m);
+          b.queue.enqueue(m);
+        }
+        a.queue.pageOut(1 << 20);
+        b.queue.pageOut(1 << 20);
+        expect([pagedOut(a), pagedOut(b)]).to.deep.equal([2, 2]);
+        expect(takeAll(a.queue)).to.deep.equal(range(3));
+        expect(takeAll(b.queue)).to.deep.equal(range(3));
+      });
+
+      it('random publishes, page-outs, gets, acks, requeues and commits deliver what a plain queue would, in order', async () => {
+        for (let seed = 1; seed <= 20; seed++) {
+          const r = rng(seed);
+          const p = pressure();
+          const h = makeQueue({ name: `m${seed}`, durable: int(r, 2) === 0, window: 1 + int(r, 6), store, transientPaging: p });
+          // The model: bodies are numbered in publish order, so a plain queue delivers the lowest ready one.
+          const ready = new Set<number>();
+          const unacked = new Map<number, ReturnType<typeof get>>();
+          let next = 0;
+          const lowest = (): number | undefined => (ready.size ? Math.min(...ready) : undefined);
+          for (let step = 0; step < 300; step++) {
+            const op = int(r, 11);
+            if (op === 10) {
+              // The store commits what was written so far (LMDB: reads then come from the file).
+              await store.sync();
+            } else if (op < 4) {
+              const n = 1 + int(r, 4);
+              for (let i = 0; i < n; i++, next++) {
+                h.queue.enqueue(message(store, String(next), int(r, 3) === 0 ? PERSISTENT : {}));
+                ready.add(next);
+              }
+            } else if (op < 6) {
+              p.on = int(r, 4) !== 0;
+              h.queue.pageOut(1 + int(r, 3) * 1200);
+            } else if (op < 8) {
+              const e = h.queue.take();
+              expect(e && Number(e.msg.body.toString()), `seed ${seed} step ${step}`).to.equal(lowest());
+              if (!e) continue;
+              h.queue.delivered();
+              ready.delete(Number(e.msg.body.toString()));
+              unacked.set(Number(e.msg.body.toString()), e);
+            } else if (unacked.size > 0) {
+              const [body, e] = [...unacked][int(r, unacked.size)] as [number, ReturnType<typeof get>];
+              unacked.delete(body);
+              if (op === 8) h.queue.ack(e);
+              else {
+                h.queue.requeue([e]);
+                ready.add(body);
+              }
+            }
+            expect(h.queue.messageCount, `seed ${seed} step ${step}`).to.equal(ready.size);
+          }
+          expect(takeAll(h.queue).map(Number)).to.deep.equal([...ready].sort((x, y) => x - y));
+          expect(pagedOut(h)).to.equal(0);
+        }
+      });
     });
   });
 }

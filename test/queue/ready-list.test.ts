@@ -15,7 +15,7 @@ function entry(seq: number, body = String(seq), priority?: number): QueuedMessag
 }
 
 /** Shifts everything out: the bodies in delivery order. */
-function order(list: ReadyStore): string[] {
+function order(list: Pick<ReadyStore, 'shift'>): string[] {
   const out: string[] = [];
   for (let m = list.shift(); m; m = list.shift()) out.push(m.msg.body.toString());
   return out;
@@ -52,6 +52,28 @@ describe('ready lists', () => {
     l.insertSorted(e2);
     l.insertSorted(e1);
     expect(order(l)).to.deep.equal(['2', '1', '3', '4']);
+  });
+
+  it('takeTail and peekLast: the messages delivered last, in delivery order, for each kind of list', () => {
+    const plain = new ReadyList();
+    for (const s of [1, 2, 3, 4]) plain.push(entry(s));
+    expect([plain.peekLast()?.seq, plain.pop()?.seq]).to.deep.equal([4, 4]);
+    expect(plain.takeTail(2).map((e) => e.seq)).to.deep.equal([2, 3]);
+    expect([plain.length, plain.byteSize, plain.takeTail(5).length, plain.peekLast(), plain.pop()]).to.deep.equal([1, 1, 1, undefined, undefined]);
+
+    const prio = new PriorityReadyList(2);
+    for (const [s, p] of [[1, 2], [2, 0], [3, 1], [4, 0], [5, 2]] as const) prio.push(entry(s, String(s), p));
+    // Delivery order is 1 5 3 2 4: the last three are 3 2 4.
+    expect(prio.peekLast()?.seq).to.equal(4);
+    expect(prio.takeTail(3).map((e) => e.seq)).to.deep.equal([3, 2, 4]);
+    expect([prio.length, prio.byteSize, order(prio)]).to.deep.equal([2, 2, ['1', '5']]);
+
+    const returns = new ReturnsFirstList(new ReadyList());
+    for (const s of [1, 2, 3]) returns.push(entry(s));
+    const e1 = returns.shift() as QueuedMessage;
+    returns.insertSorted(e1);
+    // The return goes first: the tail is the inner list's.
+    expect([returns.peekLast()?.seq, returns.takeTail(5).map((e) => e.seq), returns.peekLast()?.seq]).to.deep.equal([3, [2, 3], 1]);
   });
 
   describe('PagedReadyList', () => {

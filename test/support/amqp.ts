@@ -32,3 +32,21 @@ export async function closedWith(p: Promise<unknown>): Promise<{ code: number; t
   }
   throw new Error('expected the operation to fail with a channel or connection close');
 }
+
+/** Consumes n messages from queue on a connection of its own (acking each, prefetch as given), then closes it. */
+export async function consumeAll(url: string, queue: string, n: number, prefetch = 3): Promise<amqp.ConsumeMessage[]> {
+  const conn = await connect(url);
+  const ch = await channel(conn);
+  await ch.prefetch(prefetch);
+  const msgs: amqp.ConsumeMessage[] = [];
+  await new Promise<void>((resolve) => {
+    void ch.consume(queue, (m) => {
+      if (!m) return;
+      msgs.push(m);
+      ch.ack(m);
+      if (msgs.length === n) resolve();
+    });
+  });
+  await conn.close();
+  return msgs;
+}

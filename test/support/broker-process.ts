@@ -21,14 +21,15 @@ export class BrokerProcess {
 
   /**
    * Starts src/main.ts on a free port (or opts.port); fileSizeLimitKiB runs it under `ulimit -f`
-   * (a full disk), openFilesLimit under `ulimit -n` (few file descriptors); env is added to the
+   * (a full disk), openFilesLimit under `ulimit -n` (few file descriptors); nodeArgs go to Node
+   * (--max-old-space-size=64), env is added to the
    * environment, args to the command line, and onLine sees every line the broker logs.
    */
   static start(
     dataDir: string,
-    opts: { fileSizeLimitKiB?: number; openFilesLimit?: number; port?: number; env?: NodeJS.ProcessEnv; args?: string[]; onLine?: (line: string) => void } = {},
+    opts: { fileSizeLimitKiB?: number; openFilesLimit?: number; port?: number; nodeArgs?: string[]; env?: NodeJS.ProcessEnv; args?: string[]; onLine?: (line: string) => void } = {},
   ): Promise<BrokerProcess> {
-    const args = ['--import', 'tsx', 'src/main.ts', '--port', String(opts.port ?? 0), '--host', '127.0.0.1', '--data-dir', dataDir, '--log-level', 'info', ...(opts.args ?? [])];
+    const args = [...(opts.nodeArgs ?? []), '--import', 'tsx', 'src/main.ts', '--port', String(opts.port ?? 0), '--host', '127.0.0.1', '--data-dir', dataDir, '--log-level', 'info', ...(opts.args ?? [])];
     const options = { stdio: ['ignore', 'pipe', 'inherit'] as ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...opts.env } };
     const limits = [
       ...(opts.fileSizeLimitKiB ? [`ulimit -f ${opts.fileSizeLimitKiB}`] : []),
