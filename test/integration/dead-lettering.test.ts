@@ -30,6 +30,15 @@ describe('dead-lettering (RabbitMQ dlx guide)', () => {
     return m;
   }
 
+  /** basic.get (no-ack) on a raw connection's channel 1: the headers exactly as sent on the wire. */
+  async function rawGetHeaders(c: Awaited<ReturnType<typeof openRaw>>, queue: string): Promise<FieldTable> {
+    const before = c.frames.length;
+    c.method(1, 'basic.get', { reserved1: 0, queue, noAck: true });
+    await c.expect('basic.get-ok');
+    const header = await c.waitFor(() => c.frames.slice(before).find((f) => f.type === 2), 'content header');
+    return decodeContentHeader(header.payload).properties.headers as FieldTable;
+  }
+
   /** A topic dead-letter exchange with a catch-all queue behind it. */
   async function sink(ch: Channel): Promise<{ dlx: string; dlq: string }> {
     const dlx = uniq('dlx');
@@ -80,11 +89,7 @@ describe('dead-lettering (RabbitMQ dlx guide)', () => {
       c.method(1, 'queue.declare', { reserved1: 0, queue: src, passive: true, durable: false, exclusive: false, autoDelete: false, noWait: false, arguments: {} });
       await c.expect('queue.declare-ok');
       clock.advance(10);
-      const before = c.frames.length;
-      c.method(1, 'basic.get', { reserved1: 0, queue: dst, noAck: true });
-      await c.expect('basic.get-ok');
-      const header = await c.waitFor(() => c.frames.slice(before).find((f) => f.type === 2), 'content header');
-      const headers = decodeContentHeader(header.payload).properties.headers as FieldTable;
+      const headers = await rawGetHeaders(c, dst);
       c.destroy();
       expect(Object.keys(headers)).to.deep.equal(['a', 'x-death', 'x-first-death-exchange', 'x-first-death-queue', 'x-first-death-reason', 'z']);
       const list = headers['x-death'] as Extract<FieldValue, { type: 'A' }>;
@@ -136,11 +141,7 @@ describe('dead-lettering (RabbitMQ dlx guide)', () => {
       c.method(1, 'basic.get', { reserved1: 0, queue: src, noAck: false });
       const got = await c.expect('basic.get-ok');
       c.method(1, 'basic.reject', { deliveryTag: got.deliveryTag, requeue: false });
-      const before = c.frames.length;
-      c.method(1, 'basic.get', { reserved1: 0, queue: dst, noAck: true });
-      await c.expect('basic.get-ok');
-      const header = await c.waitFor(() => c.frames.slice(before).find((f) => f.type === 2), 'content header');
-      const headers = decodeContentHeader(header.payload).properties.headers as FieldTable;
+      const headers = await rawGetHeaders(c, dst);
       c.destroy();
       expect(Object.keys(headers)).to.deep.equal(['__proto__', 'after', 'x-death', 'x-first-death-exchange', 'x-first-death-queue', 'x-first-death-reason']);
       expect(headers['__proto__']).to.deep.equal(F.str('kept'));
