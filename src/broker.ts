@@ -277,7 +277,7 @@ export class Broker implements BrokerContext {
     socket.on('error', () => {});
     socket.destroy();
     this.refused.count++;
-    const now = this.clock.now();
+    const now = this.clock.monotonic();
     if (now - this.refused.loggedAt < REFUSAL_LOG_MS) return;
     const { connectionMax, connectionMaxPerIp } = this.config;
     this.log.warn({ reason, peer: address, refused: this.refused.count, open: this.limits.open, connectionMax, connectionMaxPerIp },
