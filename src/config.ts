@@ -4,6 +4,7 @@ import type { FreeSpace } from './disk-monitor.js';
 import type { FdProbe } from './connection-limits.js';
 import type { Logger } from './log.js';
 import type { MemoryWatermark } from './memory-monitor.js';
+import { checkTlsConfig, type TlsConfig } from './tls/tls-options.js';
 
 export interface UserConfig {
   username: string;
@@ -57,6 +58,11 @@ export interface BrokerConfig {
   closeTimeout: number;
   /** Milliseconds a client has to complete the handshake (RabbitMQ's handshake_timeout). */
   handshakeTimeout: number;
+  /**
+   * The AMQPS listener, with RabbitMQ's ssl_options names (tls/tls-options.ts): certfile,
+   * keyfile, cacertfile, verify, fail_if_no_peer_cert; undefined = no TLS listener.
+   */
+  tls: TlsConfig | undefined;
   /** Product/version strings advertised in connection.start. */
   product: string;
   version: string;
@@ -94,6 +100,7 @@ export const DEFAULT_CONFIG: BrokerConfig = {
   connectionMaxPerIp: 0,
   closeTimeout: 3000,
   handshakeTimeout: 10000,
+  tls: undefined,
   product: 'RabbitMQ',
   version: '3.10.8',
 };
@@ -124,6 +131,7 @@ export function readConfigFile(path: string): Partial<BrokerConfig> {
   if (config.memoryHighWatermarkAbsolute !== undefined) {
     config.memoryHighWatermarkAbsolute = parseInformationUnit(config.memoryHighWatermarkAbsolute, `config file ${path}: memoryHighWatermarkAbsolute`);
   }
+  if (config.tls !== undefined) checkTlsConfig(config.tls, `config file ${path}: tls`);
   return config as Partial<BrokerConfig>;
 }
 
