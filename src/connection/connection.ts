@@ -104,6 +104,12 @@ export class Connection {
     return cert && cert.raw ? cert.raw : undefined;
   }
 
+  /** The client's address; an IPv4-mapped IPv6 address as the IPv4 address. */
+  get remoteAddress(): string {
+    const a = this.socket.remoteAddress ?? '';
+    return a.startsWith('::ffff:') ? a.slice(7) : a;
+  }
+
   get isLoopback(): boolean {
     const a = this.socket.remoteAddress ?? '';
     return a.startsWith('127.') || a === '::1' || a.startsWith('::ffff:127.');

@@ -22,7 +22,21 @@ export function handleConnectionMethod(conn: Connection, method: Method): void {
       conn.clientProperties = method.args.clientProperties;
       const caps = conn.clientProperties['capabilities'];
       if (caps && caps.type === 'F') conn.capabilities = caps.value;
-      const username = mechanism === 'EXTERNAL' && conn.isTls ? externalLogin(conn) : passwordLogin(conn, parseCredentials(mechanism, response));
+      const throttle = conn.broker.loginThrottle;
+      const peer = conn.remoteAddress;
+      const refusedFor = throttle.refusedFor(peer);
+      let username: string | undefined;
+      if (refusedFor > 0) {
+        conn.log.warn({ retryInMs: Math.ceil(refusedFor) }, 'login refused: too many failed logins from this address');
+      } else {
+        username = mechanism === 'EXTERNAL' && conn.isTls ? externalLogin(conn) : passwordLogin(conn, parseCredentials(mechanism, response));
+        if (username === undefined) {
+          const backoff = throttle.failed(peer);
+          if (backoff !== undefined) conn.log.warn({ backoffMs: backoff }, `failed logins from ${peer}: refusing its logins for ${backoff / 1000} s`);
+        } else {
+          throttle.succeeded(peer);
+        }
+      }
       if (username === undefined) {
         // With authentication_failure_close (which RabbitMQ advertises) the client gets a close.
         throw new ConnectionError(
