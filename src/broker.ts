@@ -24,7 +24,10 @@ import { checkTlsConfig, DEFAULT_TLS_PORT } from './tls/tls-options.js';
 import { openLmdbStore } from './store/lmdb/index.js';
 import { openMemoryStore } from './store/memory-store.js';
 import type { Store } from './store/message-store.js';
-import { VHost } from './vhost/vhost.js';
+import { VHost, type VHostDeps } from './vhost/vhost.js';
+import { defaultVHostMetadata, QUEUE_TYPES, vhostDefinition, vhostFromDefinition, type VHostMetadata } from './vhost/vhost-metadata.js';
+import { AccessControl, AccessError } from './access/access-control.js';
+import { FULL_PERMISSIONS, reportUnappliedConfig, seedConfigUsers } from './access/config-users.js';
 
 /**
  * The composition root: builds config, logger, clock, store and vhosts, recovers durable state,
@@ -86,17 +89,110 @@ export class Broker implements BrokerContext {
       ? new DiskMonitor(this.clock, this.log, this.config.dataDir, this.config.diskFreeLimit, (alarmed) => this.diskChecked(alarmed), freeDiskSpace)
       : undefined;
     this.exchangeTypes = defaultExchangeTypes();
-    for (const name of this.config.vhosts) {
-      this.vhosts.set(name, new VHost(name, {
-        log: this.log,
-        clock: this.clock,
-        exchangeTypes: this.exchangeTypes,
-        metadata: this.store.metadata,
-        queueDeps: { log: this.log, clock: this.clock, store: this.store.messages, memoryWindow: this.config.queueMemoryWindow, transientPaging },
-        nextMessageId: () => this.nextMessageId(),
-      }));
-    }
+    this.vhostDeps = {
+      log: this.log,
+      clock: this.clock,
+      exchangeTypes: this.exchangeTypes,
+      metadata: this.store.metadata,
+      queueDeps: { log: this.log, clock: this.clock, store: this.store.messages, memoryWindow: this.config.queueMemoryWindow, transientPaging },
+      nextMessageId: () => this.nextMessageId(),
+    };
+    this.access = new AccessControl({
+      store: this.store.metadata,
+      log: this.log,
+      loopbackUsers: this.config.loopbackUsers,
+      vhostExists: (name) => this.vhosts.has(name),
+      onUserDeleted: (user) => this.forceClose((conn) => conn.username === user, `user '${user}' is deleted`),
+    });
+    this.loadDefinitions();
     this.recover();
+  }
+
+  /**
+   * Users, vhosts, permissions and topic permissions (src/access). Changes made through it
+   * are stored at once; a deleted user's connections are closed.
+   */
+  readonly access: AccessControl;
+  private readonly vhostDeps: VHostDeps;
+  private readonly vhostDeletedHooks: Array<(name: string) => void> = [];
+
+  /**
+   * Vhosts, users and permissions from the store; on a blank store (no users and no vhosts:
+   * a new data dir, or no data dir) the config's vhosts and users instead, which are stored
+   * (src/access/config-users.ts explains why later starts ignore the config's lists).
+   */
+  private loadDefinitions(): void {
+    const records = this.store.metadata.loadDefinitions();
+    if (!records.some((r) => r.kind === 'vhost' || r.kind === 'user')) {
+      for (const name of this.config.vhosts) this.putVhost(name, {});
+      seedConfigUsers(this.config.users, this.config.vhosts, this.access, this.log);
+      return;
+    }
+    for (const r of records) {
+      if (r.kind !== 'vhost') continue;
+      const v = vhostFromDefinition(r);
+      if (v) this.vhosts.set(v.name, new VHost(v.name, this.vhostDeps, v.metadata));
+      else this.log.warn({ key: r.key }, 'skipping a malformed stored vhost definition');
+    }
+    const loaded = this.access.load(records);
+    this.log.info({ vhosts: this.vhosts.size, ...loaded }, 'loaded vhosts, users and permissions from the data dir');
+    reportUnappliedConfig(this.config.users, this.config.vhosts, this.access, (v) => this.vhosts.has(v), this.log);
+  }
+
+  // ---- vhosts (public operations: the management API and definitions use these) -------------
+
+  /**
+   * Creates a vhost (with the standard exchanges), or updates the description and tags of an
+   * existing one, as rabbit_vhost:put_vhost does; stored at once. A vhost created on behalf of
+   * an existing user (actingUser) gives that user full permissions in it, as RabbitMQ does.
+   * Throws AccessError for a default queue type RabbitMQ does not know or a name too long to store.
+   */
+  putVhost(name: string, metadata: Partial<VHostMetadata>, actingUser?: string): 'created' | 'updated' {
+    const dqt = metadata.defaultQueueType;
+    if (dqt !== undefined && !(QUEUE_TYPES as readonly string[]).includes(dqt)) throw new AccessError('invalid_queue_type', `unknown queue type '${dqt}'`);
+    if (Buffer.byteLength(name, 'utf8') > 1977) throw new AccessError('name_too_long', 'vhost name longer than 1977 bytes');
+    const existing = this.vhosts.get(name);
+    if (existing) {
+      existing.metadata = { ...existing.metadata, description: metadata.description ?? existing.metadata.description, tags: metadata.tags ?? existing.metadata.tags };
+      this.store.metadata.putDefinition(vhostDefinition(name, existing.metadata));
+      return 'updated';
+    }
+    const vhost = new VHost(name, this.vhostDeps, { ...defaultVHostMetadata(), ...withoutUndefined(metadata) });
+    this.store.metadata.putDefinition(vhostDefinition(name, vhost.metadata));
+    this.vhosts.set(name, vhost);
+    this.log.info({ vhost: name }, `added vhost '${name}'`);
+    if (actingUser !== undefined && this.access.hasUser(actingUser)) this.access.setPermission(actingUser, name, FULL_PERMISSIONS);
+    return 'created';
+  }
+
+  /**
+   * Deletes a vhost as rabbit_vhost:delete does: its permissions and topic permissions first
+   * (no new connection gets in), then its queues with their messages and its exchanges, then
+   * the vhost; its connections are closed with 320 CONNECTION_FORCED - vhost 'x' is deleted.
+   * Returns false if there was no such vhost.
+   */
+  deleteVhost(name: string): boolean {
+    const vhost = this.vhosts.get(name);
+    if (!vhost) return false;
+    this.log.info({ vhost: name }, `deleting vhost '${name}'`);
+    this.access.vhostDeleted(name);
+    vhost.destroy();
+    this.vhosts.delete(name);
+    this.store.metadata.deleteDefinition('vhost', name);
+    for (const hook of this.vhostDeletedHooks) hook(name);
+    this.forceClose((conn) => conn.vhost === vhost, `vhost '${name}' is deleted`);
+    return true;
+  }
+
+  /** Runs hook(name) when a vhost is deleted (for what else lives in a vhost: policies, parameters). */
+  onVhostDeleted(hook: (name: string) => void): void {
+    this.vhostDeletedHooks.push(hook);
+  }
+
+  /** Closes the connections that match with 320 CONNECTION_FORCED and the reason. */
+  private forceClose(match: (conn: Connection) => boolean, reason: string): void {
+    const text = replyText(ReplyCode.CONNECTION_FORCED, reason);
+    for (const conn of [...this.connections]) if (match(conn)) conn.closeWithError(ReplyCode.CONNECTION_FORCED, text, 0, 0);
   }
 
   /** Why publishers are blocked now (RabbitMQ's alarm reasons), if they are. */
@@ -363,6 +459,10 @@ export class Broker implements BrokerContext {
 
 const STORE_RESUME_INTERVAL_MS = 1000;
 const REFUSAL_LOG_MS = 10_000;
+
+function withoutUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
 
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;

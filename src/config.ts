@@ -4,13 +4,25 @@ import type { FreeSpace } from './disk-monitor.js';
 import type { FdProbe } from './connection-limits.js';
 import type { Logger } from './log.js';
 import type { MemoryWatermark } from './memory-monitor.js';
+import { hashConfigUsers } from './access/config-users.js';
+import type { HashingAlgorithm } from './access/password.js';
+import type { Permissions } from './access/records.js';
 import { checkTlsConfig, type TlsConfig } from './tls/tls-options.js';
 
 export interface UserConfig {
   username: string;
-  password: string;
-  /** vhosts this user may open; default: all. */
+  /** A plain password: replaced by its salted SHA-256 hash when the config is resolved, never kept or logged. */
+  password?: string;
+  /** Or the password as a RabbitMQ hash (base64, as in a definitions export); neither = no password. */
+  passwordHash?: string;
+  /** The algorithm of passwordHash: rabbit_password_hashing_sha256 (default), _sha512 or _md5. */
+  hashingAlgorithm?: HashingAlgorithm;
+  /** Management tags (administrator, monitoring, policymaker, management, impersonator); default: ['administrator'] for guest, [] for others. */
+  tags?: string[];
+  /** vhosts where the user gets full permissions (.* .* .*); default: every configured vhost, unless `permissions` is given. */
   vhosts?: string[];
+  /** Permissions by vhost (configure, write and read patterns, as RabbitMQ's set_permissions). */
+  permissions?: Record<string, Permissions>;
 }
 
 export interface BrokerConfig {
@@ -19,7 +31,12 @@ export interface BrokerConfig {
   /** Where durable data lives; undefined keeps everything in memory (embedded/test use). */
   dataDir: string | undefined;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /**
+   * Users created on a blank data dir (config-users.ts), with their passwords hashed once the
+   * config is resolved. Later starts take users from the data dir.
+   */
   users: UserConfig[];
+  /** vhosts created on a blank data dir; later starts take vhosts from the data dir. */
   vhosts: string[];
   /** Users that may only connect from loopback (RabbitMQ's loopback_users; default guest). */
   loopbackUsers: string[];
@@ -125,6 +142,8 @@ export function resolveConfig(options: Partial<BrokerConfig>): BrokerConfig {
   for (const [key, value] of Object.entries(options)) {
     if (value !== undefined && key in DEFAULT_CONFIG) (config as unknown as Record<string, unknown>)[key] = value;
   }
+  // Plain passwords do not outlive this line.
+  config.users = hashConfigUsers(config.users);
   return config;
 }
 

@@ -9,6 +9,7 @@ import type { Consumer, ConsumerHost } from '../queue/consumer.js';
 import type { Queue } from '../queue/queue.js';
 import type { QueuedMessage } from '../queue/queued-message.js';
 import type { VHost } from '../vhost/vhost.js';
+import type { Authorizer } from '../access/authorizer.js';
 import type { Connection } from './connection.js';
 import { ContentAssembler } from './content-assembler.js';
 import { cancelReplyTo, type ReplyConsumer } from './direct-reply-to.js';
@@ -70,6 +71,11 @@ export class Channel implements ConsumerHost {
   /** A channel exists only on an open connection, which has its vhost from connection.open. */
   get vhost(): VHost {
     return this.conn.vhost!;
+  }
+
+  /** The permission checks of the connection's user in its vhost (set at connection.open, like the vhost). */
+  get access(): Authorizer {
+    return this.conn.access!;
   }
 
   send<N extends MethodName>(name: N, args: MethodArgsInput<N>): void {

@@ -9,11 +9,14 @@ import { decodeMethod, encodeMethodFrame, type MethodArgsInput, type MethodName 
 import { AMQP_0_9_1_HEADER, checkProtocolHeader, classifyProtocolHeader } from '../frame/protocol-header.js';
 import type { Logger } from '../log.js';
 import type { VHost } from '../vhost/vhost.js';
+import type { Authorizer } from '../access/authorizer.js';
+import { isLoopbackAddress } from '../access/loopback.js';
 import { AbruptClose, unexpectedFrameError } from '../frame/frame-errors.js';
 import { Channel } from './channel.js';
 import type { BrokerContext } from './context.js';
 import { dispatchBody, dispatchHeader, dispatchMethod } from './dispatch.js';
 import { handleConnectionMethod } from './handlers/connection.js';
+import { checkUserChannelLimit } from './user-limits.js';
 
 /** The spec's frame-min-size: what a peer must accept before tuning. */
 const FRAME_MIN_SIZE = 4096;
@@ -45,6 +48,8 @@ export class Connection {
   private readonly reader: FrameReader;
   readonly channels = new Map<number, Channel>();
   vhost: VHost | undefined;
+  /** The user's permission checks in the vhost (set with the vhost at connection.open). */
+  access: Authorizer | undefined;
   username = '';
   clientProperties: FieldTable = {};
   /** Client capabilities from connection.start-ok (consumer_cancel_notify, ...). */
@@ -111,8 +116,7 @@ export class Connection {
   }
 
   get isLoopback(): boolean {
-    const a = this.socket.remoteAddress ?? '';
-    return a.startsWith('127.') || a === '::1' || a.startsWith('::ffff:127.');
+    return isLoopbackAddress(this.socket.remoteAddress ?? '');
   }
 
   private readonly onOpenHooks: Array<() => void> = [];
@@ -268,13 +272,14 @@ export class Connection {
 
   /**
    * rabbit_reader:create_channel: any frame on a channel not yet open takes a new channel, and
-   * past the negotiated channel_max (counting open channels, not channel numbers) the
-   * connection is closed with 530.
+   * past the negotiated channel_max (counting open channels, not channel numbers) or the
+   * user's max-channels limit the connection is closed with 530.
    */
   private checkChannelLimit(): void {
     if (this.channelMax !== 0 && this.channels.size >= this.channelMax) {
       throw new ConnectionError(ReplyCode.NOT_ALLOWED, `number of channels opened (${this.channels.size}) has reached the negotiated channel_max (${this.channelMax})`);
     }
+    checkUserChannelLimit(this);
   }
 
   private onClosingMethod(payload: Buffer): void {
@@ -414,8 +419,10 @@ export class Connection {
     if (heartbeat > 0) this.scheduleHeartbeat();
   }
 
-  opened(vhost: VHost): void {
+  /** connection.open accepted: the vhost and the permission checks of this user in it. */
+  opened(vhost: VHost, access: Authorizer): void {
     this.vhost = vhost;
+    this.access = access;
     this.state = 'open';
     this.handshakeTimer?.cancel();
     for (const hook of this.onOpenHooks) hook();

@@ -4,6 +4,8 @@ import type { Logger } from '../log.js';
 import type { CommitBatcher } from '../queue/commit-batcher.js';
 import type { VHost } from '../vhost/vhost.js';
 import type { LoginThrottle } from '../login-throttle.js';
+import type { AccessControl } from '../access/access-control.js';
+import type { Connection } from './connection.js';
 import type { ReplyToRegistry } from './direct-reply-to.js';
 
 /** What a connection needs from the broker that accepted it (no singletons: passed in). */
@@ -16,6 +18,10 @@ export interface BrokerContext {
   readonly replyTo: ReplyToRegistry;
   /** Failed-login back-off per client address (config.loginFailureLimit). */
   readonly loginThrottle: LoginThrottle;
+  /** Users, permissions and topic permissions: logins and every permission check. */
+  readonly access: AccessControl;
+  /** Every open connection (user limits count a user's connections and channels). */
+  readonly connections: ReadonlySet<Connection>;
   /** A broker-wide unique message id. */
   nextMessageId(): number;
 }

@@ -117,12 +117,9 @@ export class Publisher {
    * message that is kept (queued, or held by a transaction) gets its own compact memory.
    */
   private accept(args: BasicPublishArgs, header: Buffer, body: Buffer, held: boolean): Accepted {
-    const exchange = this.publishable(args.exchange);
+    const exchange = this.publishable(args.exchange, args.routingKey);
     let properties = decodeContentHeader(header).properties;
-    const username = this.conn.username;
-    if (properties.userId !== undefined && properties.userId !== username) {
-      throw preconditionFailed(`user_id property set to '${properties.userId}' but authenticated user was '${username}'`);
-    }
+    this.conn.access!.checkUserId(properties.userId);
     const withReplyAddress = rewriteReplyTo(this.replies.replyConsumer, properties);
     if (withReplyAddress) {
       properties = withReplyAddress;
@@ -186,12 +183,18 @@ export class Publisher {
 
   // ---- checks and answers -------------------------------------------------------------------
 
-  /** The exchange a basic.publish names, if it exists and may be published to (404 / 403). */
-  private publishable(name: string): Exchange {
+  /**
+   * The exchange a basic.publish names, in rabbit_channel's order: write permission on it
+   * (403), it exists (404), it is not internal (403), topic write permission on the routing key.
+   */
+  private publishable(name: string, routingKey: string): Exchange {
     const vhost = this.conn.vhost!;
+    const access = this.conn.access!;
+    access.write('exchange', name);
     const exchange = vhost.exchanges.get(name);
     if (!exchange) throw notFound(`no ${resourceName('exchange', name, vhost.name)}`);
     if (exchange.internal) throw accessRefused(`cannot publish to internal ${resourceName('exchange', name, vhost.name)}`);
+    access.topicWrite(exchange, routingKey);
     return exchange;
   }
 

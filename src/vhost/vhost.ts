@@ -3,7 +3,7 @@ import {
   accessRefused, ChannelError, commandInvalid, notFound, preconditionFailed, resourceLocked, resourceName,
 } from '../errors.js';
 import type { ExchangeTypeLookup, RoutingInput } from '../exchange/exchange-type.js';
-import { encodeTable, fieldString, fieldTypeName, type FieldTable } from '../frame/field-table.js';
+import { encodeTable, F, fieldString, fieldTypeName, type FieldTable } from '../frame/field-table.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../clock.js';
 import { deadLetterMessage, isDeadLetterCycle } from '../queue/dead-letter.js';
@@ -17,6 +17,7 @@ import { BindingTable, type Binding } from './binding-table.js';
 import { DelayedMessages } from './delayed-messages.js';
 import { assertArgsEquivalent, assertFieldEquivalent } from './equivalence.js';
 import { Exchange, isExchange, type Destination, type ExchangeOptions } from './exchange.js';
+import { defaultVHostMetadata, type VHostMetadata } from './vhost-metadata.js';
 
 export type { Binding } from './binding-table.js';
 
@@ -32,8 +33,21 @@ export interface Published {
   rejected: boolean;
 }
 
+/**
+ * The permission checks RabbitMQ makes in the middle of a declare or delete (rabbit_channel's
+ * check_configure_permitted, check_read_permitted, check_write_permitted), each throwing its
+ * 403 when the user may not. The vhost calls them at the points RabbitMQ does, so refusals come
+ * in RabbitMQ's order; without a guard (recovery, internal callers) nothing is checked.
+ */
+export interface AccessGuard {
+  configure(kind: 'queue' | 'exchange', name: string): void;
+  write(kind: 'queue' | 'exchange', name: string): void;
+  read(kind: 'queue' | 'exchange', name: string): void;
+}
+
 export interface ExchangeDeclare extends ExchangeOptions {
   passive: boolean;
+  guard?: AccessGuard;
 }
 
 export interface QueueDeclare {
@@ -45,6 +59,7 @@ export interface QueueDeclare {
   arguments: FieldTable;
   /** The declaring connection (owner of an exclusive queue). */
   owner: object;
+  guard?: AccessGuard;
 }
 
 /** Queue arguments RabbitMQ compares on redeclaration (rabbit_amqqueue:assert_args_equivalence). */
@@ -88,6 +103,8 @@ export class VHost {
   constructor(
     readonly name: string,
     private readonly deps: VHostDeps,
+    /** Description, tags and default queue type (Broker.putVhost changes them). */
+    public metadata: VHostMetadata = defaultVHostMetadata(),
   ) {
     this.delayed = new DelayedMessages(name, deps.clock, deps.metadata, (x, msg, cc) => this.publish(x, msg, cc));
     const builtIn = (name: string, type: string, internal = false): Exchange =>
@@ -119,6 +136,7 @@ export class VHost {
     // rabbit_exchange:check_type: '' is a known atom but no type ("invalid"), others "unknown".
     if (!type) throw commandInvalid(`${d.type === '' ? 'invalid' : 'unknown'} exchange type '${d.type}'`);
     if (d.name === '') throw accessRefused('operation not permitted on the default exchange');
+    d.guard?.configure('exchange', d.name);
     const existing = this.exchanges.get(d.name);
     if (existing) {
       const rs = this.rs('exchange', d.name);
@@ -133,6 +151,10 @@ export class VHost {
     const ae = d.arguments['alternate-exchange'];
     if (ae && ae.type !== 'S') {
       throw preconditionFailed(`invalid type '${fieldTypeName(ae.type)}' for arg 'alternate-exchange' in ${this.rs('exchange', d.name)}`);
+    }
+    if (ae && d.guard) {
+      d.guard.read('exchange', d.name);
+      d.guard.write('exchange', fieldString(ae) ?? '');
     }
     type.validateDeclareArgs(d.arguments);
     const x = this.createExchange(d);
@@ -152,9 +174,10 @@ export class VHost {
     return x;
   }
 
-  deleteExchange(name: string, { ifUnused }: { ifUnused: boolean }): void {
+  deleteExchange(name: string, { ifUnused, guard }: { ifUnused: boolean; guard?: AccessGuard }): void {
     if (name === '') throw accessRefused('operation not permitted on the default exchange');
     if (name.startsWith('amq.')) throw accessRefused(`deletion of system ${this.rs('exchange', name)} not allowed`);
+    guard?.configure('exchange', name);
     const x = this.exchanges.get(name);
     if (!x) return;
     if (ifUnused && this.bindings.hasSource(x)) throw preconditionFailed(`${this.rs('exchange', name)} in use`);
@@ -196,9 +219,15 @@ export class VHost {
       q.touch(); // a declare, even passive, renews an x-expires lease
       return q;
     }
+    d = this.withDefaultQueueType(d);
     let name = d.name;
-    if (name === '') name = `amq.gen-${randomBytes(16).toString('base64url')}`;
+    if (name === '') {
+      // rabbit_amqqueue:is_server_named_allowed, before any permission check.
+      if (queueTypeOf(d.arguments) === 'quorum') throw preconditionFailed('Cannot declare a server-named queue for type rabbit_quorum_queue');
+      name = `amq.gen-${randomBytes(16).toString('base64url')}`;
+    }
     else if (name.startsWith('amq.')) throw accessRefused(`queue name '${name}' contains reserved prefix 'amq.*'`);
+    d.guard?.configure('queue', name);
     const durable = d.durable && !d.exclusive;
     const existing = this.queues.get(name);
     if (existing) {
@@ -220,9 +249,12 @@ export class VHost {
     if (dlx && dlx.type !== 'S') {
       throw preconditionFailed(`invalid type '${fieldTypeName(dlx.type)}' for arg 'x-dead-letter-exchange' in ${rs}`);
     }
+    if (dlx && d.guard) {
+      d.guard.read('queue', name);
+      d.guard.write('exchange', fieldString(dlx) ?? '');
+    }
     const settings = parseQueueArguments(d.arguments, rs);
     if (settings.queueType === 'quorum') {
-      if (d.name === '') throw preconditionFailed('Cannot declare a server-named queue for type rabbit_quorum_queue');
       // rabbit_quorum_queue:declare refuses what a replicated queue cannot be.
       if (!d.durable) throw preconditionFailed(`invalid property 'non-durable' for ${rs}`);
       if (d.exclusive) throw preconditionFailed(`invalid property 'exclusive-owner' for ${rs}`);
@@ -231,6 +263,18 @@ export class VHost {
     const q = this.createQueue({ name, durable, exclusiveOwner: d.exclusive ? d.owner : null, autoDelete: d.autoDelete, arguments: d.arguments, settings });
     if (durable) this.deps.metadata.putQueue({ vhost: this.name, name, durable: true, autoDelete: d.autoDelete, arguments: encodeTable(d.arguments) });
     return q;
+  }
+
+  /**
+   * rabbit_amqqueue:augment_declare_args: a queue declared without x-queue-type gets the vhost's
+   * default queue type, when that type can be declared so (quorum and stream queues must be
+   * durable, not exclusive, not auto-delete; classic ones can be anything).
+   */
+  private withDefaultQueueType(d: QueueDeclare): QueueDeclare {
+    const type = this.metadata.defaultQueueType;
+    if (type === undefined || d.arguments['x-queue-type'] !== undefined) return d;
+    if (type !== 'classic' && (!d.durable || d.exclusive || d.autoDelete)) return d;
+    return { ...d, arguments: { ...d.arguments, 'x-queue-type': F.str(type) } };
   }
 
   /** Creates a queue without declare's checks (recovery); settings are parsed from the arguments unless given. */
@@ -264,6 +308,16 @@ export class VHost {
     for (const b of this.bindings.to(q)) this.removeBinding(b);
     if (q.durable) this.deps.metadata.deleteQueue(this.name, q.name);
     return q.destroy();
+  }
+
+  /**
+   * The vhost is being deleted (Broker.deleteVhost): every queue goes, with its stored messages
+   * (consumers are told by basic.cancel), then every exchange, with its bindings and delayed
+   * messages.
+   */
+  destroy(): void {
+    for (const q of [...this.queues.values()]) this.removeQueue(q);
+    for (const x of [...this.exchanges.values()]) if (!x.deleted) this.removeExchange(x);
   }
 
   /** An exclusive queue lives as long as its connection. */

@@ -26,7 +26,9 @@ export const basicHandlers: ChannelHandlers = {
       return;
     }
     const vhost = ch.vhost;
-    const queue = vhost.getQueue(ch.queueName(args.queue), ch.conn);
+    const name = ch.queueName(args.queue);
+    ch.access.read('queue', name);
+    const queue = vhost.getQueue(name, ch.conn);
     const rs = resourceName('queue', queue.name, vhost.name);
     // Single-active-consumer queues refuse exclusive consumers outright.
     if (queue.hasExclusiveConsumer() || (args.exclusive && (queue.consumerCount > 0 || queue.settings.singleActiveConsumer))) {
@@ -52,7 +54,9 @@ export const basicHandlers: ChannelHandlers = {
   },
 
   'basic.get': (ch, args) => {
-    const queue = ch.vhost.getQueue(ch.queueName(args.queue), ch.conn);
+    const name = ch.queueName(args.queue);
+    ch.access.read('queue', name);
+    const queue = ch.vhost.getQueue(name, ch.conn);
     const entry = queue.take();
     if (!entry) ch.send('basic.get-empty', { reserved1: '' });
     else ch.deliverGet(queue, entry, args.noAck);
