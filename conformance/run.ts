@@ -8,7 +8,8 @@
  *
  * Options: --filter TEXT (substring of area/name; a /regex/ also works; repeatable),
  * --jobs N (cases run concurrently, default 4), --timeout MS (per case), --verbose (print whole
- * traces of failures), --list.
+ * traces of failures), --list, --admin-url URL (the management HTTP API of the broker given with
+ * --url, for cases that create users and vhosts; default: the AMQP port + 10000, lib/admin.ts).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -17,6 +18,7 @@ import { randomBytes } from 'node:crypto';
 import amqp, { type Channel, type ChannelModel } from 'amqplib';
 import './cases/index.js';
 import { AREAS, caseId, registry, type Area, type Case } from './lib/case.js';
+import { HttpAdmin, type BrokerAdmin } from './lib/admin.js';
 import { CaseContext, sleep } from './lib/context.js';
 import { describeDiff } from './lib/diff.js';
 import { stableStringify, type Json } from './lib/json.js';
@@ -36,6 +38,7 @@ interface Options {
   timeoutMs?: number;
   verbose: boolean;
   list: boolean;
+  adminUrl?: string;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -57,6 +60,7 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--timeout') o.timeoutMs = Number(val());
     else if (a === '--verbose' || a === '-v') o.verbose = true;
     else if (a === '--list') o.list = true;
+    else if (a === '--admin-url') o.adminUrl = val();
     else if (!a.startsWith('-')) o.filters.push(a);
     else throw new Error(`unknown option ${a}`);
   }
@@ -115,9 +119,9 @@ class Janitor {
   }
 }
 
-async function runCase(c: Case, url: string, janitor: Janitor, timeoutMs: number | undefined): Promise<{ trace: Json; ms: number }> {
+async function runCase(c: Case, url: string, janitor: Janitor, timeoutMs: number | undefined, admin?: BrokerAdmin): Promise<{ trace: Json; ms: number }> {
   const token = randomBytes(4).toString('hex');
-  const t = new CaseContext(url, c.name, token);
+  const t = new CaseContext(url, c.name, token, admin);
   const started = Date.now();
   const limit = timeoutMs ?? c.timeoutMs ?? 8000;
   let timer: NodeJS.Timeout | undefined;
@@ -134,6 +138,8 @@ async function runCase(c: Case, url: string, janitor: Janitor, timeoutMs: number
     clearTimeout(timer);
     await t.closeAll().catch(() => {});
     await janitor.clean(t.queues, t.exchanges);
+    for (const u of t.users) await admin?.deleteUser(u).catch(() => {});
+    for (const v of t.vhosts) await admin?.deleteVhost(v).catch(() => {});
   }
   return { trace: normaliseTrace(t.trace, token), ms: Date.now() - started };
 }
@@ -215,7 +221,8 @@ async function main(): Promise<number> {
     const janitor = new Janitor(ref);
     const runs: Array<Array<{ trace: Json; ms: number }>> = [];
     for (let r = 0; r < o.repeat; r++) {
-      runs.push(await pool(cases, o.jobs, (c) => runCase(c, ref, janitor, o.timeoutMs), () => {}));
+      const admin = HttpAdmin.forBroker(ref, o.adminUrl);
+      runs.push(await pool(cases, o.jobs, (c) => runCase(c, ref, janitor, o.timeoutMs, admin), () => {}));
     }
     await janitor.close();
     const identity = await serverIdentity(ref);
@@ -250,7 +257,7 @@ async function main(): Promise<number> {
       cases,
       o.jobs,
       async (c) => {
-        const [a, b] = await Promise.all([runCase(c, ref, jr, o.timeoutMs), runCase(c, cand, jc, o.timeoutMs)]);
+        const [a, b] = await Promise.all([runCase(c, ref, jr, o.timeoutMs, HttpAdmin.forBroker(ref)), runCase(c, cand, jc, o.timeoutMs, HttpAdmin.forBroker(cand, o.adminUrl))]);
         return { a, b };
       },
       (c, { a, b }) => {
@@ -264,11 +271,13 @@ async function main(): Promise<number> {
   } else {
     let url = o.url;
     let stop: (() => Promise<void>) | undefined;
+    let admin: BrokerAdmin | undefined = url ? HttpAdmin.forBroker(url, o.adminUrl) : undefined;
     if (!url) {
       const { startBroker } = await import('../src/broker.js');
       const b = await startBroker({ port: 0, logLevel: 'silent' });
       url = b.url;
       stop = () => b.close();
+      admin = inProcessAdmin(b.broker);
     }
     const golden = new Map<Area, GoldenFile | undefined>(AREAS.map((a) => [a, loadGolden(a)]));
     // Differences Warren keeps on purpose apply only when the candidate is Warren itself.
@@ -277,7 +286,7 @@ async function main(): Promise<number> {
     await pool(
       cases,
       o.jobs,
-      (c) => runCase(c, url as string, janitor, o.timeoutMs),
+      (c) => runCase(c, url as string, janitor, o.timeoutMs, admin),
       (c, r) => {
         const g = golden.get(c.area)?.cases[c.name];
         if (!g) {
@@ -301,6 +310,26 @@ async function main(): Promise<number> {
   if (knownCount > 0) console.log(`${knownCount} known differences, each explained in conformance/known-differences.json`);
   console.log(`conformance: ${passed} passed, ${failed} failed`);
   return failed > 0 ? 1 : 0;
+}
+
+/**
+ * The admin of a Warren the runner started itself: the broker's public operations, acting as
+ * guest (a vhost made over RabbitMQ's API gives its creator full permissions in it).
+ */
+function inProcessAdmin(broker: import('../src/broker.js').Broker): BrokerAdmin {
+  const { access } = broker;
+  const done = async (f: () => unknown) => {
+    f();
+  };
+  return {
+    putUser: (name, password, tags = [], limits) => done(() => access.putUser(name, { password, tags, limits })),
+    deleteUser: (name) => done(() => access.deleteUser(name)),
+    setPermissions: (vhost, user, p) => done(() => access.setPermission(user, vhost, p)),
+    clearPermissions: (vhost, user) => done(() => access.clearPermission(user, vhost)),
+    setTopicPermissions: (vhost, user, exchange, write, read) => done(() => access.setTopicPermission(user, vhost, exchange, { write, read })),
+    putVhost: (name) => done(() => broker.putVhost(name, {}, 'guest')),
+    deleteVhost: (name) => done(() => broker.deleteVhost(name)),
+  };
 }
 
 main().then(

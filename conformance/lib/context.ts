@@ -4,6 +4,7 @@
  * events or poll with a deadline instead of sleeping.
  */
 import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type GetMessage, type Message } from 'amqplib';
+import type { BrokerAdmin } from './admin.js';
 import { RawClient, type CloseInfo, type HandshakeOptions } from './raw-client.js';
 import { typedTable } from './typed.js';
 import { WireTap } from './wire-tap.js';
@@ -42,11 +43,45 @@ export class CaseContext {
   readonly exchanges = new Set<string>();
   private defaultConn: ChannelModel | undefined;
 
+  /** Users and vhosts made through the admin, deleted after the case. */
+  readonly users = new Set<string>();
+  readonly vhosts = new Set<string>();
+
   constructor(
     readonly url: string,
     readonly caseName: string,
     readonly token: string,
+    private readonly brokerAdmin?: BrokerAdmin,
   ) {}
+
+  /** Creates users, permissions and vhosts on the broker under test (lib/admin.ts). */
+  get admin(): BrokerAdmin {
+    if (!this.brokerAdmin) throw new Error('this case needs an admin for the broker under test (see lib/admin.ts; --admin-url)');
+    return this.brokerAdmin;
+  }
+
+  /** A user name unique to this run and case, deleted after the case. */
+  user(suffix = 'u'): string {
+    const n = this.name(suffix);
+    this.users.add(n);
+    return n;
+  }
+
+  /** A vhost name unique to this run and case, deleted after the case. */
+  vhost(suffix = 'v'): string {
+    const n = this.name(suffix);
+    this.vhosts.add(n);
+    return n;
+  }
+
+  /** The case's URL with other credentials (and vhost). */
+  urlFor(user: string, password: string, vhost?: string): string {
+    const u = new URL(this.url);
+    u.username = user;
+    u.password = password;
+    if (vhost !== undefined) u.pathname = `/${encodeURIComponent(vhost)}`;
+    return u.toString();
+  }
 
   /** Appends a fact to the trace. */
   log(label: string, value: unknown = null): void {
