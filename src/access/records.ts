@@ -56,24 +56,31 @@ const SEP = '\u0000';
 export const permissionKey = (user: string, vhost: string): string => `${user}${SEP}${vhost}`;
 export const topicPermissionKey = (user: string, vhost: string, exchange: string): string => `${user}${SEP}${vhost}${SEP}${exchange}`;
 
+/** A user as RabbitMQ's management API and definitions show one (GET /api/users/NAME). */
+export function userJson(u: User): { name: string; password_hash: string; hashing_algorithm: string; tags: string[]; limits: UserLimits } {
+  return { name: u.name, password_hash: u.passwordHash, hashing_algorithm: u.hashingAlgorithm, tags: [...u.tags], limits: { ...u.limits } };
+}
+
+/** A permission entry as RabbitMQ shows one (GET /api/permissions/VHOST/USER, definitions). */
+export function permissionJson(p: PermissionEntry): { user: string; vhost: string; configure: string; write: string; read: string } {
+  return { user: p.user, vhost: p.vhost, configure: p.configure, write: p.write, read: p.read };
+}
+
+/** A topic permission as RabbitMQ shows one (GET /api/topic-permissions/VHOST/USER, definitions). */
+export function topicPermissionJson(p: TopicPermissionEntry): { user: string; vhost: string; exchange: string; write: string; read: string } {
+  return { user: p.user, vhost: p.vhost, exchange: p.exchange, write: p.write, read: p.read };
+}
+
 export function userDefinition(u: User): DefinitionRecord {
-  return {
-    kind: 'user',
-    key: u.name,
-    value: { name: u.name, password_hash: u.passwordHash, hashing_algorithm: u.hashingAlgorithm, tags: [...u.tags], limits: { ...u.limits } },
-  };
+  return { kind: 'user', key: u.name, value: userJson(u) };
 }
 
 export function permissionDefinition(p: PermissionEntry): DefinitionRecord {
-  return { kind: 'permission', key: permissionKey(p.user, p.vhost), value: { user: p.user, vhost: p.vhost, configure: p.configure, write: p.write, read: p.read } };
+  return { kind: 'permission', key: permissionKey(p.user, p.vhost), value: permissionJson(p) };
 }
 
 export function topicPermissionDefinition(p: TopicPermissionEntry): DefinitionRecord {
-  return {
-    kind: 'topic-permission',
-    key: topicPermissionKey(p.user, p.vhost, p.exchange),
-    value: { user: p.user, vhost: p.vhost, exchange: p.exchange, write: p.write, read: p.read },
-  };
+  return { kind: 'topic-permission', key: topicPermissionKey(p.user, p.vhost, p.exchange), value: topicPermissionJson(p) };
 }
 
 /** The user stored in a definition, or undefined if it is not a well-formed one. */
