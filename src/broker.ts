@@ -21,6 +21,7 @@ import { TransientPager } from './queue/transient-pager.js';
 import { openLmdbStore } from './store/lmdb/index.js';
 import { openMemoryStore } from './store/memory-store.js';
 import type { Store } from './store/message-store.js';
+import { PolicyOperations } from './policy/policy-operations.js';
 import { VHost } from './vhost/vhost.js';
 
 /**
@@ -39,6 +40,8 @@ export class Broker implements BrokerContext {
   readonly vhosts = new Map<string, VHost>();
   readonly connections = new Set<Connection>();
   readonly limits: ConnectionLimits;
+  /** Policies and operator policies: set, delete, list, and what applies to a queue or exchange. */
+  readonly policies: PolicyOperations;
   private server: Server | undefined;
   /** Sockets refused since the last warning about it (logged at most every REFUSAL_LOG_MS). */
   private refused = { count: 0, loggedAt: -Infinity };
@@ -90,7 +93,11 @@ export class Broker implements BrokerContext {
         nextMessageId: () => this.nextMessageId(),
       }));
     }
+    this.policies = new PolicyOperations(this.vhosts, this.store.metadata, this.log);
     this.recover();
+    // Policies from the config file (RabbitMQ's definitions shape), applied and stored at each
+    // boot like a definitions file: after recovery, so they act on recovered queues at once.
+    this.policies.apply('policy', this.config.policies);
   }
 
   /** Why publishers are blocked now (RabbitMQ's alarm reasons), if they are. */
@@ -181,6 +188,7 @@ export class Broker implements BrokerContext {
     if (marker) rmSync(marker, { force: true });
     // Transient messages paged out under memory pressure do not survive a restart.
     for (const key of this.store.messages.queues()) if (key.startsWith(TRANSIENT_PREFIX)) this.store.messages.deleteQueue(key);
+    const policies = this.policies.recover();
     const { exchanges, queues, bindings } = this.store.metadata.load();
     for (const r of exchanges) {
       const vhost = this.vhosts.get(r.vhost);
@@ -217,8 +225,8 @@ export class Broker implements BrokerContext {
       const cc = senderSelectedRoutingKeys(msg.properties.headers);
       vhost.recoverDelayed(x, msg, cc, record);
     }
-    if (queues.length || exchanges.length) {
-      this.log.info({ exchanges: exchanges.length, queues: queues.length, messages, crashed, ms: Date.now() - started }, 'recovered durable state');
+    if (queues.length || exchanges.length || policies) {
+      this.log.info({ exchanges: exchanges.length, queues: queues.length, messages, policies, crashed, ms: Date.now() - started }, 'recovered durable state');
     }
   }
 

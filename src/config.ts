@@ -4,6 +4,7 @@ import type { FreeSpace } from './disk-monitor.js';
 import type { FdProbe } from './connection-limits.js';
 import type { Logger } from './log.js';
 import type { MemoryWatermark } from './memory-monitor.js';
+import type { PolicyRecord } from './policy/policy.js';
 
 export interface UserConfig {
   username: string;
@@ -57,6 +58,11 @@ export interface BrokerConfig {
   closeTimeout: number;
   /** Milliseconds a client has to complete the handshake (RabbitMQ's handshake_timeout). */
   handshakeTimeout: number;
+  /**
+   * Policies applied (and stored) at boot, in RabbitMQ's definitions shape:
+   * {vhost, name, pattern, "apply-to", definition, priority}.
+   */
+  policies: PolicyRecord[];
   /** Product/version strings advertised in connection.start. */
   product: string;
   version: string;
@@ -94,6 +100,7 @@ export const DEFAULT_CONFIG: BrokerConfig = {
   connectionMaxPerIp: 0,
   closeTimeout: 3000,
   handshakeTimeout: 10000,
+  policies: [],
   product: 'RabbitMQ',
   version: '3.10.8',
 };
