@@ -97,7 +97,12 @@ export class Broker implements BrokerContext {
     this.recover();
     // Policies from the config file (RabbitMQ's definitions shape), applied and stored at each
     // boot like a definitions file: after recovery, so they act on recovered queues at once.
-    this.policies.apply('policy', this.config.policies);
+    try {
+      this.policies.apply('policy', this.config.policies);
+    } catch (err) {
+      void this.store.close();
+      throw err;
+    }
   }
 
   /** Why publishers are blocked now (RabbitMQ's alarm reasons), if they are. */

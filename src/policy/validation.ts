@@ -8,17 +8,21 @@ import type { ApplyTo, JsonValue, Policy, PolicyKind } from './policy.js';
 
 /**
  * A policy RabbitMQ refuses: its management API answers 400 {"error":"bad_request","reason":…}
- * with this reason (HTML-escaped there: httpReason), rabbitmqctl prints it as it is.
+ * with httpReason; rabbitmqctl prints reason as it is.
  */
 export class PolicyValidationError extends Error {
   readonly status = 400;
-  constructor(readonly reason: string) {
+  constructor(
+    readonly reason: string,
+    /** /api/policies HTML-escapes validation errors (rabbit_mgmt_wm_policy); /api/operator-policies does not. */
+    private readonly escapedOverHttp = false,
+  ) {
     super(reason);
   }
 
-  /** The reason as the management API sends it (rabbit_mgmt_format:escape_html_tags). */
+  /** The reason as the management API sends it. */
   get httpReason(): string {
-    return escapeHtmlTags(this.reason);
+    return this.escapedOverHttp ? escapeHtmlTags(this.reason) : this.reason;
   }
 }
 
@@ -93,7 +97,7 @@ export function validatePolicy(kind: PolicyKind, vhost: string, name: string, in
   }
   if (errors.length > 0) {
     const lines = errors.reverse().map((parts) => latin1ToText(formatParts(parts)) + '\n');
-    throw new PolicyValidationError(`Validation failed\n\n${lines.join('')}`);
+    throw new PolicyValidationError(`Validation failed\n\n${lines.join('')}`, kind === 'policy');
   }
   const sorted = Object.fromEntries(entries) as Record<string, JsonValue>;
   const policy = {

@@ -147,7 +147,7 @@ describe('policies (rabbitmq.com policies guide)', () => {
     expect(await drain(ch, dlq1)).to.deep.equal(['r1']);
     const dead = await ch.get(dlq2, { noAck: true });
     expect(dead && dead.content.toString()).to.equal('r2');
-    expect(((dead as GetMessage).properties.headers?.['x-death'] as Array<Record<string, unknown>>)[0]!['reason']).to.equal('rejected');
+    expect((dead as GetMessage).properties.headers?.['x-death']?.[0]?.reason).to.equal('rejected');
   });
 
   it('the queue\'s own x-arguments win for dead-letter-exchange and overflow; the lower value wins for max-length and message-ttl', async () => {
