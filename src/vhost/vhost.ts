@@ -246,7 +246,8 @@ export class VHost {
   createQueue(options: Omit<QueueOptions, 'vhost' | 'settings'> & { settings?: QueueSettings }): Queue {
     const settings = options.settings ?? parseQueueArguments(options.arguments, this.rs('queue', options.name));
     const match = this.policies.match(queueTarget(settings), options.name);
-    const effective = match === NO_POLICY ? settings : effectiveQueueSettings(settings, options.arguments, match);
+    // Resolved even without a policy: a quorum queue turns reject-publish-dlx into drop-head.
+    const effective = effectiveQueueSettings(settings, options.arguments, match);
     const q = new Queue(
       { ...options, vhost: this.name, settings, effective },
       {

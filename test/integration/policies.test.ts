@@ -277,6 +277,23 @@ describe('policies (rabbitmq.com policies guide)', () => {
     await ch.deleteQueue(qq);
   });
 
+  it('a quorum queue has no reject-publish-dlx: by argument or by policy it drops the head instead', async () => {
+    const ch = await channel(session.conn);
+    const cc = await confirmChannel(session.conn);
+    const byArg = uniq('qq-rpdlx-arg');
+    const byPolicy = uniq('qq-rpdlx-pol');
+    await ch.assertQueue(byArg, { durable: true, arguments: { 'x-queue-type': 'quorum', 'x-max-length': 1, 'x-overflow': 'reject-publish-dlx' } });
+    await ch.assertQueue(byPolicy, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
+    set('qq-rpdlx', anchored(byPolicy), { 'max-length': 1, overflow: 'reject-publish-dlx' });
+    const outcome = (queue: string, body: string) =>
+      new Promise<string>((resolve) => cc.sendToQueue(queue, Buffer.from(body), {}, (err) => resolve(err ? 'nack' : 'ack')));
+    for (const q of [byArg, byPolicy]) {
+      expect([await outcome(q, 'a'), await outcome(q, 'b')]).to.deep.equal(['ack', 'ack']);
+      expect(await drain(ch, q)).to.deep.equal(['b']);
+      await ch.deleteQueue(q);
+    }
+  });
+
   it('refuses invalid policies with RabbitMQ\'s texts, and unknown vhosts', () => {
     expect(() => setPolicy('bad', 'x', { 'message-ttl': 'abc' })).to.throw(PolicyValidationError, 'Validation failed\n\n<<"abc">> is not a valid message TTL\n');
     expect(() => setPolicy('bad', 'x', { 'max-length': 5 }, { kind: 'operator-policy' })).to.not.throw();
