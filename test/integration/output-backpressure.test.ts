@@ -5,7 +5,7 @@ import { encodeFrame } from '../../src/frame/frame-writer.js';
 import { encodeContentHeaderFrame } from '../../src/frame/generated/properties.js';
 import { decodeMethod, encodeMethodFrame } from '../../src/frame/generated/methods.js';
 import { channel, connect } from '../support/amqp.js';
-import { useBroker, waitUntil } from '../support/broker.js';
+import { serverSideOf, useBroker, waitUntil } from '../support/broker.js';
 import { RawClient } from '../../conformance/lib/raw-client.js';
 
 /**
@@ -14,20 +14,10 @@ import { RawClient } from '../../conformance/lib/raw-client.js';
  * message for it, nor crash it; the broker stops reading such a peer (as RabbitMQ's reader stops
  * when its writer is blocked) and keeps serving everyone else.
  */
-type TestBroker = ReturnType<typeof useBroker>;
-
-/** The broker side of a raw client's socket. */
-function serverSideOf(broker: TestBroker, client: RawClient): Connection {
-  const port = client.socket.localPort;
-  const conn = [...broker.running.broker.connections].find((c) => c.socket.remotePort === port);
-  if (!conn) throw new Error('no broker connection for the client');
-  return conn;
-}
-
 
 describe('output backpressure (issue 10)', () => {
   const broker = useBroker();
-  const serverSide = (client: RawClient): Connection => serverSideOf(broker, client);
+  const serverSide = (client: RawClient): Connection => serverSideOf(broker.running, client);
 
   /**
    * Reads the peer's socket again, handing each frame to onFrame as it streams by (RawClient
@@ -211,7 +201,7 @@ describe('output backpressure (issue 10)', () => {
 /** The alarm and the output both pause reading; one owner keeps the socket paused while either holds. */
 describe('output backpressure and resource alarms share the read pause', () => {
   const broker = useBroker();
-  const serverSide = (client: RawClient): Connection => serverSideOf(broker, client);
+  const serverSide = (client: RawClient): Connection => serverSideOf(broker.running, client);
 
   /** basic.qos and its -ok: everything the client sent before has been handled. */
   async function roundTrip(client: RawClient): Promise<void> {
