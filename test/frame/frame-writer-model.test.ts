@@ -28,12 +28,12 @@ class SlowSocket implements FrameSink {
   corks = 0;
   private needDrain = false;
   onDrain?: () => void;
-  constructor(private readonly highWaterMark: number) {}
+  constructor(readonly writableHighWaterMark: number) {}
   write(chunk: Buffer): boolean {
     this.chunks.push(chunk);
     this.handed += chunk.length;
     this.writableLength += chunk.length;
-    const ok = this.writableLength < this.highWaterMark;
+    const ok = this.writableLength < this.writableHighWaterMark;
     if (!ok) this.needDrain = true;
     return ok;
   }
@@ -70,6 +70,8 @@ class Harness {
   private readonly expected: Buffer[] = [];
   /** Octets queued so far (the plain encoding's length). */
   queued = 0;
+  /** Octets the socket had been given when the writer was discarded. */
+  private discardedAt = -1;
 
   constructor(highWaterMark: number, frameMax = 4096) {
     this.socket = new SlowSocket(highWaterMark);
@@ -81,12 +83,14 @@ class Harness {
   }
 
   frame(f: Buffer): void {
+    if (this.discardedAt >= 0) return void this.writer.write(f);
     this.expected.push(f);
     this.queued += f.length;
     this.writer.write(f);
   }
 
   content(channel: number, method: Buffer, header: Buffer, body: Buffer): void {
+    if (this.discardedAt >= 0) return void this.writer.writeContent(channel, method, header, body);
     this.expected.push(method, encodeFrame(2, channel, header));
     this.queued += method.length + header.length + 8;
     const frameMax = this.writer.frameMax;
@@ -106,8 +110,19 @@ class Harness {
     for (const fn of fns) fn();
   }
 
+  /** The connection is gone: what is queued is dropped, later writes are ignored. */
+  discard(): void {
+    this.writer.discard();
+    if (this.discardedAt < 0) this.discardedAt = this.socket.handed;
+  }
+
   /** What the writer reports agrees with what was queued and what the socket got. */
   checkCounts(): void {
+    if (this.discardedAt >= 0) {
+      expect(this.writer.pendingBytes, 'nothing pending after discard()').to.equal(0);
+      expect(this.socket.handed, 'nothing written after discard()').to.equal(this.discardedAt);
+      return;
+    }
     expect(this.writer.bytesWritten, 'bytesWritten counts all queued').to.equal(this.queued);
     expect(this.writer.pendingBytes + this.socket.handed, 'pending + handed over = queued').to.equal(this.queued);
   }
@@ -121,7 +136,8 @@ class Harness {
     }
     expect(writer.pendingBytes, 'everything handed over').to.equal(0);
     const sent = Buffer.concat(socket.chunks);
-    const want = Buffer.concat(this.expected);
+    // After discard(), what had been handed over: whole frames, a prefix of the encoding.
+    const want = Buffer.concat(this.expected).subarray(0, this.discardedAt >= 0 ? this.discardedAt : undefined);
     expect(sent.length, 'octets sent').to.equal(want.length);
     if (!sent.equals(want)) {
       let i = 0;
@@ -133,7 +149,8 @@ class Harness {
     const reader = new FrameReader(0);
     reader.validate = false; // method payloads here are arbitrary octets
     reader.feed(sent, () => void frames++);
-    expect(frames).to.equal(this.expected.length);
+    expect(reader.bufferedBytes, 'no partial frame').to.equal(0);
+    if (this.discardedAt < 0) expect(frames).to.equal(this.expected.length);
   }
 }
 
@@ -143,6 +160,7 @@ type Op =
   | { op: 'content'; channel: number; headerSize: number; bodySize: number; seed: number }
   | { op: 'burst'; count: number; seed: number }
   | { op: 'frameMax'; frameMax: number }
+  | { op: 'onFlush'; size: number; flushAgain: boolean }
   | { op: 'tick' }
   | { op: 'flush' }
   | { op: 'send'; octets: number };
@@ -162,14 +180,18 @@ const ops: fc.Arbitrary<Op> = fc.oneof(
   // Many small contents at once: frame ends fall on every offset of whatever buffers the writer fills.
   { weight: 1, arbitrary: fc.record({ op: fc.constant('burst' as const), count: fc.integer({ min: 1, max: 3000 }), seed: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('frameMax' as const), frameMax: fc.constantFrom(0, 4096, 16384, 16392, 16393, 131072, 1048576) }) },
+  // The owner writes from onFlush (a connection reads again and answers), maybe flushing at once.
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('onFlush' as const), size: sizes, flushAgain: fc.boolean() }) },
   { weight: 3, arbitrary: fc.constant({ op: 'tick' as const }) },
   { weight: 1, arbitrary: fc.constant({ op: 'flush' as const }) },
   { weight: 3, arbitrary: fc.record({ op: fc.constant('send' as const), octets: fc.oneof(fc.integer({ min: 0, max: 70_000 }), fc.integer({ min: 0, max: 3_000_000 })) }) },
 );
 
-function run(seq: Op[], highWaterMark: number): void {
+/** Runs seq; with discardAt, the connection goes away after that many operations. */
+function run(seq: Op[], highWaterMark: number, discardAt: number | null = null): void {
   const h = new Harness(highWaterMark);
-  for (const o of seq) {
+  for (const [i, o] of seq.entries()) {
+    if (i === discardAt) h.discard();
     switch (o.op) {
       case 'frame':
         h.frame(encodeFrame(1, o.channel, bytes(o.size, o.seed)));
@@ -191,6 +213,14 @@ function run(seq: Op[], highWaterMark: number): void {
       }
       case 'frameMax':
         h.writer.frameMax = o.frameMax;
+        break;
+      case 'onFlush':
+        // Once, on the next flush that hands anything over.
+        h.writer.onFlush = () => {
+          h.writer.onFlush = undefined;
+          h.content(1, encodeFrame(1, 1, bytes(20, 9)), bytes(14, 8), bytes(o.size, 7));
+          if (o.flushAgain) h.writer.flush();
+        };
         break;
       case 'tick':
         h.tick();
@@ -214,6 +244,10 @@ describe('FrameWriter model: the octets of the plain encoding, whatever the sock
 
   it('the same with a socket that never says no before 4 MiB', () => {
     fc.assert(fc.property(fc.array(ops, { maxLength: 60 }), (seq) => run(seq, 4 * 1024 * 1024)), { numRuns: 100 });
+  });
+
+  it('discard() at any point: nothing more is written, and what was is whole frames', () => {
+    fc.assert(fc.property(fc.array(ops, { maxLength: 40 }), fc.nat(40), (seq, at) => run(seq, 16 * 1024, at)), { numRuns: 100 });
   });
 
   /**
