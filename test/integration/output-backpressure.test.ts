@@ -95,14 +95,22 @@ describe('output backpressure (issue 10)', () => {
     try {
       await attacker.openChannel(1);
       attacker.socket.pause(); // never reads again
+      const conn = serverSide(attacker);
+      // What the writer hands the socket: frames and views of the body, never one big copy.
+      let largestWrite = 0;
+      const write = conn.socket.write.bind(conn.socket);
+      conn.socket.write = ((chunk: Buffer) => {
+        largestWrite = Math.max(largestWrite, chunk.length);
+        return write(chunk);
+      }) as typeof conn.socket.write;
       const request = getRejectPairs(queue, 140);
       expect(request.length).to.be.below(10000);
       attacker.write(request);
-      const conn = serverSide(attacker);
       await waitUntil(() => conn.readingPaused, 'the broker to stop reading the attacker');
       // One get-ok went out (32 MiB, referenced, not copied); nothing after it was read.
       expect(conn.writer.bytesWritten).to.be.below(size + OUTPUT_HIGH_WATER);
       expect(conn.unsentBytes).to.be.below(size + OUTPUT_HIGH_WATER);
+      expect(largestWrite).to.be.above(0).and.at.most(conn.frameMax);
       await stillServes(queue, 0);
     } finally {
       attacker.close();
@@ -159,6 +167,25 @@ describe('output backpressure (issue 10)', () => {
       };
       // The answer is written from the writer's setImmediate flush, outside any handler.
       victim.method(1, 'basic.qos', { prefetchSize: 0, prefetchCount: 0, global: false });
+      await victim.waitClosed();
+      expect(broker.running.broker.connections.has(conn)).to.equal(false);
+      await stillServes();
+    } finally {
+      victim.close();
+    }
+  });
+
+  it('an error thrown by the flush that a socket \'drain\' runs closes that connection only', async () => {
+    const victim = await RawClient.open(broker.url);
+    try {
+      await victim.openChannel(1);
+      const conn = serverSide(victim);
+      conn.socket.write = () => {
+        throw new Error('write failed');
+      };
+      conn.send(1, 'basic.qos-ok', {});
+      // The socket calls its 'drain' listeners itself: whatever they throw reaches the event loop.
+      expect(() => conn.socket.emit('drain')).not.to.throw();
       await victim.waitClosed();
       expect(broker.running.broker.connections.has(conn)).to.equal(false);
       await stillServes();
