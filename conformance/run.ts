@@ -8,8 +8,9 @@
  *
  * Options: --filter TEXT (substring of area/name; a /regex/ also works; repeatable),
  * --jobs N (cases run concurrently, default 4), --timeout MS (per case), --verbose (print whole
- * traces of failures), --list, --admin-url URL (the management HTTP API of the broker given with
- * --url, for cases that create users and vhosts; default: the AMQP port + 10000, lib/admin.ts).
+ * traces of failures), --list, --mgmt URL / --ref-mgmt URL / --cand-mgmt URL (the management API
+ * the policy cases set policies through and the
+ * access cases create users and vhosts through; default: the AMQP port + 10000, lib/management.ts).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -18,7 +19,7 @@ import { randomBytes } from 'node:crypto';
 import amqp, { type Channel, type ChannelModel } from 'amqplib';
 import './cases/index.js';
 import { AREAS, caseId, registry, type Area, type Case } from './lib/case.js';
-import { HttpAdmin, type BrokerAdmin } from './lib/admin.js';
+import type { BrokerAdmin } from './lib/admin.js';
 import { CaseContext, sleep } from './lib/context.js';
 import { describeDiff } from './lib/diff.js';
 import { stableStringify, type Json } from './lib/json.js';
@@ -38,7 +39,9 @@ interface Options {
   timeoutMs?: number;
   verbose: boolean;
   list: boolean;
-  adminUrl?: string;
+  mgmt?: string;
+  refMgmt?: string;
+  candMgmt?: string;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -60,7 +63,9 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--timeout') o.timeoutMs = Number(val());
     else if (a === '--verbose' || a === '-v') o.verbose = true;
     else if (a === '--list') o.list = true;
-    else if (a === '--admin-url') o.adminUrl = val();
+    else if (a === '--mgmt') o.mgmt = val();
+    else if (a === '--ref-mgmt') o.refMgmt = val();
+    else if (a === '--cand-mgmt') o.candMgmt = val();
     else if (!a.startsWith('-')) o.filters.push(a);
     else throw new Error(`unknown option ${a}`);
   }
@@ -119,9 +124,9 @@ class Janitor {
   }
 }
 
-async function runCase(c: Case, url: string, janitor: Janitor, timeoutMs: number | undefined, admin?: BrokerAdmin): Promise<{ trace: Json; ms: number }> {
+async function runCase(c: Case, url: string, janitor: Janitor, timeoutMs: number | undefined, mgmtUrl?: string, admin?: BrokerAdmin): Promise<{ trace: Json; ms: number }> {
   const token = randomBytes(4).toString('hex');
-  const t = new CaseContext(url, c.name, token, admin);
+  const t = new CaseContext(url, c.name, token, mgmtUrl, admin);
   const started = Date.now();
   const limit = timeoutMs ?? c.timeoutMs ?? 8000;
   let timer: NodeJS.Timeout | undefined;
@@ -137,9 +142,10 @@ async function runCase(c: Case, url: string, janitor: Janitor, timeoutMs: number
   } finally {
     clearTimeout(timer);
     await t.closeAll().catch(() => {});
+    await t.deletePolicies().catch(() => {});
     await janitor.clean(t.queues, t.exchanges);
-    for (const u of t.users) await admin?.deleteUser(u).catch(() => {});
-    for (const v of t.vhosts) await admin?.deleteVhost(v).catch(() => {});
+    for (const u of t.users) await t.admin.deleteUser(u).catch(() => {});
+    for (const v of t.vhosts) await t.admin.deleteVhost(v).catch(() => {});
   }
   return { trace: normaliseTrace(t.trace, token), ms: Date.now() - started };
 }
@@ -221,8 +227,7 @@ async function main(): Promise<number> {
     const janitor = new Janitor(ref);
     const runs: Array<Array<{ trace: Json; ms: number }>> = [];
     for (let r = 0; r < o.repeat; r++) {
-      const admin = HttpAdmin.forBroker(ref, o.adminUrl);
-      runs.push(await pool(cases, o.jobs, (c) => runCase(c, ref, janitor, o.timeoutMs, admin), () => {}));
+      runs.push(await pool(cases, o.jobs, (c) => runCase(c, ref, janitor, o.timeoutMs, o.refMgmt), () => {}));
     }
     await janitor.close();
     const identity = await serverIdentity(ref);
@@ -257,7 +262,7 @@ async function main(): Promise<number> {
       cases,
       o.jobs,
       async (c) => {
-        const [a, b] = await Promise.all([runCase(c, ref, jr, o.timeoutMs, HttpAdmin.forBroker(ref)), runCase(c, cand, jc, o.timeoutMs, HttpAdmin.forBroker(cand, o.adminUrl))]);
+        const [a, b] = await Promise.all([runCase(c, ref, jr, o.timeoutMs, o.refMgmt), runCase(c, cand, jc, o.timeoutMs, o.candMgmt)]);
         return { a, b };
       },
       (c, { a, b }) => {
@@ -270,12 +275,15 @@ async function main(): Promise<number> {
     await jc.close();
   } else {
     let url = o.url;
+    let mgmt = o.mgmt;
     let stop: (() => Promise<void>) | undefined;
-    let admin: BrokerAdmin | undefined = url ? HttpAdmin.forBroker(url, o.adminUrl) : undefined;
+    let admin: BrokerAdmin | undefined;
     if (!url) {
       const { startBroker } = await import('../src/broker.js');
       const b = await startBroker({ port: 0, logLevel: 'silent' });
       url = b.url;
+      // Warren's management API, once it serves one (the policy cases set policies through it).
+      mgmt ??= (b as unknown as { managementUrl?: string }).managementUrl ?? 'none';
       stop = () => b.close();
       admin = inProcessAdmin(b.broker);
     }
@@ -286,7 +294,7 @@ async function main(): Promise<number> {
     await pool(
       cases,
       o.jobs,
-      (c) => runCase(c, url as string, janitor, o.timeoutMs, admin),
+      (c) => runCase(c, url as string, janitor, o.timeoutMs, mgmt, admin),
       (c, r) => {
         const g = golden.get(c.area)?.cases[c.name];
         if (!g) {

@@ -24,6 +24,7 @@ import { checkTlsConfig, DEFAULT_TLS_PORT } from './tls/tls-options.js';
 import { openLmdbStore } from './store/lmdb/index.js';
 import { openMemoryStore } from './store/memory-store.js';
 import type { Store } from './store/message-store.js';
+import { PolicyOperations } from './policy/policy-operations.js';
 import { VHost, type VHostDeps } from './vhost/vhost.js';
 import { defaultVHostMetadata, QUEUE_TYPES, vhostDefinition, vhostFromDefinition, type VHostMetadata } from './vhost/vhost-metadata.js';
 import { AccessControl, AccessError } from './access/access-control.js';
@@ -45,6 +46,8 @@ export class Broker implements BrokerContext {
   readonly vhosts = new Map<string, VHost>();
   readonly connections = new Set<Connection>();
   readonly limits: ConnectionLimits;
+  /** Policies and operator policies: set, delete, list, and what applies to a queue or exchange. */
+  readonly policies: PolicyOperations;
   readonly loginThrottle: LoginThrottle;
   private server: Server | undefined;
   /** Sockets refused since the last warning about it (logged at most every REFUSAL_LOG_MS). */
@@ -105,7 +108,16 @@ export class Broker implements BrokerContext {
       onUserDeleted: (user) => this.forceClose((conn) => conn.username === user, `user '${user}' is deleted`),
     });
     this.loadDefinitions();
+    this.policies = new PolicyOperations(this.vhosts, this.store.metadata, this.log);
     this.recover();
+    // Policies from the config file (RabbitMQ's definitions shape), applied and stored at each
+    // boot like a definitions file: after recovery, so they act on recovered queues at once.
+    try {
+      this.policies.apply('policy', this.config.policies);
+    } catch (err) {
+      void this.store.close();
+      throw err;
+    }
   }
 
   /**
@@ -283,6 +295,7 @@ export class Broker implements BrokerContext {
     if (marker) rmSync(marker, { force: true });
     // Transient messages paged out under memory pressure do not survive a restart.
     for (const key of this.store.messages.queues()) if (key.startsWith(TRANSIENT_PREFIX)) this.store.messages.deleteQueue(key);
+    const policies = this.policies.recover();
     const { exchanges, queues, bindings } = this.store.metadata.load();
     for (const r of exchanges) {
       const vhost = this.vhosts.get(r.vhost);
@@ -319,8 +332,8 @@ export class Broker implements BrokerContext {
       const cc = senderSelectedRoutingKeys(msg.properties.headers);
       vhost.recoverDelayed(x, msg, cc, record);
     }
-    if (queues.length || exchanges.length) {
-      this.log.info({ exchanges: exchanges.length, queues: queues.length, messages, crashed, ms: Date.now() - started }, 'recovered durable state');
+    if (queues.length || exchanges.length || policies) {
+      this.log.info({ exchanges: exchanges.length, queues: queues.length, messages, policies, crashed, ms: Date.now() - started }, 'recovered durable state');
     }
   }
 

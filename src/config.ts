@@ -7,6 +7,7 @@ import type { MemoryWatermark } from './memory-monitor.js';
 import { hashConfigUsers } from './access/config-users.js';
 import type { HashingAlgorithm } from './access/password.js';
 import type { Permissions } from './access/records.js';
+import type { PolicyRecord } from './policy/policy.js';
 import { checkTlsConfig, type TlsConfig } from './tls/tls-options.js';
 
 export interface UserConfig {
@@ -87,6 +88,11 @@ export interface BrokerConfig {
   /** Milliseconds a client has to complete the handshake (RabbitMQ's handshake_timeout). */
   handshakeTimeout: number;
   /**
+   * Policies applied (and stored) at boot, in RabbitMQ's definitions shape:
+   * {vhost, name, pattern, "apply-to", definition, priority}.
+   */
+  policies: PolicyRecord[];
+  /**
    * The AMQPS listener, with RabbitMQ's ssl_options names (tls/tls-options.ts): certfile,
    * keyfile, cacertfile, verify, fail_if_no_peer_cert; undefined = no TLS listener.
    */
@@ -132,6 +138,7 @@ export const DEFAULT_CONFIG: BrokerConfig = {
   loginFailureLimit: 0,
   closeTimeout: 3000,
   handshakeTimeout: 10000,
+  policies: [],
   tls: undefined,
   product: 'RabbitMQ',
   version: '3.10.8',

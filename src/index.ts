@@ -5,3 +5,6 @@ export { AccessError, type AccessControl, type UserSpec } from './access/access-
 export { hashPassword, type HashingAlgorithm } from './access/password.js';
 export type { PermissionEntry, Permissions, TopicPermissionEntry, TopicPermissions, User, UserLimits } from './access/records.js';
 export type { VHostMetadata } from './vhost/vhost-metadata.js';
+export { PolicyOperations, VHostNotFoundError, type PolicyInfo } from './policy/policy-operations.js';
+export { PolicyInternalError, PolicyValidationError, type PolicyInput } from './policy/validation.js';
+export type { PolicyKind, PolicyRecord } from './policy/policy.js';

@@ -11,3 +11,4 @@ import './confirms-tx.js';
 import './fidelity.js';
 import './extensions.js';
 import './access.js';
+import './policies.js';

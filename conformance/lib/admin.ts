@@ -4,9 +4,9 @@
  * an admin is given to the runner:
  *
  * - HttpAdmin, RabbitMQ's management HTTP API (PUT/DELETE /api/users, /api/permissions,
- *   /api/topic-permissions, /api/vhosts). By default at the AMQP port + 10000 on the AMQP host
- *   (the reference script's layout), or at `--admin-url`; it logs in with the AMQP URL's user.
- *   This works for RabbitMQ and for any broker serving that API.
+ *   /api/topic-permissions, /api/vhosts), found as the policy cases find it (lib/management.ts:
+ *   `--mgmt URL`, else the AMQP port + 10000 on the AMQP host) and logged in to as the AMQP URL's
+ *   user. This works for RabbitMQ and for any broker serving that API.
  * - For Warren started in-process by the runner, run.ts passes an admin over the broker's own
  *   public operations (Broker.putVhost/deleteVhost, Broker.access), so the access cases run
  *   without any HTTP server.
@@ -14,6 +14,8 @@
  * Cases that use an admin get unique names from the case context (t.user(), t.vhost()), which
  * the normaliser rewrites like other resource names, and the runner deletes them afterwards.
  */
+import type { ManagementClient } from './management.js';
+
 export interface Permissions {
   configure: string;
   write: string;
@@ -33,34 +35,14 @@ export interface BrokerAdmin {
   deleteVhost(name: string): Promise<void>;
 }
 
-/** RabbitMQ's management HTTP API. */
+/** RabbitMQ's management HTTP API (through the suite's ManagementClient, lib/management.ts). */
 export class HttpAdmin implements BrokerAdmin {
-  private readonly auth: string;
-
-  constructor(
-    private readonly base: string,
-    user: string,
-    password: string,
-  ) {
-    this.auth = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
-  }
-
-  /** The admin of the broker at amqpUrl: adminUrl if given, else http://host:(port + 10000). */
-  static forBroker(amqpUrl: string, adminUrl?: string): HttpAdmin {
-    const u = new URL(amqpUrl);
-    const base = adminUrl ?? `http://${u.hostname}:${Number(u.port || 5672) + 10000}`;
-    return new HttpAdmin(base.replace(/\/$/, ''), decodeURIComponent(u.username || 'guest'), decodeURIComponent(u.password || 'guest'));
-  }
+  constructor(private readonly client: ManagementClient) {}
 
   private async call(method: string, path: string, body?: unknown): Promise<void> {
-    const res = await fetch(`${this.base}/api/${path}`, {
-      method,
-      headers: { authorization: this.auth, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
+    const { status, body: answer } = await this.client.request(method, `/api/${path}`, body);
     // 404 on a delete: already gone, which is what was asked.
-    if (res.status >= 300 && !(method === 'DELETE' && res.status === 404)) throw new Error(`admin ${method} /api/${path}: ${res.status} ${text}`);
+    if (status >= 300 && !(method === 'DELETE' && status === 404)) throw new Error(`admin ${method} /api/${path}: ${status} ${JSON.stringify(answer)}`);
   }
 
   putUser(name: string, password: string, tags: string[] = [], limits?: UserLimits): Promise<void> {

@@ -18,6 +18,7 @@ export const AREAS = [
   'fidelity',
   'extensions',
   'access',
+  'policies',
 ] as const;
 
 export type Area = (typeof AREAS)[number];

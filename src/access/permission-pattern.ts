@@ -1,3 +1,5 @@
+import { compilePcre, type CompiledPattern } from '../erlang/re.js';
+
 /**
  * A permission regular expression matched the way RabbitMQ matches it
  * (rabbit_auth_backend_internal:check_resource_access / check_topic_access):
@@ -8,42 +10,36 @@
  * - Erlang's `re` without the `unicode` option works on bytes: the name and the pattern are
  *   both taken as their UTF-8 bytes, so `.` matches one byte of `é`, as in RabbitMQ.
  *
- * Patterns are compiled once, with JavaScript's RegExp engine, which reads the PCRE syntax
- * people write in permissions (`.*`, `^app\.`, `^(a|b)-.*$`, classes, quantifiers) the same
- * way; a pattern JavaScript cannot compile is refused when the permission is set.
+ * The PCRE dialect and its byte semantics are src/erlang/re.ts's (shared with policy patterns);
+ * a pattern PCRE refuses is refused when the permission is set, with PCRE's message.
  */
 export class PermissionPattern {
-  private readonly regexp: RegExp;
+  private readonly compiled: CompiledPattern;
 
   constructor(readonly source: string) {
-    this.regexp = compile(source);
+    const c = compilePcre(source === '' ? '^$' : source);
+    if (!c.ok) throw new InvalidPatternError(source, c.error.message, c.error.offset);
+    this.compiled = c.regex;
   }
 
   test(name: string): boolean {
-    return this.regexp.test(asBytes(name));
+    return this.compiled.matches(name);
   }
 }
 
-/** Thrown for a pattern that cannot be compiled (RabbitMQ: {invalid_regexp, ...}). */
+/** Thrown for a pattern PCRE cannot compile (RabbitMQ: {invalid_regexp, Pattern, {Message, Offset}}). */
 export class InvalidPatternError extends Error {
   override readonly name = 'InvalidPatternError';
-}
-
-function compile(source: string): RegExp {
-  try {
-    // No g/y flag: test() keeps no state between calls.
-    return new RegExp(source === '' ? '^$' : asBytes(source));
-  } catch (err) {
-    throw new InvalidPatternError(`invalid regular expression '${source}': ${(err as Error).message}`);
+  constructor(
+    readonly pattern: string,
+    readonly pcreMessage: string,
+    readonly offset: number,
+  ) {
+    super(`invalid regular expression '${pattern}': ${pcreMessage} at offset ${offset}`);
   }
-}
-
-/** s as a string of its UTF-8 bytes (one char per byte); ASCII strings are returned as they are. */
-function asBytes(s: string): string {
-  return Buffer.byteLength(s, 'utf8') === s.length ? s : Buffer.from(s, 'utf8').toString('latin1');
 }
 
 /** Throws InvalidPatternError unless source compiles. */
 export function checkPattern(source: string): void {
-  compile(source);
+  new PermissionPattern(source);
 }

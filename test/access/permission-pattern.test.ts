@@ -30,7 +30,13 @@ describe('access: permission patterns', () => {
     expect(new PermissionPattern('^é-').test('e-queue')).to.equal(false);
   });
 
+  it("reads PCRE as Erlang's re does (shared with policy patterns: src/erlang/re.ts)", () => {
+    expect(new PermissionPattern('(?i)^CFG').test('cfg-x')).to.equal(true);
+    expect(new PermissionPattern('^q$').test('q\n')).to.equal(true); // $ also before a final newline
+    expect(new PermissionPattern('^\\w+$').test('é')).to.equal(false); // \w is ASCII
+  });
+
   it('refuses a pattern that does not compile', () => {
-    expect(() => new PermissionPattern('(')).to.throw(InvalidPatternError, /invalid regular expression '\('/);
+    expect(() => new PermissionPattern('(')).to.throw(InvalidPatternError, /invalid regular expression '\(': missing \) at offset 1/);
   });
 });

@@ -39,7 +39,7 @@ describe('vhosts: created and deleted at run time (rabbit_vhost)', () => {
     expect(broker.vhosts.get('orders')!.metadata.description).to.equal('the orders');
   });
 
-  it('deleting a vhost closes its connections with 320 and takes its queues, messages, exchanges and permissions', async () => {
+  it('deleting a vhost closes its connections with 320 and takes its queues, messages, exchanges, permissions and policies', async () => {
     const { broker } = b.running;
     broker.putVhost('dv', {}, 'guest');
     const conn = await connect(`${b.url}/dv`);
@@ -48,6 +48,8 @@ describe('vhosts: created and deleted at run time (rabbit_vhost)', () => {
     await ch.assertQueue('dq', { durable: true });
     ch.sendToQueue('dq', Buffer.from('m'), { persistent: true });
     await ch.waitForConfirms();
+    broker.policies.put('policy', 'dv', 'ttl', { pattern: '.*', definition: { 'message-ttl': 1000 } });
+    expect(broker.store.metadata.loadDefinitions().filter((d) => d.kind === 'policy')).to.have.length(1);
     const other = await connect(b.url);
     expect(broker.store.messages.queues()).to.include('dv\u0000dq');
     expect(broker.deleteVhost('dv')).to.equal(true);
@@ -58,8 +60,10 @@ describe('vhosts: created and deleted at run time (rabbit_vhost)', () => {
     // Connections to other vhosts go on.
     await (await channel(other)).checkExchange('amq.direct');
     await other.close();
+    expect(broker.store.metadata.loadDefinitions().filter((d) => d.kind === 'policy')).to.deep.equal([]);
     // A vhost of the same name made again starts empty.
     broker.putVhost('dv', {}, 'guest');
+    expect(broker.policies.list('policy', 'dv')).to.deep.equal([]);
     const again = await connect(`${b.url}/dv`);
     expect((await closedWith((await channel(again)).checkQueue('dq'))).text).to.equal("NOT_FOUND - no queue 'dq' in vhost 'dv'");
     await again.close();
