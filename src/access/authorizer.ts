@@ -75,11 +75,6 @@ export class Authorizer {
     }
   }
 
-  /** Whether the user may still open this vhost (a permission entry there). */
-  get mayAccessVhost(): boolean {
-    return this.access.mayAccessVhost(this.username, this.vhost);
-  }
-
   private check(permission: PermissionName, kind: 'queue' | 'exchange', name: string): void {
     if (this.generation !== this.access.generation) this.refresh();
     const passed = this.passed[permission];
