@@ -25,6 +25,9 @@ import { openLmdbStore } from './store/lmdb/index.js';
 import { openMemoryStore } from './store/memory-store.js';
 import type { Store } from './store/message-store.js';
 import { PolicyOperations } from './policy/policy-operations.js';
+import { GlobalParameters } from './parameters/global-parameters.js';
+import { RuntimeParameters } from './parameters/runtime-parameters.js';
+import { VHostLimitOperations } from './parameters/vhost-limits.js';
 import { VHost, type VHostDeps } from './vhost/vhost.js';
 import { defaultVHostMetadata, QUEUE_TYPES, vhostDefinition, vhostFromDefinition, type VHostMetadata } from './vhost/vhost-metadata.js';
 import { AccessControl, AccessError } from './access/access-control.js';
@@ -48,6 +51,12 @@ export class Broker implements BrokerContext {
   readonly limits: ConnectionLimits;
   /** Policies and operator policies: set, delete, list, and what applies to a queue or exchange. */
   readonly policies: PolicyOperations;
+  /** Runtime parameters per vhost (vhost-limits, operator policies as parameters): /api/parameters. */
+  readonly parameters: RuntimeParameters;
+  /** Vhost limits (max-connections, max-queues) one at a time: /api/vhost-limits. */
+  readonly vhostLimits: VHostLimitOperations;
+  /** Global parameters, the cluster name and the internal cluster id: /api/global-parameters, /api/cluster-name. */
+  readonly globalParameters: GlobalParameters;
   readonly loginThrottle: LoginThrottle;
   private server: Server | undefined;
   /** Sockets refused since the last warning about it (logged at most every REFUSAL_LOG_MS). */
@@ -109,11 +118,19 @@ export class Broker implements BrokerContext {
     });
     this.loadDefinitions();
     this.policies = new PolicyOperations(this.vhosts, this.store.metadata, this.log);
+    this.parameters = new RuntimeParameters({ vhosts: this.vhosts, metadata: this.store.metadata, policies: this.policies, log: this.log });
+    this.vhostLimits = new VHostLimitOperations(this.parameters, this.vhosts);
+    this.globalParameters = new GlobalParameters({ metadata: this.store.metadata, log: this.log });
+    this.onVhostDeleted((name) => this.parameters.vhostDeleted(name));
     this.recover();
-    // Policies from the config file (RabbitMQ's definitions shape), applied and stored at each
-    // boot like a definitions file: after recovery, so they act on recovered queues at once.
+    // Policies and parameters from the config file (RabbitMQ's definitions shapes), applied and
+    // stored at each boot like a definitions file: after recovery, so they act on recovered
+    // queues at once.
     try {
+      this.globalParameters.recover(this.config.clusterName);
+      this.globalParameters.apply(this.config.globalParameters);
       this.policies.apply('policy', this.config.policies);
+      this.parameters.apply(this.config.parameters);
     } catch (err) {
       void this.store.close();
       throw err;
@@ -194,6 +211,11 @@ export class Broker implements BrokerContext {
     for (const hook of this.vhostDeletedHooks) hook(name);
     this.forceClose((conn) => conn.vhost === vhost, `vhost '${name}' is deleted`);
     return true;
+  }
+
+  /** The cluster name as connection.start's server property `cluster_name` carries it. */
+  clusterName(): string {
+    return this.globalParameters.clusterNameText();
   }
 
   /** Runs hook(name) when a vhost is deleted (for what else lives in a vhost: policies, parameters). */
@@ -296,6 +318,7 @@ export class Broker implements BrokerContext {
     // Transient messages paged out under memory pressure do not survive a restart.
     for (const key of this.store.messages.queues()) if (key.startsWith(TRANSIENT_PREFIX)) this.store.messages.deleteQueue(key);
     const policies = this.policies.recover();
+    const parameters = this.parameters.recover();
     const { exchanges, queues, bindings } = this.store.metadata.load();
     for (const r of exchanges) {
       const vhost = this.vhosts.get(r.vhost);
@@ -332,8 +355,8 @@ export class Broker implements BrokerContext {
       const cc = senderSelectedRoutingKeys(msg.properties.headers);
       vhost.recoverDelayed(x, msg, cc, record);
     }
-    if (queues.length || exchanges.length || policies) {
-      this.log.info({ exchanges: exchanges.length, queues: queues.length, messages, policies, crashed, ms: Date.now() - started }, 'recovered durable state');
+    if (queues.length || exchanges.length || policies || parameters) {
+      this.log.info({ exchanges: exchanges.length, queues: queues.length, messages, policies, parameters, crashed, ms: Date.now() - started }, 'recovered durable state');
     }
   }
 

@@ -8,6 +8,7 @@ import { hashConfigUsers } from './access/config-users.js';
 import type { HashingAlgorithm } from './access/password.js';
 import type { Permissions } from './access/records.js';
 import type { PolicyRecord } from './policy/policy.js';
+import type { GlobalParameterRecord, ParameterRecord } from './parameters/records.js';
 import { checkTlsConfig, type TlsConfig } from './tls/tls-options.js';
 
 export interface UserConfig {
@@ -93,6 +94,19 @@ export interface BrokerConfig {
    */
   policies: PolicyRecord[];
   /**
+   * Runtime parameters applied (and stored) at boot, in RabbitMQ's definitions shape:
+   * {vhost, component, name, value} — vhost limits (component "vhost-limits", name "limits"),
+   * operator policies (component "operator_policy").
+   */
+  parameters: ParameterRecord[];
+  /** Global parameters applied (and stored) at boot, in RabbitMQ's definitions shape: {name, value}. */
+  globalParameters: GlobalParameterRecord[];
+  /**
+   * The cluster name, set at every boot (RabbitMQ's cluster_name setting); undefined keeps the
+   * stored one, or the default rabbit@<fqdn>. Sent as connection.start's cluster_name.
+   */
+  clusterName: string | undefined;
+  /**
    * The AMQPS listener, with RabbitMQ's ssl_options names (tls/tls-options.ts): certfile,
    * keyfile, cacertfile, verify, fail_if_no_peer_cert; undefined = no TLS listener.
    */
@@ -139,6 +153,9 @@ export const DEFAULT_CONFIG: BrokerConfig = {
   closeTimeout: 3000,
   handshakeTimeout: 10000,
   policies: [],
+  parameters: [],
+  globalParameters: [],
+  clusterName: undefined,
   tls: undefined,
   product: 'RabbitMQ',
   version: '3.10.8',

@@ -22,6 +22,8 @@ export interface BrokerContext {
   readonly access: AccessControl;
   /** Every open connection (user limits count a user's connections and channels). */
   readonly connections: ReadonlySet<Connection>;
+  /** The cluster name (the cluster_name global parameter, or the default): connection.start's cluster_name. */
+  clusterName(): string;
   /** A broker-wide unique message id. */
   nextMessageId(): number;
 }

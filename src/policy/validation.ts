@@ -1,4 +1,4 @@
-import { compilePcre } from '../erlang/re.js';
+import { compilePcre, type CompiledPattern } from '../erlang/re.js';
 import { latin1ToText } from '../erlang/format.js';
 import { formatParts } from '../erlang/pretty.js';
 import { charList, int, tuple } from '../erlang/term.js';
@@ -53,6 +53,62 @@ function isJsonObject(v: unknown): v is Record<string, JsonValue> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** rabbit_parameter_validation:number/2 on a policy's priority. */
+export function priorityError(priority: unknown): ErrorParts | undefined {
+  return typeof priority === 'number' ? undefined : ['priority should be a number, actually was ', { p: jsonTerm(priority as JsonValue) }];
+}
+
+/** rabbit_parameter_validation:regex/2 on a policy's pattern: its error, or the compiled pattern. */
+export function checkPattern(pattern: unknown): { error: ErrorParts } | { compiled: CompiledPattern } {
+  if (typeof pattern !== 'string') return { error: ['pattern should be a binary but was ', { p: jsonTerm(pattern as JsonValue) }] };
+  const c = compilePcre(pattern);
+  if (c.ok) return { compiled: c.regex };
+  return { error: ['pattern should be regular expression but is invalid: ', { p: tuple(charList(c.error.message), int(c.error.offset)) }] };
+}
+
+/**
+ * rabbit_policy:apply_to_validation/2. It prints the value with ~s, which has no clause for a
+ * number, a list or a map: RabbitMQ crashes (PolicyInternalError).
+ */
+export function applyToError(applyTo: unknown): ErrorParts | undefined {
+  if (applyTo === 'all' || applyTo === 'queues' || applyTo === 'exchanges') return undefined;
+  if (typeof applyTo !== 'string' && typeof applyTo !== 'boolean' && applyTo !== null) {
+    throw new PolicyInternalError('apply-to cannot be printed with ~s');
+  }
+  return [`apply-to '${String(applyTo)}' unrecognised; should be 'queues', 'exchanges' or 'all'`];
+}
+
+/** rabbit_policy:validation/3 on a definition's entries (a JSON object's, in Erlang's order). */
+function definitionEntriesError(kind: PolicyKind, entries: Array<[string, JsonValue]>): ErrorParts | undefined {
+  try {
+    return entries.length === 0 ? ['no policy provided'] : validateDefinitionEntries(kind, entries);
+  } catch (e) {
+    if (e instanceof ValidatorCrash) throw new PolicyInternalError(e.message);
+    throw e;
+  }
+}
+
+/**
+ * rabbit_policy:validation/3 on a definition as the runtime-parameters API passes it (PUT
+ * /api/parameters/operator_policy/…, a definitions import's operator_policy parameters): an
+ * object is validated key by key; an empty list is "no policy provided"; another list (JSON has
+ * no proplists) is "definition must be a dictionary"; anything else a parse error naming the
+ * validator. Throws PolicyInternalError where a key's validator crashes.
+ */
+export function definitionTermError(kind: PolicyKind, definition: JsonValue): ErrorParts | undefined {
+  if (isJsonObject(definition)) return definitionEntriesError(kind, sortedEntries(definition));
+  if (Array.isArray(definition)) {
+    return definition.length === 0 ? ['no policy provided'] : ['definition must be a dictionary: ', { p: jsonTerm(definition) }];
+  }
+  const validator = kind === 'policy' ? 'policy_validator' : 'operator_policy_validator';
+  return ['parse error while reading policy definition: ', { p: jsonTerm(definition) }, `. Validator: ${validator}.`];
+}
+
+/** "Validation failed", an empty line, then each error on its line (rabbit_runtime_parameters:format_error). */
+export function validationFailedText(errors: readonly ErrorParts[]): string {
+  return `Validation failed\n\n${errors.map((parts) => latin1ToText(formatParts(parts)) + '\n').join('')}`;
+}
+
 /**
  * Validates a policy as rabbit_policy:set → rabbit_runtime_parameters:set_any does, and returns
  * it compiled. The checks run as rabbit_parameter_validation:proplist runs them (priority,
@@ -64,51 +120,29 @@ export function validatePolicy(kind: PolicyKind, vhost: string, name: string, in
   const priority = input.priority === undefined ? 0 : input.priority;
   const applyTo = input.applyTo === undefined ? 'all' : input.applyTo;
   const errors: ErrorParts[] = [];
-  // priority: rabbit_parameter_validation:number/2
-  if (typeof priority !== 'number') errors.push(['priority should be a number, actually was ', { p: jsonTerm(priority as JsonValue) }]);
-  // pattern: rabbit_parameter_validation:regex/2
-  const pattern = input.pattern;
-  let compiled;
-  if (typeof pattern !== 'string') {
-    errors.push(['pattern should be a binary but was ', { p: jsonTerm(pattern as JsonValue) }]);
-  } else {
-    const c = compilePcre(pattern);
-    if (c.ok) compiled = c.regex;
-    else errors.push(['pattern should be regular expression but is invalid: ', { p: tuple(charList(c.error.message), int(c.error.offset)) }]);
-  }
-  // apply-to: printed with ~s, which has no clause for a number, a list or a map (a crash)
-  if (applyTo !== 'all' && applyTo !== 'queues' && applyTo !== 'exchanges') {
-    if (typeof applyTo !== 'string' && typeof applyTo !== 'boolean' && applyTo !== null) {
-      throw new PolicyInternalError('apply-to cannot be printed with ~s');
-    }
-    errors.push([`apply-to '${String(applyTo)}' unrecognised; should be 'queues', 'exchanges' or 'all'`]);
-  }
-  // definition: rabbit_policy:validation/3 (the HTTP API passes maps:to_list(Definition),
-  // which crashes on anything but an object)
+  const priorityErr = priorityError(priority);
+  if (priorityErr) errors.push(priorityErr);
+  const pattern = checkPattern(input.pattern);
+  if ('error' in pattern) errors.push(pattern.error);
+  const applyToErr = applyToError(applyTo);
+  if (applyToErr) errors.push(applyToErr);
+  // definition: the HTTP API passes maps:to_list(Definition), which crashes on anything but an object
   const definition = input.definition;
   if (!isJsonObject(definition)) throw new PolicyInternalError('definition is not an object');
   const entries = sortedEntries(definition);
-  try {
-    const err = entries.length === 0 ? ['no policy provided'] : validateDefinitionEntries(kind, entries);
-    if (err) errors.push(err);
-  } catch (e) {
-    if (e instanceof ValidatorCrash) throw new PolicyInternalError(e.message);
-    throw e;
-  }
-  if (errors.length > 0) {
-    const lines = errors.reverse().map((parts) => latin1ToText(formatParts(parts)) + '\n');
-    throw new PolicyValidationError(`Validation failed\n\n${lines.join('')}`, kind === 'policy');
-  }
+  const definitionErr = definitionEntriesError(kind, entries);
+  if (definitionErr) errors.push(definitionErr);
+  if (errors.length > 0) throw new PolicyValidationError(validationFailedText(errors.reverse()), kind === 'policy');
   const sorted = Object.fromEntries(entries) as Record<string, JsonValue>;
   const policy = {
     kind,
     vhost,
     name,
-    pattern: pattern as string,
+    pattern: input.pattern as string,
     applyTo: applyTo as ApplyTo,
     priority: priority as number,
     definition: Object.freeze(sorted),
-    compiled: compiled!,
+    compiled: (pattern as { compiled: CompiledPattern }).compiled,
   };
   return Object.freeze({ ...policy, key: JSON.stringify([kind, vhost, name, policy.pattern, policy.applyTo, policy.priority, sorted]) });
 }

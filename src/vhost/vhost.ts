@@ -21,6 +21,7 @@ import { DelayedMessages } from './delayed-messages.js';
 import { assertArgsEquivalent, assertFieldEquivalent } from './equivalence.js';
 import { Exchange, isExchange, type Destination, type ExchangeOptions } from './exchange.js';
 import { defaultVHostMetadata, type VHostMetadata } from './vhost-metadata.js';
+import { NO_LIMITS, queueLimitError, type VHostLimits } from './vhost-limits.js';
 
 export type { Binding } from './binding-table.js';
 
@@ -106,6 +107,11 @@ export class VHost {
   readonly policies: PolicyTable;
   /** The policies that apply to each queue and exchange (absent: none). */
   private readonly applied = new WeakMap<Queue | Exchange, PolicyMatch>();
+  /**
+   * max-connections and max-queues in force (the vhost-limits runtime parameter; src/parameters
+   * sets them). declareQueue checks max-queues; the handshake checks max-connections.
+   */
+  limits: VHostLimits = NO_LIMITS;
 
   constructor(
     readonly name: string,
@@ -253,6 +259,10 @@ export class VHost {
       existing.touch();
       return existing;
     }
+    // rabbit_channel enforces the vhost's queue limit on new queues only, after the existence
+    // check and before the dead-letter exchange and argument checks.
+    const overLimit = queueLimitError(this.name, name, this.limits, this.queues.size);
+    if (overLimit) throw overLimit;
     const rs = this.rs('queue', name);
     const dlx = d.arguments['x-dead-letter-exchange'];
     if (dlx && dlx.type !== 'S') {

@@ -4,6 +4,7 @@ import type { Method } from '../../frame/generated/methods.js';
 import { peerCertAuthName } from '../../tls/peer-identity.js';
 import type { Connection } from '../connection.js';
 import { checkUserConnectionLimit } from '../user-limits.js';
+import { checkVhostConnectionLimit } from '../vhost-connection-limit.js';
 
 /** The minimum frame size every peer must accept (spec: frame-min-size). */
 const FRAME_MIN_SIZE = 4096;
@@ -68,6 +69,8 @@ export function handleConnectionMethod(conn: Connection, method: Method): void {
       if (!vhost) {
         throw new ConnectionError(ReplyCode.NOT_ALLOWED, `vhost ${method.args.virtualHost} not found`).at(method.classId, method.methodId);
       }
+      // rabbit_reader's order: the vhost's connection limit, the user's, then the permission.
+      checkVhostConnectionLimit(conn, vhost);
       checkUserConnectionLimit(conn);
       // Deny by default: only a permission entry in the vhost opens it (check_vhost_access).
       if (!conn.broker.access.mayAccessVhost(conn.username, vhost.name)) {
