@@ -5,9 +5,9 @@
  * continuation lines to the column where the term started; clients see those newlines and
  * spaces, e.g. `FRAME_ERROR - type 1, all octets = <<0,60,...>>: {invalid_frame_end_marker,\n
  * <spaces>0}`. This ports the parts of OTP 25's io_lib_pretty (print/print_length/cind/pp/
- * pp_binary) that tuples and binaries need, printed with the latin1 encoding (`~p`, not `~tp`).
- * Lists are printed on one line, never broken (see format.ts). Its output is compared against
- * `erl` in test/erlang/pretty.test.ts.
+ * pp_binary, pp_map/pp_pair) that tuples, lists, maps and binaries need, printed with the
+ * latin1 encoding (`~p`, not `~tp`). Its output is compared against `erl` in
+ * test/erlang/pretty.test.ts.
  *
  * Output strings hold latin1 code points; use latin1ToText (format.ts) for the wire.
  */
@@ -23,7 +23,10 @@ type If =
   // A tagged tuple (an atom, then more) prints its tag first; {} is a leaf.
   | { k: 'tuple'; tagged: true; items: [If, If, ...If[]]; len: number }
   | { k: 'tuple'; tagged: false; items: [If, ...If[]]; len: number }
-  | { k: 'list'; items: [If, ...If[]]; len: number };
+  | { k: 'list'; items: [If, ...If[]]; len: number }
+  | { k: 'map'; pairs: [Pair, ...Pair[]]; len: number };
+/** One `K => V` of a map (io_lib_pretty's map_pair). */
+type Pair = { k: 'pair'; key: If; value: If; len: number };
 
 function printLength(t: ErlTerm): If {
   switch (t.kind) {
@@ -60,8 +63,19 @@ function printLength(t: ErlTerm): If {
       }
       return { k: 'bin', tokens, len };
     }
+    case 'map': {
+      const [first, ...others] = t.entries.map(([key, value]): Pair => {
+        const k = printLength(key);
+        const v = printLength(value);
+        return { k: 'pair', key: k, value: v, len: k.len + 4 + v.len };
+      });
+      if (first === undefined) return { k: 'leaf', s: '#{}', len: 3 };
+      let len = 3 + others.length + first.len;
+      for (const p of others) len += p.len;
+      return { k: 'map', pairs: [first, ...others], len };
+    }
     default: {
-      const s = formatTerm(t); // atoms, numbers, and maps (kept on one line)
+      const s = formatTerm(t); // atoms and numbers
       return { k: 'leaf', s, len: s.length };
     }
   }
@@ -77,10 +91,17 @@ function write(f: If): string {
       return '{' + f.items.map(write).join(',') + '}';
     case 'list':
       return '[' + f.items.map(write).join(',') + ']';
+    case 'map':
+      return '#{' + f.pairs.map(writePair).join(',') + '}';
   }
 }
 
+const writePair = (p: Pair): string => write(p.key) + ' => ' + write(p.value);
+
 const isAtomic = (f: If): boolean => f.k === 'leaf'; // io_lib_pretty's ?ATM
+const isAtomicPair = (p: Pair): boolean => isAtomic(p.key) && isAtomic(p.value); // ?ATM_PAIR
+/** io_lib_pretty:map_value_indent/1: where a value that follows its key on a new line starts. */
+const mapValueIndent = (tind: number): number => (tind > 0 ? tind : 4);
 const spaces = (n: number): string => (n > 0 ? ' '.repeat(n) : '');
 const lastDepth = (rest: number, ld: number): number => (rest > 0 ? 0 : ld + 1);
 
@@ -88,7 +109,7 @@ class NoGood extends Error {}
 
 /** `~p` of `t` when `col0` characters precede it on the current line. */
 export function printTerm(t: ErlTerm, col0: number): string {
-  if (t.kind !== 'tuple' && t.kind !== 'binary' && t.kind !== 'list') return formatTerm(t);
+  if (t.kind !== 'tuple' && t.kind !== 'binary' && t.kind !== 'list' && t.kind !== 'map') return formatTerm(t);
   const col = col0 + 1; // io_lib_format passes the 1-based column
   const f = printLength(t);
   const ll = LINE_LENGTH;
@@ -116,9 +137,40 @@ function pp(f: If, col: number, ll: number, m: number, tind: number, ind: string
       return '[' + ppList(f.items, col + 1, ll, m, tind, ' ' + ind, ld, w + 1) + ']';
     case 'bin':
       return ppBinary(f.tokens, col + 2, ll, m, '  ' + ind, ld, w);
+    case 'map':
+      return '#{' + ppMap(f.pairs, col + 2, ll, m, tind, '  ' + ind, ld, w + 1) + '}';
     case 'leaf':
       return f.s;
   }
+}
+
+function ppMap(pairs: [Pair, ...Pair[]], col: number, ll: number, m: number, tind: number, ind: string, ld: number, w: number): string {
+  const [p, ...ps] = pairs;
+  const { s, width } = ppPair(p, col, ll, m, tind, ind, lastDepth(ps.length, ld), w);
+  return s + ppPairsTail(ps, col, col + width, ll, m, tind, ind, ld, width);
+}
+
+function ppPairsTail(pairs: Pair[], col0: number, col: number, ll: number, m: number, tind: number, ind: string, ld: number, w: number): string {
+  const [p, ...ps] = pairs;
+  if (p === undefined) return '';
+  const ld1 = lastDepth(ps.length, ld);
+  const elen = 1 + p.len;
+  if (
+    (ld1 === 0 && elen + 1 < ll - col && w + elen + 1 <= m && isAtomicPair(p)) ||
+    (ld1 > 0 && elen < ll - col - ld1 && w + elen + ld1 <= m && isAtomicPair(p))
+  ) {
+    return ',' + writePair(p) + ppPairsTail(ps, col0, col + elen, ll, m, tind, ind, ld, w + elen);
+  }
+  const { s, width } = ppPair(p, col0, ll, m, tind, ind, ld1, 0);
+  return ',\n' + ind + s + ppPairsTail(ps, col0, col0 + width, ll, m, tind, ind, ld, width);
+}
+
+function ppPair(p: Pair, col: number, ll: number, m: number, tind: number, ind: string, ld: number, w: number): { s: string; width: number } {
+  if (p.len < ll - col - ld && p.len + w + ld <= m) return { s: writePair(p), width: isAtomicPair(p) ? p.len : ll };
+  const i = mapValueIndent(tind);
+  const valueInd = spaces(i) + ind;
+  const s = pp(p.key, col, ll, m, tind, ind, ld, w) + ' =>\n' + valueInd + pp(p.value, col + i, ll, m, tind, valueInd, ld, 0);
+  return { s, width: ll }; // force a new line after it
 }
 
 function ppTagTuple(items: [If, If, ...If[]], col: number, ll: number, m: number, tind: number, ind: string, ld: number, w: number): string {
@@ -189,7 +241,36 @@ function cind(f: If, col: number, ll: number, m: number, ind: number, ld: number
     return cindList(f.items, col + 1, ll, m, ind, ld, w + 1);
   }
   if (f.k === 'list') return cindList(f.items, col + 1, ll, m, ind, ld, w + 1);
+  if (f.k === 'map') return cindMap(f.pairs, col + 2, ll, m, ind, ld, w + 2);
   return ind;
+}
+
+function cindMap(pairs: [Pair, ...Pair[]], col: number, ll: number, m: number, ind: number, ld: number, w: number): number {
+  const [p, ...ps] = pairs;
+  const pw = cindPair(p, col, ll, m, ind, lastDepth(ps.length, ld), w);
+  return cindPairsTail(ps, col, col + pw, ll, m, ind, ld, w + pw);
+}
+
+function cindPairsTail(pairs: Pair[], col0: number, col: number, ll: number, m: number, ind: number, ld: number, w: number): number {
+  const [p, ...ps] = pairs;
+  if (p === undefined) return ind;
+  const ld1 = lastDepth(ps.length, ld);
+  const elen = 1 + p.len;
+  if (
+    (ld1 === 0 && elen + 1 < ll - col && w + elen + 1 <= m && isAtomicPair(p)) ||
+    (ld1 > 0 && elen < ll - col - ld1 && w + elen + ld1 <= m && isAtomicPair(p))
+  ) {
+    return cindPairsTail(ps, col0, col + elen, ll, m, ind, ld, w + elen);
+  }
+  const pw = cindPair(p, col0, ll, m, ind, ld1, 0);
+  return cindPairsTail(ps, col0, col0 + pw, ll, m, ind, ld, pw);
+}
+
+function cindPair(p: Pair, col: number, ll: number, m: number, ind: number, ld: number, w: number): number {
+  if (p.len < ll - col - ld && p.len + w + ld <= m) return isAtomicPair(p) ? p.len : ll;
+  cind(p.key, col, ll, m, ind, ld, w);
+  cind(p.value, col + mapValueIndent(ind), ll, m, ind, ld, 0);
+  return ll;
 }
 
 function cindTagTuple(items: [If, If, ...If[]], col: number, ll: number, m: number, ind: number, ld: number, w: number): number {

@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { formatParts, printTerm } from '../../src/erlang/pretty.js';
 import { atom, binary, int, tuple } from '../../src/erlang/term.js';
+import { jsonTerm } from '../../src/policy/json-term.js';
+import type { JsonValue } from '../../src/policy/policy.js';
 
 interface Case {
   type: number;
@@ -10,6 +12,10 @@ interface Case {
   n: number;
   expected: string;
 }
+
+const maps = JSON.parse(readFileSync(new URL('./fixtures/maps.json', import.meta.url), 'utf8')) as {
+  cases: Array<{ prefix: string; value: JsonValue; expected: string }>;
+};
 
 const fixture = JSON.parse(readFileSync(new URL('./fixtures/frame-errors.json', import.meta.url), 'utf8')) as {
   cases: Case[];
@@ -37,5 +43,9 @@ describe('pretty (~p breaking long terms): io_lib:format as RabbitMQ 3.10 words 
     expect(printTerm(binary('a\n"\\'), 0)).to.equal('<<"a\\n\\"\\\\">>');
     expect(printTerm(binary(Buffer.from([97, 0])), 0)).to.equal('<<97,0>>');
     expect(printTerm(binary(''), 0)).to.equal('<<>>');
+  });
+
+  it(`breaks maps as OTP 25 does, for ${maps.cases.length} JSON values after prefixes of 0, 44 and 60 columns (fixture made with erl)`, () => {
+    for (const c of maps.cases) expect(formatParts([c.prefix, { p: jsonTerm(c.value) }]), JSON.stringify(c.value)).to.equal(c.expected);
   });
 });
