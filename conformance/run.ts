@@ -337,6 +337,7 @@ function inProcessAdmin(broker: import('../src/broker.js').Broker): BrokerAdmin 
     setTopicPermissions: (vhost, user, exchange, write, read) => done(() => access.setTopicPermission(user, vhost, exchange, { write, read })),
     putVhost: (name) => done(() => broker.putVhost(name, {}, 'guest')),
     deleteVhost: (name) => done(() => broker.deleteVhost(name)),
+    setVhostLimit: (vhost, name, value) => done(() => broker.vhostLimits.put(vhost, name, value)),
   };
 }
 

@@ -12,3 +12,4 @@ import './fidelity.js';
 import './extensions.js';
 import './access.js';
 import './policies.js';
+import './limits.js';

@@ -1,18 +1,19 @@
 /**
- * What access cases need besides AMQP: creating users, permissions, topic permissions and vhosts
- * on the broker under test, and removing them afterwards. AMQP 0-9-1 has no method for that, so
- * an admin is given to the runner:
+ * What access and limits cases need besides AMQP: creating users, permissions, topic
+ * permissions, vhosts and vhost limits on the broker under test, and removing them afterwards.
+ * AMQP 0-9-1 has no method for that, so an admin is given to the runner:
  *
  * - HttpAdmin, RabbitMQ's management HTTP API (PUT/DELETE /api/users, /api/permissions,
- *   /api/topic-permissions, /api/vhosts), found as the policy cases find it (lib/management.ts:
- *   `--mgmt URL`, else the AMQP port + 10000 on the AMQP host) and logged in to as the AMQP URL's
- *   user. This works for RabbitMQ and for any broker serving that API.
+ *   /api/topic-permissions, /api/vhosts, PUT /api/vhost-limits), found as the policy cases find
+ *   it (lib/management.ts: `--mgmt URL`, else the AMQP port + 10000 on the AMQP host) and logged
+ *   in to as the AMQP URL's user. This works for RabbitMQ and for any broker serving that API.
  * - For Warren started in-process by the runner, run.ts passes an admin over the broker's own
- *   public operations (Broker.putVhost/deleteVhost, Broker.access), so the access cases run
- *   without any HTTP server.
+ *   public operations (Broker.putVhost/deleteVhost, Broker.access, Broker.vhostLimits), so the
+ *   access and limits cases run without any HTTP server.
  *
  * Cases that use an admin get unique names from the case context (t.user(), t.vhost()), which
- * the normaliser rewrites like other resource names, and the runner deletes them afterwards.
+ * the normaliser rewrites like other resource names, and the runner deletes them afterwards
+ * (a vhost's limits go with it).
  */
 import type { ManagementClient } from './management.js';
 
@@ -33,6 +34,8 @@ export interface BrokerAdmin {
   setTopicPermissions(vhost: string, user: string, exchange: string, write: string, read: string): Promise<void>;
   putVhost(name: string): Promise<void>;
   deleteVhost(name: string): Promise<void>;
+  /** One vhost limit (PUT /api/vhost-limits/{vhost}/{name} {"value": n}); a negative value is no limit. */
+  setVhostLimit(vhost: string, name: 'max-connections' | 'max-queues', value: number): Promise<void>;
 }
 
 /** RabbitMQ's management HTTP API (through the suite's ManagementClient, lib/management.ts). */
@@ -65,6 +68,9 @@ export class HttpAdmin implements BrokerAdmin {
   }
   deleteVhost(name: string): Promise<void> {
     return this.call('DELETE', `vhosts/${enc(name)}`);
+  }
+  setVhostLimit(vhost: string, name: 'max-connections' | 'max-queues', value: number): Promise<void> {
+    return this.call('PUT', `vhost-limits/${enc(vhost)}/${name}`, { value });
   }
 }
 

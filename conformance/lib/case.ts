@@ -19,6 +19,7 @@ export const AREAS = [
   'extensions',
   'access',
   'policies',
+  'limits',
 ] as const;
 
 export type Area = (typeof AREAS)[number];
