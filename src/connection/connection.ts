@@ -8,6 +8,7 @@ import { FrameWriter, HEARTBEAT_FRAME } from '../frame/frame-writer.js';
 import { decodeMethod, encodeMethodFrame, type MethodArgsInput, type MethodName } from '../frame/generated/methods.js';
 import { AMQP_0_9_1_HEADER, checkProtocolHeader, classifyProtocolHeader } from '../frame/protocol-header.js';
 import type { Logger } from '../log.js';
+import { ConnectionCounters } from '../metrics/counters.js';
 import type { VHost } from '../vhost/vhost.js';
 import { AbruptClose, unexpectedFrameError } from '../frame/frame-errors.js';
 import { Channel } from './channel.js';
@@ -62,6 +63,8 @@ export class Connection {
   private handshakeTimer: Timer | undefined;
   private closeTimer: Timer | undefined;
   private readonly onClosedHooks: Array<() => void> = [];
+  /** Bytes and reads from the socket (src/metrics); bytes sent are writer.bytesWritten. */
+  readonly counters: ConnectionCounters;
 
   constructor(
     readonly socket: Socket,
@@ -69,6 +72,7 @@ export class Connection {
     readonly id: number,
   ) {
     const { config } = broker;
+    this.counters = new ConnectionCounters(broker.metrics.nextPid());
     this.channelMax = config.channelMax;
     this.log = broker.log.child({ conn: id, peer: `${socket.remoteAddress}:${socket.remotePort}` });
     // RabbitMQ enforces the spec's minimum frame size until connection.tune-ok.
@@ -164,6 +168,8 @@ export class Connection {
   // ---- input --------------------------------------------------------------------------------
 
   private onData(chunk: Buffer): void {
+    this.counters.recvOct += chunk.length;
+    this.counters.recvCnt++;
     if (this.state === 'closed') return;
     this.lastReceived = this.broker.clock.monotonic();
     if (this.state === 'awaiting-header') {
