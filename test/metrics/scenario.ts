@@ -17,7 +17,7 @@ import { channelOrder, renameChannels, samples } from './prometheus-text.js';
  * - mt.src (DLX '' → mt.dlq): get + reject (dead-lettered, rejected), a TTL 0 message (expired)
  * - mt.nodlx: a TTL 0 message, no DLX (counted as dead-lettered, strategy disabled)
  * - mt.max (max-length 1, DLX): 2 publishes (one dead-lettered, maxlen)
- * - mt.c: get + reject without DLX (rejected, disabled), then deleted
+ * - mt.c: get + reject without DLX (rejected, disabled), deleted after whileOpen
  * - mt.qq (quorum): 2 confirmed publishes; get + ack, get + reject (rejected, disabled), get-empty
  * - mt.qqdl (quorum, delivery-limit 1, DLX): get + nack-requeue twice (delivery_limit)
  * - a channel closed by an error (404), an exclusive queue deleted with its connection, a
@@ -154,16 +154,18 @@ export async function runScenario({ url, settle, whileOpen }: ScenarioOptions): 
   ch1.nack(await get(ch1, 'mt.qqdl', false, settle), false, true);
   await settle();
 
-  // A channel closed by an error; a queue deleted.
+  // A channel closed by an error.
   const ch4 = await conn.createChannel();
   ch4.on('error', () => {});
   const ch4Closed = new Promise<void>((resolve) => ch4.once('close', () => resolve()));
   await ch4.checkQueue('mt.missing').catch(() => undefined);
   await ch4Closed;
-  await ch1.deleteQueue('mt.c');
   await settle();
 
   await whileOpen?.();
+  // A queue deleted (after whileOpen: when RabbitMQ's management API counts a deleted queue's
+  // gets in its channel's stats depends on timing).
+  await ch1.deleteQueue('mt.c');
   await conn.close();
 
   // A failed login, and a socket that is not AMQP at all.
