@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
@@ -193,6 +195,43 @@ describe('Prometheus metrics (rabbitmq_prometheus)', function () {
 });
 
 describe('Prometheus endpoint settings', () => {
+  it('with a data directory: free disk space and the disk alarm', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'warren-metrics-'));
+    let free = 80_000_000;
+    const b = await startBroker({ port: 0, prometheusPort: 0, logLevel: 'silent', dataDir, freeDiskSpace: () => free });
+    try {
+      const url = `${b.broker.prometheusUrl}/metrics`;
+      let got = samples(await (await fetch(url)).text());
+      expect(got.get('rabbitmq_disk_space_available_bytes{}')).to.equal(80_000_000);
+      expect(got.get('rabbitmq_alarms_free_disk_space_watermark{}')).to.equal(0);
+      free = 40_000_000; // under the 50 MB limit
+      b.broker.disk!.check();
+      got = samples(await (await fetch(url)).text());
+      expect(got.get('rabbitmq_disk_space_available_bytes{}')).to.equal(40_000_000);
+      expect(got.get('rabbitmq_alarms_free_disk_space_watermark{}')).to.equal(1);
+    } finally {
+      await b.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('the permanent cluster id is made once and kept in the data directory', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'warren-identity-'));
+    try {
+      const first = await startBroker({ port: 0, logLevel: 'silent', dataDir });
+      const id = first.broker.identity.clusterPermanentId;
+      await first.close();
+      const again = await startBroker({ port: 0, logLevel: 'silent', dataDir });
+      expect(again.broker.identity.clusterPermanentId).to.equal(id);
+      await again.close();
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+    const other = await startBroker({ port: 0, logLevel: 'silent' });
+    expect(other.broker.identity.clusterPermanentId).to.match(/^rabbitmq-cluster-id-/);
+    await other.close();
+  });
+
   it('an embedded broker has none unless asked; closing the broker closes it', async () => {
     const quiet = await startBroker({ port: 0, logLevel: 'silent' });
     expect(quiet.broker.prometheusUrl).to.equal(undefined);
