@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import type { Channel } from '../../src/connection/channel.js';
 import { waitUntil } from '../support/broker.js';
+import { BrokerProcess } from '../support/broker-process.js';
 import { COUNTER, parseFamilies, samples } from './prometheus-text.js';
 import { QUEUES, runScenario, scenarioPerObject } from './scenario.js';
 
@@ -230,6 +231,20 @@ describe('Prometheus endpoint settings', () => {
     const other = await startBroker({ port: 0, logLevel: 'silent' });
     expect(other.broker.identity.clusterPermanentId).to.match(/^rabbitmq-cluster-id-/);
     await other.close();
+  });
+
+  it('the warren command: --prometheus-port, logged once listening', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'warren-cli-metrics-'));
+    const proc = await BrokerProcess.start(dataDir, { args: ['--prometheus-port', '0'] });
+    try {
+      const entry = await proc.waitForLog((e) => typeof e.msg === 'string' && e.msg.startsWith('Prometheus metrics on'));
+      const res = await fetch(`http://127.0.0.1:${entry.port}/metrics`);
+      expect(res.status).to.equal(200);
+      expect(await res.text()).to.include('rabbitmq_identity_info{rabbitmq_node="rabbit@');
+    } finally {
+      await proc.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('an embedded broker has none unless asked; closing the broker closes it', async () => {
