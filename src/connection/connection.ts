@@ -392,7 +392,7 @@ export class Connection {
       versionMinor: 9,
       serverProperties: {
         capabilities: F.table(capabilities),
-        cluster_name: F.str('warren@localhost'),
+        cluster_name: F.str(this.broker.identity.cluster),
         copyright: F.str('Copyright (c) Warren contributors'),
         information: F.str('Warren, an AMQP 0-9-1 broker compatible with RabbitMQ'),
         platform: F.str(`Node.js ${process.version}`),

@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import type { BrokerConfig } from '../config.js';
 import type { Logger } from '../log.js';
 import type { BrokerMetrics } from '../metrics/broker-metrics.js';
+import type { NodeIdentity } from '../node-name.js';
 import type { CommitBatcher } from '../queue/commit-batcher.js';
 import type { VHost } from '../vhost/vhost.js';
 import type { LoginThrottle } from '../login-throttle.js';
@@ -17,6 +18,8 @@ export interface BrokerContext {
   readonly replyTo: ReplyToRegistry;
   /** Churn and login counters, and identifiers for per-object metrics (src/metrics). */
   readonly metrics: BrokerMetrics;
+  /** The node and cluster names (connection.start's cluster_name). */
+  readonly identity: NodeIdentity;
   /** Failed-login back-off per client address (config.loginFailureLimit). */
   readonly loginThrottle: LoginThrottle;
   /** A broker-wide unique message id. */
