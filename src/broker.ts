@@ -28,6 +28,7 @@ import { checkTlsConfig, DEFAULT_TLS_PORT } from './tls/tls-options.js';
 import { openLmdbStore } from './store/lmdb/index.js';
 import { openMemoryStore } from './store/memory-store.js';
 import type { Store } from './store/message-store.js';
+import { PolicyOperations } from './policy/policy-operations.js';
 import { VHost } from './vhost/vhost.js';
 
 /**
@@ -46,6 +47,8 @@ export class Broker implements BrokerContext, PrometheusSource {
   readonly vhosts = new Map<string, VHost>();
   readonly connections = new Set<Connection>();
   readonly limits: ConnectionLimits;
+  /** Policies and operator policies: set, delete, list, and what applies to a queue or exchange. */
+  readonly policies: PolicyOperations;
   readonly loginThrottle: LoginThrottle;
   /** Message, churn and login counters, and the read API of src/metrics. */
   readonly metrics: BrokerMetrics;
@@ -113,7 +116,16 @@ export class Broker implements BrokerContext, PrometheusSource {
         churn: this.metrics.churn,
       }));
     }
+    this.policies = new PolicyOperations(this.vhosts, this.store.metadata, this.log);
     this.recover();
+    // Policies from the config file (RabbitMQ's definitions shape), applied and stored at each
+    // boot like a definitions file: after recovery, so they act on recovered queues at once.
+    try {
+      this.policies.apply('policy', this.config.policies);
+    } catch (err) {
+      void this.store.close();
+      throw err;
+    }
   }
 
   /** Why publishers are blocked now (RabbitMQ's alarm reasons), if they are. */
@@ -204,6 +216,7 @@ export class Broker implements BrokerContext, PrometheusSource {
     if (marker) rmSync(marker, { force: true });
     // Transient messages paged out under memory pressure do not survive a restart.
     for (const key of this.store.messages.queues()) if (key.startsWith(TRANSIENT_PREFIX)) this.store.messages.deleteQueue(key);
+    const policies = this.policies.recover();
     const { exchanges, queues, bindings } = this.store.metadata.load();
     for (const r of exchanges) {
       const vhost = this.vhosts.get(r.vhost);
@@ -240,8 +253,8 @@ export class Broker implements BrokerContext, PrometheusSource {
       const cc = senderSelectedRoutingKeys(msg.properties.headers);
       vhost.recoverDelayed(x, msg, cc, record);
     }
-    if (queues.length || exchanges.length) {
-      this.log.info({ exchanges: exchanges.length, queues: queues.length, messages, crashed, ms: Date.now() - started }, 'recovered durable state');
+    if (queues.length || exchanges.length || policies) {
+      this.log.info({ exchanges: exchanges.length, queues: queues.length, messages, policies, crashed, ms: Date.now() - started }, 'recovered durable state');
     }
   }
 

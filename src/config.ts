@@ -4,6 +4,7 @@ import type { FreeSpace } from './disk-monitor.js';
 import type { FdProbe } from './connection-limits.js';
 import type { Logger } from './log.js';
 import type { MemoryWatermark } from './memory-monitor.js';
+import type { PolicyRecord } from './policy/policy.js';
 import { checkTlsConfig, type TlsConfig } from './tls/tls-options.js';
 
 export interface UserConfig {
@@ -70,6 +71,11 @@ export interface BrokerConfig {
   /** Milliseconds a client has to complete the handshake (RabbitMQ's handshake_timeout). */
   handshakeTimeout: number;
   /**
+   * Policies applied (and stored) at boot, in RabbitMQ's definitions shape:
+   * {vhost, name, pattern, "apply-to", definition, priority}.
+   */
+  policies: PolicyRecord[];
+  /**
    * The AMQPS listener, with RabbitMQ's ssl_options names (tls/tls-options.ts): certfile,
    * keyfile, cacertfile, verify, fail_if_no_peer_cert; undefined = no TLS listener.
    */
@@ -121,6 +127,7 @@ export const DEFAULT_CONFIG: BrokerConfig = {
   loginFailureLimit: 0,
   closeTimeout: 3000,
   handshakeTimeout: 10000,
+  policies: [],
   tls: undefined,
   prometheusPort: false,
   product: 'RabbitMQ',

@@ -79,10 +79,7 @@ export class Connection {
     this.reader = new FrameReader(FRAME_MIN_SIZE);
     this.writer = new FrameWriter(socket, config.frameMax);
     this.writer.onFlush = () => this.onOutputProgress();
-    this.writer.onError = (err) => {
-      this.log.error({ err }, 'internal error writing to the socket');
-      this.destroy();
-    };
+    this.writer.onError = (err) => this.onWriteError(err);
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('drain', () => this.onDrain());
@@ -358,9 +355,20 @@ export class Connection {
     for (const reason of [...this.readPauses]) this.resumeReading(reason);
   }
 
+  /** 'drain': the writer goes on. Called by the socket, so nothing may escape into the event loop. */
   private onDrain(): void {
-    this.writer.flush();
-    this.onOutputProgress();
+    try {
+      this.writer.flush();
+      this.onOutputProgress();
+    } catch (err) {
+      this.onWriteError(err);
+    }
+  }
+
+  /** A flush run by the event loop (setImmediate, 'drain') threw: this connection only is closed. */
+  private onWriteError(err: unknown): void {
+    this.log.error({ err }, 'internal error writing to the socket');
+    this.destroy();
   }
 
   /** Output went out: below OUTPUT_LOW_WATER, reading and delivery resume. */

@@ -1,5 +1,5 @@
 import type { ExchangeType, Router } from '../exchange/exchange-type.js';
-import { fieldString, type FieldTable } from '../frame/field-table.js';
+import { fieldString, ownField, type FieldTable } from '../frame/field-table.js';
 import { ExchangeCounters } from '../metrics/counters.js';
 import type { Queue } from '../queue/queue.js';
 
@@ -23,6 +23,11 @@ export class Exchange {
   readonly internal: boolean;
   readonly args: FieldTable;
   readonly router: Router<Destination>;
+  /**
+   * The alternate exchange in force (RabbitMQ's "ae" doc page): the alternate-exchange
+   * argument, else a policy's; the vhost updates it when policies change.
+   */
+  alternateExchange: string | undefined;
   deleted = false;
   /** Messages clients published to it and copies it routed to queues (src/metrics). */
   readonly counters = new ExchangeCounters();
@@ -38,11 +43,7 @@ export class Exchange {
     this.internal = options.internal;
     this.args = options.arguments;
     this.router = type.createRouter<Destination>(options.arguments);
-  }
-
-  /** The alternate-exchange argument, if any (RabbitMQ's "ae" doc page). */
-  get alternateExchange(): string | undefined {
-    return fieldString(this.args['alternate-exchange']);
+    this.alternateExchange = fieldString(ownField(this.args, 'alternate-exchange'));
   }
 }
 

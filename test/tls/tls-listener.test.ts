@@ -76,6 +76,30 @@ describe('TLS: the AMQPS listener', function () {
     });
   });
 
+  it('carries large bodies over TLS intact (the writer hands the TLS socket views of them, corked)', async () => {
+    await withBroker({ verify: 'verify_none' }, async (b) => {
+      const conn = await amqp.connect(amqpsUrl(b), { ca: [pki.ca.certPem], servername: 'localhost' });
+      try {
+        const ch = await conn.createChannel();
+        const { queue } = await ch.assertQueue('', { exclusive: true });
+        const bodies = [300 * 1024 + 3, 16385, 5, 131064, 1024 * 1024].map((n, k) => {
+          const body = Buffer.allocUnsafe(n);
+          for (let i = 0; i < n; i++) body[i] = (i * 7 + k + (i >> 10)) & 0xff;
+          return body;
+        });
+        for (const body of bodies) ch.sendToQueue(queue, body);
+        const got: Buffer[] = [];
+        await new Promise<void>((resolve) => void ch.consume(queue, (m) => {
+          if (m) got.push(m.content);
+          if (got.length === bodies.length) resolve();
+        }, { noAck: true }));
+        expect(got.map((g, i) => g.equals(bodies[i]!))).to.deep.equal(bodies.map(() => true));
+      } finally {
+        await conn.close();
+      }
+    });
+  });
+
   it('offers EXTERNAL over TLS only', async () => {
     await withBroker({ verify: 'verify_none' }, async (b) => {
       expect((await connectionStart(b)).toString('latin1')).to.include('PLAIN AMQPLAIN EXTERNAL');
