@@ -171,7 +171,7 @@ export class Queue {
     return this.ready.inMemory;
   }
 
-  /** Bytes of the ready messages' headers and bodies, in memory and paged out. */
+  /** Bytes of the ready messages' bodies, in memory and paged out (RabbitMQ's message_bytes_ready). */
   get readyBytes(): number {
     return this.ready.byteSize;
   }
