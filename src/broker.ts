@@ -3,7 +3,7 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { join } from 'node:path';
 import { SystemClock, type Clock } from './clock.js';
 import { memoryWatermark, resolveConfig, type BrokerConfig, type BrokerOptions } from './config.js';
-import { ConnectionLimits, REFUSALS, type Refusal } from './connection-limits.js';
+import { ConnectionLimits, FD_RESERVE, procFdProbe, REFUSALS, type FdProbe, type Refusal } from './connection-limits.js';
 import { Connection } from './connection/connection.js';
 import type { BrokerContext } from './connection/context.js';
 import { ReplyToRegistry } from './connection/direct-reply-to.js';
@@ -14,6 +14,10 @@ import { decodeTable } from './frame/field-table.js';
 import { createLogger, type Logger } from './log.js';
 import { LoginThrottle } from './login-throttle.js';
 import { collectGarbage, MemoryMonitor, sampleProcessMemory } from './memory-monitor.js';
+import { BrokerMetrics } from './metrics/broker-metrics.js';
+import { nodeIdentity, type NodeIdentity } from './node-name.js';
+import type { NodeStats, PrometheusSource } from './prometheus/collector.js';
+import { PrometheusServer } from './prometheus/prometheus-server.js';
 import { CommitBatcher } from './queue/commit-batcher.js';
 import { Message, senderSelectedRoutingKeys } from './queue/message.js';
 import { TRANSIENT_PREFIX } from './queue/paged-ready-list.js';
@@ -35,7 +39,7 @@ import { FULL_PERMISSIONS, reportUnappliedConfig, seedConfigUsers } from './acce
  * and accepts connections. Nothing in Warren is a singleton, so several brokers can share a
  * process (tests do).
  */
-export class Broker implements BrokerContext {
+export class Broker implements BrokerContext, PrometheusSource {
   readonly config: BrokerConfig;
   readonly log: Logger;
   readonly clock: Clock;
@@ -49,6 +53,15 @@ export class Broker implements BrokerContext {
   /** Policies and operator policies: set, delete, list, and what applies to a queue or exchange. */
   readonly policies: PolicyOperations;
   readonly loginThrottle: LoginThrottle;
+  /** Message, churn and login counters, and the read API of src/metrics. */
+  readonly metrics: BrokerMetrics;
+  /** Node name, cluster name and permanent cluster id (src/node-name.ts). */
+  readonly identity: NodeIdentity;
+  /** How open file descriptors and their limit are read. */
+  readonly fds: FdProbe;
+  /** The Prometheus endpoint (http://host:port), once listening; undefined when off. */
+  prometheusUrl: string | undefined;
+  private prometheus: PrometheusServer | undefined;
   private server: Server | undefined;
   /** Sockets refused since the last warning about it (logged at most every REFUSAL_LOG_MS). */
   private refused = { count: 0, loggedAt: -Infinity };
@@ -59,10 +72,12 @@ export class Broker implements BrokerContext {
     const { clock, logger, freeDiskSpace, fdProbe, ...rest } = options;
     this.config = resolveConfig(rest);
     if (this.config.tls) checkTlsConfig(this.config.tls, 'tls');
-    this.limits = new ConnectionLimits(this.config, fdProbe, () => this.clock.monotonic());
+    this.fds = fdProbe ?? procFdProbe;
+    this.limits = new ConnectionLimits(this.config, this.fds, () => this.clock.monotonic());
     this.loginThrottle = new LoginThrottle(this.config.loginFailureLimit, () => this.clock.monotonic());
     this.log = logger ?? createLogger(this.config.logLevel);
     this.clock = clock ?? new SystemClock((err) => this.log.error({ err }, 'error in a timer callback (the broker goes on)'));
+    this.metrics = new BrokerMetrics(this);
     if (this.config.dataDir) {
       mkdirSync(this.config.dataDir, { recursive: true });
       this.store = openLmdbStore(join(this.config.dataDir, 'store'), {
@@ -72,6 +87,7 @@ export class Broker implements BrokerContext {
     } else {
       this.store = openMemoryStore();
     }
+    this.identity = nodeIdentity(this.store.metadata);
     this.commits = new CommitBatcher(this.store.messages, (err) => this.log.error({ err }, 'internal error after a store commit'));
     // Under memory pressure transient messages are paged out to the store; without a data dir
     // there is no store to page them out to.
@@ -99,6 +115,7 @@ export class Broker implements BrokerContext {
       metadata: this.store.metadata,
       queueDeps: { log: this.log, clock: this.clock, store: this.store.messages, memoryWindow: this.config.queueMemoryWindow, transientPaging },
       nextMessageId: () => this.nextMessageId(),
+      churn: this.metrics.churn,
     };
     this.access = new AccessControl({
       store: this.store.metadata,
@@ -351,9 +368,45 @@ export class Broker implements BrokerContext {
         this.log.info({ host: this.config.host, port }, `warren listening on ${this.config.host}:${port}`);
         this.memory.start();
         this.disk?.start();
-        this.listenTls().then(() => resolve(port), reject);
+        this.listenTls().then(() => this.listenPrometheus()).then(() => resolve(port), reject);
       });
     });
+  }
+
+  /** Starts the Prometheus endpoint when config.prometheusPort is set (RabbitMQ's rabbitmq_prometheus). */
+  private async listenPrometheus(): Promise<void> {
+    const port = this.config.prometheusPort;
+    if (port === false || this.closing) return;
+    const server = new PrometheusServer(this, this.log);
+    this.prometheus = server;
+    const bound = await server.listen(port, this.config.host);
+    const host = this.config.host === '0.0.0.0' ? 'localhost' : this.config.host.includes(':') ? `[${this.config.host}]` : this.config.host;
+    this.prometheusUrl = `http://${host}:${bound}`;
+    this.log.info({ host: this.config.host, port: bound }, `Prometheus metrics on ${this.prometheusUrl}/metrics`);
+  }
+
+  /** RabbitMQ's version as Warren advertises it (connection.start, Prometheus build info). */
+  get version(): string {
+    return this.config.version;
+  }
+
+  /** Readings of the process and its limits for Prometheus (and the management API's node). */
+  nodeStats(): NodeStats {
+    const maxFds = this.fds.limit();
+    const { connectionMax } = this.config;
+    const fdSockets = maxFds === undefined ? undefined : Math.max(0, maxFds - FD_RESERVE);
+    return {
+      openFds: this.fds.open(),
+      maxFds,
+      openSockets: this.limits.open,
+      maxSockets: connectionMax > 0 ? Math.min(connectionMax, fdSockets ?? Infinity) : fdSockets,
+      memoryUsed: sampleProcessMemory(),
+      memoryLimit: this.memory.limitBytes,
+      diskFree: this.disk?.freeBytes,
+      diskFreeLimit: this.config.diskFreeLimit,
+      memoryAlarm: this.memory.isAlarmed,
+      diskAlarm: this.diskAlarmed || this.storeBroken,
+    };
   }
 
   /** The AMQPS listener's port, once listening (only with `tls` configured). */
@@ -421,7 +474,13 @@ export class Broker implements BrokerContext {
     conn.onOpen(() => {
       if (this.blockedReason) conn.block(this.blockedReason);
     });
-    conn.onClosed(() => this.connections.delete(conn));
+    // RabbitMQ counts a connection opened once it is past connection.open, and closed whenever
+    // its socket closes, handshake or not.
+    conn.onOpen(() => this.metrics.churn.connectionsOpened++);
+    conn.onClosed(() => {
+      this.connections.delete(conn);
+      this.metrics.churn.connectionsClosed++;
+    });
   }
 
   /**
@@ -449,6 +508,7 @@ export class Broker implements BrokerContext {
       this.memory.stop();
       this.disk?.stop();
       this.pager.stop();
+      this.metrics.sampler.stop();
       const text = replyText(ReplyCode.CONNECTION_FORCED, "broker forced connection closure with reason 'shutdown'");
       const closed = [...this.connections].map((conn) => new Promise<void>((resolve) => {
         conn.onClosed(resolve);
@@ -459,6 +519,7 @@ export class Broker implements BrokerContext {
       const serverClosed = Promise.all([
         new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve())),
         this.tlsListener?.close(),
+        this.prometheus?.close(),
       ]);
       await Promise.race([Promise.all(closed), new Promise((r) => setTimeout(r, this.config.closeTimeout).unref())]);
       for (const conn of this.connections) conn.destroy();

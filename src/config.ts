@@ -97,6 +97,12 @@ export interface BrokerConfig {
    * keyfile, cacertfile, verify, fail_if_no_peer_cert; undefined = no TLS listener.
    */
   tls: TlsConfig | undefined;
+  /**
+   * Port of the Prometheus endpoint (RabbitMQ's rabbitmq_prometheus: /metrics, on the AMQP
+   * host); 0 = any free port, false = off. The `warren` command defaults to 15692, as RabbitMQ
+   * does; an embedded broker has none unless asked (false).
+   */
+  prometheusPort: number | false;
   /** Product/version strings advertised in connection.start. */
   product: string;
   version: string;
@@ -140,6 +146,7 @@ export const DEFAULT_CONFIG: BrokerConfig = {
   handshakeTimeout: 10000,
   policies: [],
   tls: undefined,
+  prometheusPort: false,
   product: 'RabbitMQ',
   version: '3.10.8',
 };
@@ -173,7 +180,19 @@ export function readConfigFile(path: string): Partial<BrokerConfig> {
     config.memoryHighWatermarkAbsolute = parseInformationUnit(config.memoryHighWatermarkAbsolute, `config file ${path}: memoryHighWatermarkAbsolute`);
   }
   if (config.tls !== undefined) checkTlsConfig(config.tls, `config file ${path}: tls`);
+  if (config.prometheusPort !== undefined) config.prometheusPort = parseOptionalPort(config.prometheusPort as unknown, `config file ${path}: prometheusPort`);
   return config as Partial<BrokerConfig>;
+}
+
+/** The port RabbitMQ uses for rabbitmq_prometheus, and the `warren` command's default. */
+export const DEFAULT_PROMETHEUS_PORT = 15692;
+
+/** A listener's port: a whole number 0..65535 (0 = any free port), or "off" / false for none. */
+export function parseOptionalPort(value: unknown, what: string): number | false {
+  if (value === false || value === 'off') return false;
+  const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${what}: '${String(value)}' is not a port (0..65535) or "off"`);
+  return n;
 }
 
 /** The memory watermark as MemoryMonitor takes it: bytes when absolute is set, else the share of RAM. */

@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Broker } from './broker.js';
-import { parseInformationUnit, readConfigFile, type BrokerConfig } from './config.js';
+import { DEFAULT_PROMETHEUS_PORT, parseInformationUnit, parseOptionalPort, readConfigFile, type BrokerConfig } from './config.js';
 import { checkTlsConfig } from './tls/tls-options.js';
 import { checkCommand } from './store/lmdb/check-command.js';
 
@@ -34,6 +34,10 @@ Options:
                     (RabbitMQ's verify_peer + fail_if_no_peer_cert; env WARREN_TLS_CA).
                     The config file's "tls" takes every ssl_options setting. SIGHUP reads
                     the certificate, key and CA files again.
+  --prometheus-port N
+                    Prometheus metrics (/metrics, /metrics/per-object, /metrics/detailed) on
+                    this port, 0 = any free port, off = none (default 15692; env
+                    WARREN_PROMETHEUS_PORT)
   --connection-max N         connections open at once, 0 = no limit (default 0;
                              env WARREN_CONNECTION_MAX)
   --connection-max-per-ip N  connections open at once from one address, 0 = no limit
@@ -62,6 +66,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<Broker
       'tls-cert': { type: 'string' },
       'tls-key': { type: 'string' },
       'tls-ca': { type: 'string' },
+      'prometheus-port': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -92,6 +97,9 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<Broker
     config.tls = tls as NonNullable<BrokerConfig['tls']>;
     checkTlsConfig(config.tls, 'TLS settings');
   }
+  const prometheusPort = values['prometheus-port'] ?? env['WARREN_PROMETHEUS_PORT'];
+  if (prometheusPort !== undefined) config.prometheusPort = parseOptionalPort(prometheusPort, 'invalid Prometheus port');
+  else config.prometheusPort ??= DEFAULT_PROMETHEUS_PORT;
   const level = values['log-level'] ?? env['WARREN_LOG_LEVEL'];
   if (level !== undefined) {
     if (!LOG_LEVELS.includes(level)) throw new Error(`invalid log level '${level}' (one of ${LOG_LEVELS.join(', ')})`);

@@ -8,6 +8,7 @@ import { FrameWriter, HEARTBEAT_FRAME } from '../frame/frame-writer.js';
 import { decodeMethod, encodeMethodFrame, type MethodArgsInput, type MethodName } from '../frame/generated/methods.js';
 import { AMQP_0_9_1_HEADER, checkProtocolHeader, classifyProtocolHeader } from '../frame/protocol-header.js';
 import type { Logger } from '../log.js';
+import { ConnectionCounters } from '../metrics/counters.js';
 import type { VHost } from '../vhost/vhost.js';
 import type { Authorizer } from '../access/authorizer.js';
 import { isLoopbackAddress } from '../access/loopback.js';
@@ -67,6 +68,8 @@ export class Connection {
   private handshakeTimer: Timer | undefined;
   private closeTimer: Timer | undefined;
   private readonly onClosedHooks: Array<() => void> = [];
+  /** Bytes and reads from the socket (src/metrics); bytes sent are writer.bytesWritten. */
+  readonly counters: ConnectionCounters;
 
   constructor(
     readonly socket: Socket,
@@ -74,6 +77,7 @@ export class Connection {
     readonly id: number,
   ) {
     const { config } = broker;
+    this.counters = new ConnectionCounters(broker.metrics.nextPid());
     this.channelMax = config.channelMax;
     this.log = broker.log.child({ conn: id, peer: `${socket.remoteAddress}:${socket.remotePort}` });
     // RabbitMQ enforces the spec's minimum frame size until connection.tune-ok.
@@ -165,6 +169,8 @@ export class Connection {
   // ---- input --------------------------------------------------------------------------------
 
   private onData(chunk: Buffer): void {
+    this.counters.recvOct += chunk.length;
+    this.counters.recvCnt++;
     if (this.state === 'closed') return;
     this.lastReceived = this.broker.clock.monotonic();
     if (this.state === 'awaiting-header') {
@@ -399,7 +405,7 @@ export class Connection {
       versionMinor: 9,
       serverProperties: {
         capabilities: F.table(capabilities),
-        cluster_name: F.str('warren@localhost'),
+        cluster_name: F.str(this.broker.identity.cluster),
         copyright: F.str('Copyright (c) Warren contributors'),
         information: F.str('Warren, an AMQP 0-9-1 broker compatible with RabbitMQ'),
         platform: F.str(`Node.js ${process.version}`),

@@ -5,6 +5,7 @@ import { decodeContentHeader, encodeContentHeaderPayload, type BasicProperties }
 import { Message, senderSelectedRoutingKeys } from '../queue/message.js';
 import { parseExpiration } from '../queue/queue-arguments.js';
 import { fieldTypeName } from '../frame/field-table.js';
+import type { ChannelCounters, ChannelExchangeCounters } from '../metrics/counters.js';
 import type { Queue } from '../queue/queue.js';
 import type { Exchange } from '../vhost/exchange.js';
 import type { Connection } from './connection.js';
@@ -19,6 +20,7 @@ export interface ReplySource {
 /** A publish inside a transaction, checked and routed at basic.publish, enqueued at tx.commit. */
 interface HeldPublish {
   args: BasicPublishArgs;
+  exchange: Exchange;
   /** The message as it will be queued (and returned to a mandatory publisher): without BCC. */
   message: Message;
   /** The queues it was routed to, by name: they are looked up again at commit. */
@@ -58,6 +60,7 @@ export class Publisher {
     private readonly channelId: number,
     private readonly conn: Connection,
     private readonly replies: ReplySource,
+    private readonly counters: ChannelCounters,
   ) {}
 
   /** The channel is in confirm mode. */
@@ -65,9 +68,19 @@ export class Publisher {
     return this.confirms !== undefined;
   }
 
+  /** Publishes not confirmed yet (waiting for a store commit). */
+  get unconfirmed(): number {
+    return this.confirms?.unconfirmed ?? 0;
+  }
+
+  /** Publishes held by the transaction until tx.commit. */
+  get uncommitted(): number {
+    return this.held.length;
+  }
+
   /** confirm.select: every later publish gets a sequence number and a confirm. */
   selectConfirms(): void {
-    this.confirms ??= new PublisherConfirms(this.channelId, this.conn.broker.commits, this.conn.writer);
+    this.confirms ??= new PublisherConfirms(this.channelId, this.conn.broker.commits, this.conn.writer, this.conn.vhost!.counters);
   }
 
   /**
@@ -76,21 +89,54 @@ export class Publisher {
    * store for persistent messages on durable queues. Returns true when a store commit holds it.
    */
   publish(args: BasicPublishArgs, header: Buffer, body: Buffer): boolean {
+    const vhost = this.conn.vhost!;
+    // rabbit_channel counts a publish as received before checking it.
+    vhost.counters.received++;
     const { exchange, message: published, cc } = this.accept(args, header, body, false);
     const confirms = this.confirms;
+    if (confirms) vhost.counters.receivedConfirm++;
     const seq = confirms?.next() ?? 0;
+    const counters = this.counters.exchange(exchange);
     const aside = this.routeAside(args, exchange, published, cc);
     if (aside) {
+      this.countRouted(exchange, counters, undefined, args.mandatory);
       if (args.mandatory) this.sendReturn(args, aside.message);
-      confirms?.confirmWhenSafe(seq, aside.durable);
+      confirms?.confirmWhenSafe(seq, aside.durable, counters);
       return aside.durable;
     }
-    const { message, queues, durable, rejected } = this.conn.vhost!.publish(exchange, published, cc);
+    const { message, queues, durable, rejected } = vhost.publish(exchange, published, cc);
+    this.countRouted(exchange, counters, queues, args.mandatory);
     if (queues.size === 0 && args.mandatory) this.sendReturn(args, message);
     // x-overflow=reject-publish: RabbitMQ nacks a message any of its queues refused.
     if (rejected) confirms?.nack(seq);
-    else confirms?.confirmWhenSafe(seq, durable);
+    else confirms?.confirmWhenSafe(seq, durable, counters);
     return durable;
+  }
+
+  /**
+   * Counts a publish routed to queues (none: unroutable, returned if mandatory, else dropped)
+   * as rabbit_channel's deliver_to_queues does: for the channel and exchange, the exchange, each
+   * queue reached and the vhost.
+   */
+  private countRouted(exchange: Exchange, counters: ChannelExchangeCounters, queues: ReadonlySet<Queue> | undefined, mandatory: boolean): void {
+    counters.published++;
+    exchange.counters.publishIn++;
+    if (queues === undefined || queues.size === 0) {
+      const vhostCounters = this.conn.vhost!.counters;
+      if (mandatory) {
+        vhostCounters.unroutableReturned++;
+        counters.unroutableReturned++;
+      } else {
+        vhostCounters.unroutableDropped++;
+        counters.unroutableDropped++;
+      }
+      return;
+    }
+    exchange.counters.publishOut += queues.size;
+    for (const q of queues) {
+      q.counters.published++;
+      counters.queue(q).published++;
+    }
   }
 
   /**
@@ -144,10 +190,14 @@ export class Publisher {
    * message stored), enqueued at commit in the queues routed to that still exist then.
    */
   hold(args: BasicPublishArgs, header: Buffer, body: Buffer): void {
+    const counters = this.conn.vhost!.counters;
+    counters.received++;
     const { exchange, message, cc } = this.accept(args, header, body, true);
+    // RabbitMQ counts a transactional publish as one that expects a confirm.
+    counters.receivedConfirm++;
     const aside = this.routeAside(args, exchange, message, cc);
-    if (aside) this.held.push({ args, message: aside.message, queues: [], durable: aside.durable });
-    else this.held.push({ args, message: message.withoutBcc(), queues: this.conn.vhost!.routeNames(exchange, message, cc), durable: false });
+    if (aside) this.held.push({ args, exchange, message: aside.message, queues: [], durable: aside.durable });
+    else this.held.push({ args, exchange, message: message.withoutBcc(), queues: this.conn.vhost!.routeNames(exchange, message, cc), durable: false });
   }
 
   /** tx.commit: enqueues the held publishes in order; returns go out now. */
@@ -163,6 +213,7 @@ export class Publisher {
         if (q) queues.add(q);
       }
       const { durable, rejected } = vhost.offer(h.message, queues);
+      this.countRouted(h.exchange, this.counters.exchange(h.exchange), queues, h.args.mandatory);
       if (queues.size === 0 && h.args.mandatory) this.sendReturn(h.args, h.message);
       if (durable || h.durable) committed.durable = true;
       if (rejected) committed.rejected = true;

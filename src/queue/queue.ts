@@ -1,6 +1,7 @@
 import type { Clock, Timer } from '../clock.js';
 import type { FieldTable } from '../frame/field-table.js';
 import type { Logger } from '../log.js';
+import { QueueCounters } from '../metrics/counters.js';
 import type { MessageStore, QueueEntry } from '../store/message-store.js';
 import type { Consumer } from './consumer.js';
 import { ConsumerList } from './consumer-list.js';
@@ -94,6 +95,8 @@ export class Queue {
   /** Messages delivered (to consumers or basic.get) and not yet acknowledged. */
   unackedCount = 0;
   deleted = false;
+  /** Publishes, deliveries, gets and acks (src/metrics): counted by the channels that make them. */
+  readonly counters = new QueueCounters();
 
   constructor(
     options: QueueOptions,
@@ -166,6 +169,11 @@ export class Queue {
   /** Ready messages held in memory now (the rest of messageCount is paged out to the store). */
   get readyInMemory(): number {
     return this.ready.inMemory;
+  }
+
+  /** Bytes of the ready messages' bodies, in memory and paged out (RabbitMQ's message_bytes_ready). */
+  get readyBytes(): number {
+    return this.ready.byteSize;
   }
 
   get consumerCount(): number {
@@ -337,9 +345,12 @@ export class Queue {
     this.maybeDispatch();
   }
 
-  /** Takes entries out of the queue for good: dead-lettered when the queue has a DLX. */
+  /**
+   * Takes entries out of the queue for good: dead-lettered when the queue has a DLX (deadLetter
+   * is told either way: RabbitMQ counts messages dropped for want of a DLX too).
+   */
   private remove(entries: QueuedMessage[], reason: DeadLetterReason): void {
-    if (this.settings.deadLetterExchange !== undefined) this.deps.deadLetter(this, entries, reason);
+    this.deps.deadLetter(this, entries, reason);
     for (const entry of entries) if (entry.persisted) this.deps.store.remove(this.storeKey, entry.seq);
   }
 

@@ -1,5 +1,6 @@
 import type { ExchangeType, Router } from '../exchange/exchange-type.js';
 import { fieldString, ownField, type FieldTable } from '../frame/field-table.js';
+import { ExchangeCounters } from '../metrics/counters.js';
 import type { Queue } from '../queue/queue.js';
 
 export type Destination = Queue | Exchange;
@@ -28,6 +29,8 @@ export class Exchange {
    */
   alternateExchange: string | undefined;
   deleted = false;
+  /** Messages clients published to it and copies it routed to queues (src/metrics). */
+  readonly counters = new ExchangeCounters();
 
   constructor(
     readonly vhost: string,

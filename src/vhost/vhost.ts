@@ -6,6 +6,7 @@ import type { ExchangeTypeLookup, RoutingInput } from '../exchange/exchange-type
 import { encodeTable, F, fieldString, fieldTypeName, type FieldTable } from '../frame/field-table.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../clock.js';
+import { VHostCounters, type ChurnCounters } from '../metrics/counters.js';
 import { deadLetterMessage, isDeadLetterCycle } from '../queue/dead-letter.js';
 import { parseQueueArguments, type QueueSettings } from '../queue/queue-arguments.js';
 import { EnqueueResult, Queue, type DeadLetterReason, type QueueDeps, type QueueOptions } from '../queue/queue.js';
@@ -87,6 +88,8 @@ export interface VHostDeps {
   metadata: MetadataStore;
   queueDeps: Omit<QueueDeps, 'onAutoDelete' | 'deadLetter'>;
   nextMessageId: () => number;
+  /** The broker's queue churn counters (declared, created, deleted). */
+  churn: ChurnCounters;
 }
 
 /**
@@ -106,6 +109,8 @@ export class VHost {
   readonly policies: PolicyTable;
   /** The policies that apply to each queue and exchange (absent: none). */
   private readonly applied = new WeakMap<Queue | Exchange, PolicyMatch>();
+  /** What clients publish into this vhost, dead-lettering, and the counts of deleted queues (src/metrics). */
+  readonly counters = new VHostCounters();
 
   constructor(
     readonly name: string,
@@ -237,6 +242,9 @@ export class VHost {
     }
     else if (name.startsWith('amq.')) throw accessRefused(`queue name '${name}' contains reserved prefix 'amq.*'`);
     d.guard?.configure('queue', name);
+    // rabbit_channel counts a declare here, after the permission check and before the
+    // equivalence and argument checks.
+    this.deps.churn.queuesDeclared++;
     const durable = d.durable && !d.exclusive;
     const existing = this.queues.get(name);
     if (existing) {
@@ -270,6 +278,7 @@ export class VHost {
       if (d.autoDelete) throw preconditionFailed(`invalid property 'auto-delete' for ${rs}`);
     }
     const q = this.createQueue({ name, durable, exclusiveOwner: d.exclusive ? d.owner : null, autoDelete: d.autoDelete, arguments: d.arguments, settings });
+    this.deps.churn.queuesCreated++;
     if (durable) this.deps.metadata.putQueue({ vhost: this.name, name, durable: true, autoDelete: d.autoDelete, arguments: encodeTable(d.arguments) });
     return q;
   }
@@ -318,6 +327,8 @@ export class VHost {
   removeQueue(q: Queue): number {
     if (q.deleted) return 0;
     this.queues.delete(q.name);
+    this.deps.churn.queuesDeleted++;
+    this.counters.retire(q);
     for (const b of this.bindings.to(q)) this.removeBinding(b);
     if (q.durable) this.deps.metadata.deleteQueue(this.name, q.name);
     return q.destroy();
@@ -404,6 +415,11 @@ export class VHost {
     if (source.durable && destination.durable) this.deps.metadata.putBinding(this.bindingRecord(source, destination, routingKey, args));
   }
 
+  /** How many bindings have x as their source (exchange-to-exchange ones included). */
+  bindingCountFrom(x: Exchange): number {
+    return this.bindings.from(x).length;
+  }
+
   /** queue.unbind / exchange.unbind: unbinding what is not bound is fine, as in RabbitMQ. */
   unbind(source: Exchange, destination: Destination, routingKey: string, args: FieldTable): void {
     if (source === this.defaultExchange || destination === this.defaultExchange) {
@@ -466,12 +482,15 @@ export class VHost {
   /**
    * Republishes messages that left queue (rejected, expired, maxlen, delivery_limit) to its
    * dead-letter exchange with an updated x-death header (RabbitMQ's dlx guide). A missing DLX
-   * drops them, as RabbitMQ does; cycles without a rejection are cut.
+   * drops them, as RabbitMQ does; cycles without a rejection are cut. Queues report every
+   * message they drop for these reasons, DLX or not, and all are counted.
    */
   deadLetter(queue: Queue, entries: QueuedMessage[], reason: DeadLetterReason): void {
     const dlxName = queue.settings.deadLetterExchange;
+    const dlx = dlxName === undefined ? undefined : this.exchanges.get(dlxName);
+    // Counted whether the messages go anywhere or not (strategy at_most_once or disabled).
+    this.counters.deadLettered.count(queue.isQuorum, dlx !== undefined, reason, entries.length);
     if (dlxName === undefined) return;
-    const dlx = this.exchanges.get(dlxName);
     if (!dlx) {
       this.deps.log.warn({ queue: queue.name, dlx: dlxName }, 'dead-letter exchange not found; message dropped');
       return;

@@ -58,7 +58,9 @@ export function makeQueue(options: HarnessOptions = {}): QueueHarness {
     {
       log: silent, clock, store, memoryWindow: options.window ?? 4096, memoryWindowBytes: options.windowBytes, transientPaging: options.transientPaging,
       onAutoDelete: () => { h.autoDeleted = true; },
-      deadLetter: (_q, entries, reason) => {
+      deadLetter: (q, entries, reason) => {
+        // As VHost.deadLetter: only a queue with a dead-letter exchange republishes.
+        if (q.settings.deadLetterExchange === undefined) return;
         for (const e of entries) h.deadLettered.push([reason, e.msg.body.toString()]);
       },
     },

@@ -9,6 +9,7 @@ export const basicHandlers: ChannelHandlers = {
   'basic.publish': (ch, args) => {
     if (args.immediate) throw new ConnectionError(ReplyCode.NOT_IMPLEMENTED, 'immediate=true');
     ch.conn.markPublisher();
+    ch.counters.publisher = true;
     ch.assembler.start(60, 40, args);
   },
 
@@ -58,7 +59,7 @@ export const basicHandlers: ChannelHandlers = {
     ch.access.read('queue', name);
     const queue = ch.vhost.getQueue(name, ch.conn);
     const entry = queue.take();
-    if (!entry) ch.send('basic.get-empty', { reserved1: '' });
+    if (!entry) ch.getEmpty(queue);
     else ch.deliverGet(queue, entry, args.noAck);
   },
 

@@ -38,6 +38,7 @@ export function handleConnectionMethod(conn: Connection, method: Method): void {
           throttle.succeeded(peer);
         }
       }
+      conn.broker.metrics.authAttempt('amqp091', username !== undefined);
       if (username === undefined) {
         // With authentication_failure_close (which RabbitMQ advertises) the client gets a close.
         throw new ConnectionError(
