@@ -22,6 +22,8 @@ import { openLmdbStore } from './store/lmdb/index.js';
 import { openMemoryStore } from './store/memory-store.js';
 import type { Store } from './store/message-store.js';
 import { VHost } from './vhost/vhost.js';
+import { configUsersAuth } from './management/config-auth.js';
+import { ManagementServer } from './management/server.js';
 
 /**
  * The composition root: builds config, logger, clock, store and vhosts, recovers durable state,
@@ -39,6 +41,15 @@ export class Broker implements BrokerContext {
   readonly vhosts = new Map<string, VHost>();
   readonly connections = new Set<Connection>();
   readonly limits: ConnectionLimits;
+  /**
+   * The management HTTP API (src/management); listening from listen() on unless
+   * config.managementPort is 'off'. Its auth, stats and routes may be replaced before then.
+   */
+  readonly management: ManagementServer;
+  /** Every listener up now (AMQP, management, ...), as /api/overview and the health checks report them. */
+  readonly listeners: ListenerInfo[] = [];
+  /** The management API's base URL once it listens (http://host:port). */
+  managementUrl: string | undefined;
   private server: Server | undefined;
   /** Sockets refused since the last warning about it (logged at most every REFUSAL_LOG_MS). */
   private refused = { count: 0, loggedAt: -Infinity };
@@ -90,6 +101,7 @@ export class Broker implements BrokerContext {
         nextMessageId: () => this.nextMessageId(),
       }));
     }
+    this.management = new ManagementServer(this, { auth: configUsersAuth(this.config) });
     this.recover();
   }
 
@@ -222,8 +234,31 @@ export class Broker implements BrokerContext {
     }
   }
 
-  /** Starts listening; resolves with the bound port. */
-  listen(): Promise<number> {
+  /**
+   * Starts the AMQP listener, then the management API (unless its port is 'off'), and logs
+   * "Server startup complete" once both are up (testcontainers wait for that line, as they do
+   * for RabbitMQ's). Resolves with the AMQP port.
+   */
+  async listen(): Promise<number> {
+    const port = await this.listenAmqp();
+    const managementPort = this.config.managementPort;
+    if (managementPort !== 'off') {
+      let bound: number;
+      try {
+        bound = await this.management.listen(managementPort, this.config.host);
+      } catch (err) {
+        this.server?.close();
+        throw err;
+      }
+      this.listeners.push({ protocol: 'http', ip: this.config.host, port: bound });
+      this.managementUrl = `http://${urlHost(this.config.host)}:${bound}`;
+      this.log.info({ host: this.config.host, port: bound }, `management API listening on ${this.config.host}:${bound}`);
+    }
+    this.log.info('Server startup complete');
+    return port;
+  }
+
+  private listenAmqp(): Promise<number> {
     return new Promise((resolve, reject) => {
       const server = createServer({ noDelay: true }, (socket) => this.accept(socket));
       this.server = server;
@@ -233,12 +268,21 @@ export class Broker implements BrokerContext {
         // An accept that fails (EMFILE, ENFILE) must not take the broker down.
         server.on('error', (err) => this.log.error({ err: err.message }, 'listener error'));
         const port = (server.address() as AddressInfo).port;
+        this.listeners.push({ protocol: 'amqp', ip: this.config.host, port });
         this.log.info({ host: this.config.host, port }, `warren listening on ${this.config.host}:${port}`);
         this.memory.start();
         this.disk?.start();
         resolve(port);
       });
     });
+  }
+
+  /** The resource alarms in effect (RabbitMQ's memory and disk alarms); a failed store commit counts as disk. */
+  get alarms(): Array<'memory' | 'disk'> {
+    const out: Array<'memory' | 'disk'> = [];
+    if (this.memory.isAlarmed) out.push('memory');
+    if (this.storeBroken || this.diskAlarmed) out.push('disk');
+    return out;
   }
 
   private accept(socket: Socket): void {
@@ -289,6 +333,7 @@ export class Broker implements BrokerContext {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.log.info('shutting down');
+      const managementClosed = this.management.close();
       this.memory.stop();
       this.disk?.stop();
       this.pager.stop();
@@ -303,6 +348,7 @@ export class Broker implements BrokerContext {
       await Promise.race([Promise.all(closed), new Promise((r) => setTimeout(r, this.config.closeTimeout).unref())]);
       for (const conn of this.connections) conn.destroy();
       await serverClosed;
+      await managementClosed;
       await this.store.close();
       if (this.cleanShutdownMarker) writeFileSync(this.cleanShutdownMarker, new Date().toISOString());
     })();
@@ -313,6 +359,20 @@ export class Broker implements BrokerContext {
 const STORE_RESUME_INTERVAL_MS = 1000;
 const REFUSAL_LOG_MS = 10_000;
 
+/** A listener as RabbitMQ's rabbit_networking reports it. */
+export interface ListenerInfo {
+  /** 'amqp', 'http' (the management API), ... */
+  protocol: string;
+  ip: string;
+  port: number;
+}
+
+/** host as written in a URL: the wildcard address means this machine. */
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return 'localhost';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
@@ -321,14 +381,20 @@ export interface RunningBroker {
   /** amqp://guest:guest@host:port */
   url: string;
   port: number;
+  /** http://host:port of the management API, when managementPort was given (not 'off'). */
+  managementUrl: string | undefined;
   broker: Broker;
   close(): Promise<void>;
 }
 
-/** Starts a broker (e.g. `await startBroker({ port: 0 })` in a test suite). */
+/**
+ * Starts a broker (e.g. `await startBroker({ port: 0 })` in a test suite). The management API
+ * is off unless managementPort is given (0: any free port), so test brokers do not compete for
+ * port 15672.
+ */
 export async function startBroker(options: BrokerOptions = {}): Promise<RunningBroker> {
-  const broker = new Broker({ host: '127.0.0.1', logLevel: 'warn', ...options });
+  const broker = new Broker({ host: '127.0.0.1', logLevel: 'warn', ...options, managementPort: options.managementPort ?? 'off' });
   const port = await broker.listen();
   const host = broker.config.host === '0.0.0.0' ? 'localhost' : broker.config.host;
-  return { url: `amqp://guest:guest@${host}:${port}`, port, broker, close: () => broker.close() };
+  return { url: `amqp://guest:guest@${host}:${port}`, port, managementUrl: broker.managementUrl, broker, close: () => broker.close() };
 }

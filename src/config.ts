@@ -10,7 +10,15 @@ export interface UserConfig {
   password: string;
   /** vhosts this user may open; default: all. */
   vhosts?: string[];
+  /**
+   * RabbitMQ's user tags; administrator, monitoring, policymaker and management open the
+   * management API (default none; the default guest user is an administrator).
+   */
+  tags?: string[];
 }
+
+/** The node name Warren reports (RabbitMQ's rabbit@host): connection.start's cluster_name, the management API. */
+export const NODE_NAME = 'warren@localhost';
 
 export interface BrokerConfig {
   host: string;
@@ -57,6 +65,11 @@ export interface BrokerConfig {
   closeTimeout: number;
   /** Milliseconds a client has to complete the handshake (RabbitMQ's handshake_timeout). */
   handshakeTimeout: number;
+  /**
+   * Port of the management HTTP API (RabbitMQ's management.tcp.port), on the same host as AMQP;
+   * 0 takes any free port, 'off' disables it. The CLI's default is 15672; startBroker's is 'off'.
+   */
+  managementPort: number | 'off';
   /** Product/version strings advertised in connection.start. */
   product: string;
   version: string;
@@ -76,7 +89,7 @@ export const DEFAULT_CONFIG: BrokerConfig = {
   port: 5672,
   dataDir: undefined,
   logLevel: 'info',
-  users: [{ username: 'guest', password: 'guest' }],
+  users: [{ username: 'guest', password: 'guest', tags: ['administrator'] }],
   vhosts: ['/'],
   loopbackUsers: ['guest'],
   frameMax: 131072,
@@ -94,6 +107,7 @@ export const DEFAULT_CONFIG: BrokerConfig = {
   connectionMaxPerIp: 0,
   closeTimeout: 3000,
   handshakeTimeout: 10000,
+  managementPort: 15672,
   product: 'RabbitMQ',
   version: '3.10.8',
 };

@@ -86,6 +86,11 @@ export class DiskMonitor {
     if (this.running) this.timer = this.clock.setTimeout(() => this.check(), ms);
   }
 
+  /** Free bytes at the last check (undefined before the first one). */
+  get freeBytes(): number | undefined {
+    return this.free;
+  }
+
   get isAlarmed(): boolean {
     return this.alarmed;
   }

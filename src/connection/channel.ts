@@ -59,10 +59,14 @@ export class Channel implements ConsumerHost {
   /** The last queue this channel declared; '' in later methods means this one. */
   lastQueueName: string | null = null;
 
+  /** When the channel was opened (wall clock ms). */
+  readonly createdAt: number;
+
   constructor(
     readonly id: number,
     readonly conn: Connection,
   ) {
+    this.createdAt = conn.broker.clock.now();
     this.assembler = new ContentAssembler(conn.broker.config.maxMessageSize);
     this.publisher = new Publisher(id, conn, this);
   }
@@ -107,7 +111,7 @@ export class Channel implements ConsumerHost {
   private track(tag: number, queue: Queue, entry: QueuedMessage, consumer: Consumer | null): void {
     this.unacked.set(tag, { tag, queue, entry, consumer, at: this.conn.broker.clock.monotonic() });
     this.armAckTimeout();
-    queue.delivered();
+    queue.delivered(entry);
   }
 
   /** Takes the next delivery tag (for deliveries outside queues: direct reply-to). */
@@ -249,6 +253,13 @@ export class Channel implements ConsumerHost {
 
   // ---- transactions -------------------------------------------------------------------------
 
+  /** Acknowledgements held by the open transaction (RabbitMQ's acks_uncommitted). */
+  get uncommittedAcks(): number {
+    let n = 0;
+    for (const a of this.txAcks) n += a.deliveries.length;
+    return n;
+  }
+
   /** tx.commit: applies the acknowledgements held by the transaction, in order. */
   commitAcks(): void {
     const acks = this.txAcks;
@@ -330,7 +341,7 @@ function groupByQueue(deliveries: Delivery[]): Map<Queue, QueuedMessage[]> {
 }
 
 /** A quorum queue tells every delivery how often the message was returned (x-delivery-count). */
-function withDeliveryCount(entry: QueuedMessage): Buffer {
+export function withDeliveryCount(entry: QueuedMessage): Buffer {
   const props = entry.msg.properties;
   const headers = { ...(props.headers ?? {}), 'x-delivery-count': F.int64(entry.deliveryCount) };
   return encodeContentHeaderPayload(60, entry.msg.body.length, { ...props, headers });

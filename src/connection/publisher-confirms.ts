@@ -35,6 +35,11 @@ export class PublisherConfirms {
     private readonly out: FrameSink,
   ) {}
 
+  /** Publishes not yet confirmed: waiting for the store, or for this tick's ack/nack to go out. */
+  get unconfirmed(): number {
+    return this.awaitingDisk.length - this.awaitingDiskHead + this.readyAcks.length + this.readyNacks.length;
+  }
+
   /** Assigns the next publish sequence number. */
   next(): number {
     return ++this.seq;

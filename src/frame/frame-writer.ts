@@ -46,6 +46,8 @@ export class FrameWriter {
   onError?: (err: unknown) => void;
   private discarded = false;
 
+  /** Writes handed to the sink so far (RabbitMQ's send_cnt). */
+  writes = 0;
   private items: Item[] = [];
   private bytes = 0;
   private flushed = 0;
@@ -139,6 +141,7 @@ export class FrameWriter {
     this.items = [];
     this.flushed += this.bytes;
     this.bytes = 0;
+    this.writes++;
     const ok = this.sink.write(out);
     this.onFlush?.();
     return ok;

@@ -109,6 +109,13 @@ export class VHost {
     return x;
   }
 
+  /** The exchange a publish names, if it exists and may be published to (404 / 403, basic.publish's checks). */
+  publishableExchange(name: string): Exchange {
+    const exchange = this.getExchange(name);
+    if (exchange.internal) throw accessRefused(`cannot publish to internal ${this.rs('exchange', name)}`);
+    return exchange;
+  }
+
   declareExchange(d: ExchangeDeclare): Exchange {
     if (d.passive) {
       if (d.name === '') throw accessRefused('operation not permitted on the default exchange');
@@ -283,6 +290,26 @@ export class VHost {
     source.router.bind(destination, routingKey, args);
     this.bindings.add({ source, destination, routingKey, args });
     if (source.durable && destination.durable) this.deps.metadata.putBinding(this.bindingRecord(source, destination, routingKey, args));
+  }
+
+  /** Every binding of the vhost (the default exchange's implicit ones are not bindings here). */
+  listBindings(): Binding[] {
+    return this.bindings.all();
+  }
+
+  /** Bindings whose source is exchange. */
+  bindingsFrom(exchange: Exchange): Binding[] {
+    return this.bindings.from(exchange);
+  }
+
+  /** Bindings whose destination is d. */
+  bindingsTo(d: Destination): Binding[] {
+    return this.bindings.to(d);
+  }
+
+  /** The binding with exactly these fields, if any. */
+  findBinding(source: Exchange, destination: Destination, routingKey: string, args: FieldTable): Binding | undefined {
+    return this.bindings.get(source, destination, routingKey, args);
   }
 
   /** queue.unbind / exchange.unbind: unbinding what is not bound is fine, as in RabbitMQ. */

@@ -4,7 +4,7 @@ export const exchangeHandlers: ChannelHandlers = {
   'exchange.declare': (ch, args) => {
     ch.vhost.declareExchange({
       name: args.exchange, type: args.type, passive: args.passive, durable: args.durable,
-      autoDelete: args.autoDelete, internal: args.internal, arguments: args.arguments,
+      autoDelete: args.autoDelete, internal: args.internal, arguments: args.arguments, actingUser: ch.conn.username,
     });
     if (!args.noWait) ch.send('exchange.declare-ok', {});
   },
