@@ -102,8 +102,8 @@ export function formatQueue(vhost: string, q: Queue, stats: MessageStatsSource, 
     vhost,
   };
   if (q.isQuorum) Object.assign(out, { leader: NODE, members: [NODE], online: [NODE] });
-  if (q.exclusiveOwner !== null) out['owner_pid_details'] = connectionDetails(q.exclusiveOwner as Connection);
   if (detail) {
+    if (q.exclusiveOwner !== null) out['owner_pid_details'] = connectionDetails(q.exclusiveOwner as Connection);
     out['consumer_details'] = q.consumerList.map((c) => formatConsumer(c));
     out['deliveries'] = [];
     out['incoming'] = [];

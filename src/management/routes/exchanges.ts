@@ -112,8 +112,11 @@ async function publish(ctx: RequestContext): Promise<Reply> {
 function decodePayload(payload: string, encoding: unknown): Buffer {
   if (encoding === 'string') return Buffer.from(payload, 'utf8');
   if (encoding === 'base64') {
+    // Whitespace is skipped; the rest must be whole, padded groups of four.
     const clean = payload.replace(/[\r\n\t ]/g, '');
-    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(clean) || (clean.length % 4 === 1)) throw badRequest(['not_base64', payload]);
+    if (clean.length % 4 !== 0 || !/^[A-Za-z0-9+/]*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(clean)) {
+      throw badRequest(['not_base64', payload]);
+    }
     return Buffer.from(clean, 'base64');
   }
   throw badRequest(['unsupported_encoding', encoding as Json]);

@@ -11,7 +11,7 @@ import { FD_RESERVE } from '../../connection-limits.js';
 import { statfsFreeSpace } from '../../disk-monitor.js';
 import { sampleProcessMemory } from '../../memory-monitor.js';
 import { NODE } from '../format.js';
-import { objectNotFound, ok, type Reply } from '../http.js';
+import { HttpError, ok, type Reply } from '../http.js';
 import { AUTH_MECHANISMS, exchangeTypes, webContext } from '../identity.js';
 import { float, noRate, type Json } from '../json.js';
 import { asMap, listReply, objectReply } from '../query.js';
@@ -120,7 +120,8 @@ function list(ctx: RequestContext): Reply {
 }
 
 function show(ctx: RequestContext): Reply {
-  if (ctx.params['node'] !== NODE) throw objectNotFound();
+  // RabbitMQ's handler crashes on a node it does not know.
+  if (ctx.params['node'] !== NODE) throw new HttpError(500, null);
   return ok(objectReply(formatNode(ctx), ctx.query));
 }
 
