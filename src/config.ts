@@ -135,6 +135,10 @@ export function readConfigFile(path: string): Partial<BrokerConfig> {
   if (unknown.length) throw new Error(`config file ${path}: unknown setting(s) ${unknown.join(', ')}`);
   const config = parsed as Partial<BrokerConfig> & { diskFreeLimit?: number | string; memoryHighWatermarkAbsolute?: number | string };
   if (config.diskFreeLimit !== undefined) config.diskFreeLimit = parseInformationUnit(config.diskFreeLimit, `config file ${path}: diskFreeLimit`);
+  const mp = config.managementPort as unknown;
+  if (mp !== undefined && mp !== 'off' && !(typeof mp === 'number' && Number.isInteger(mp) && mp >= 0 && mp <= 65535)) {
+    throw new Error(`config file ${path}: managementPort must be a port number (0 for any free one) or "off"`);
+  }
   if (config.memoryHighWatermarkAbsolute !== undefined) {
     config.memoryHighWatermarkAbsolute = parseInformationUnit(config.memoryHighWatermarkAbsolute, `config file ${path}: memoryHighWatermarkAbsolute`);
   }

@@ -26,6 +26,10 @@ Options:
                     vm_memory_high_watermark.absolute: 1GB, 512MiB (env
                     WARREN_MEMORY_HIGH_WATERMARK_ABSOLUTE)
   --config FILE     JSON file with settings such as users and vhosts (env WARREN_CONFIG)
+  --management-port N
+                    port of the management HTTP API (RabbitMQ's), on the same host;
+                    0 = any free port, off = no management API (default 15672; env
+                    WARREN_MANAGEMENT_PORT)
   --connection-max N         connections open at once, 0 = no limit (default 0;
                              env WARREN_CONNECTION_MAX)
   --connection-max-per-ip N  connections open at once from one address, 0 = no limit
@@ -50,6 +54,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<Broker
       config: { type: 'string' },
       'connection-max': { type: 'string' },
       'connection-max-per-ip': { type: 'string' },
+      'management-port': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -63,6 +68,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<Broker
     if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`invalid port '${port}'`);
     config.port = n;
   }
+  const managementPort = values['management-port'] ?? env['WARREN_MANAGEMENT_PORT'];
+  if (managementPort !== undefined) config.managementPort = parseManagementPort(managementPort);
   const host = values.host ?? env['WARREN_HOST'];
   if (host !== undefined) config.host = host;
   config.dataDir = values['data-dir'] ?? env['WARREN_DATA_DIR'] ?? config.dataDir ?? './warren-data';
@@ -88,6 +95,14 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<Broker
   const absolute = values['memory-high-watermark-absolute'] ?? env['WARREN_MEMORY_HIGH_WATERMARK_ABSOLUTE'];
   if (absolute !== undefined) config.memoryHighWatermarkAbsolute = parseInformationUnit(absolute, 'invalid absolute memory high watermark');
   return config;
+}
+
+/** A management port: 0..65535, or 'off'. */
+function parseManagementPort(value: string): number | 'off' {
+  if (value === 'off') return 'off';
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`invalid management port '${value}' (a port, 0 for any free one, or off)`);
+  return n;
 }
 
 function count(flag: string, value: string): number {
