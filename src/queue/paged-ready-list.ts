@@ -181,6 +181,11 @@ export class PagedReadyList {
     return this.window.peek();
   }
 
+  /** The head if the window holds it; nothing is read from the store. */
+  peekWindow(): QueuedMessage | undefined {
+    return this.window.peek();
+  }
+
   /** The window has as many messages, or as many bytes, as it may hold. */
   private get windowFull(): boolean {
     return this.window.length >= this.windowSize || this.windowMemory >= this.windowBytes;

@@ -158,9 +158,12 @@ export class Queue {
     return this.consumers.all;
   }
 
-  /** The next message a consumer or basic.get would take, if any (not taken). */
+  /**
+   * The next message a consumer or basic.get would take (not taking it), if it is in memory:
+   * nothing is read back from the store for a look.
+   */
   peekHead(): QueuedMessage | undefined {
-    return this.ready.peek();
+    return this.ready.peekWindow();
   }
 
   get isQuorum(): boolean {
