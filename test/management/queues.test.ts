@@ -98,7 +98,7 @@ describe('management API: queues', () => {
       expect(got[0].payload).to.equal('bad');
       const dead = await ch.get('h.dlq', { noAck: true });
       expect(dead && dead.content.toString()).to.equal('bad');
-      const death = (dead as amqp.GetMessage).properties.headers!['x-death'][0];
+      const death = (dead as amqp.GetMessage).properties.headers!['x-death']![0]!;
       expect([death.reason, death.queue]).to.deep.equal(['rejected', 'h.dl']);
       expect((await b.api('GET', '/api/queues/%2F/h.dl')).json.messages).to.equal(0);
     });
