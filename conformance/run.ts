@@ -8,7 +8,8 @@
  *
  * Options: --filter TEXT (substring of area/name; a /regex/ also works; repeatable),
  * --jobs N (cases run concurrently, default 4), --timeout MS (per case), --verbose (print whole
- * traces of failures), --list.
+ * traces of failures), --list, --mgmt URL / --ref-mgmt URL / --cand-mgmt URL (the management API
+ * the policy cases set policies through; default: the AMQP port + 10000, lib/management.ts).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -36,6 +37,9 @@ interface Options {
   timeoutMs?: number;
   verbose: boolean;
   list: boolean;
+  mgmt?: string;
+  refMgmt?: string;
+  candMgmt?: string;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -57,6 +61,9 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--timeout') o.timeoutMs = Number(val());
     else if (a === '--verbose' || a === '-v') o.verbose = true;
     else if (a === '--list') o.list = true;
+    else if (a === '--mgmt') o.mgmt = val();
+    else if (a === '--ref-mgmt') o.refMgmt = val();
+    else if (a === '--cand-mgmt') o.candMgmt = val();
     else if (!a.startsWith('-')) o.filters.push(a);
     else throw new Error(`unknown option ${a}`);
   }
@@ -115,9 +122,9 @@ class Janitor {
   }
 }
 
-async function runCase(c: Case, url: string, janitor: Janitor, timeoutMs: number | undefined): Promise<{ trace: Json; ms: number }> {
+async function runCase(c: Case, url: string, janitor: Janitor, timeoutMs: number | undefined, mgmtUrl?: string): Promise<{ trace: Json; ms: number }> {
   const token = randomBytes(4).toString('hex');
-  const t = new CaseContext(url, c.name, token);
+  const t = new CaseContext(url, c.name, token, mgmtUrl);
   const started = Date.now();
   const limit = timeoutMs ?? c.timeoutMs ?? 8000;
   let timer: NodeJS.Timeout | undefined;
@@ -133,6 +140,7 @@ async function runCase(c: Case, url: string, janitor: Janitor, timeoutMs: number
   } finally {
     clearTimeout(timer);
     await t.closeAll().catch(() => {});
+    await t.deletePolicies().catch(() => {});
     await janitor.clean(t.queues, t.exchanges);
   }
   return { trace: normaliseTrace(t.trace, token), ms: Date.now() - started };
@@ -215,7 +223,7 @@ async function main(): Promise<number> {
     const janitor = new Janitor(ref);
     const runs: Array<Array<{ trace: Json; ms: number }>> = [];
     for (let r = 0; r < o.repeat; r++) {
-      runs.push(await pool(cases, o.jobs, (c) => runCase(c, ref, janitor, o.timeoutMs), () => {}));
+      runs.push(await pool(cases, o.jobs, (c) => runCase(c, ref, janitor, o.timeoutMs, o.refMgmt), () => {}));
     }
     await janitor.close();
     const identity = await serverIdentity(ref);
@@ -250,7 +258,7 @@ async function main(): Promise<number> {
       cases,
       o.jobs,
       async (c) => {
-        const [a, b] = await Promise.all([runCase(c, ref, jr, o.timeoutMs), runCase(c, cand, jc, o.timeoutMs)]);
+        const [a, b] = await Promise.all([runCase(c, ref, jr, o.timeoutMs, o.refMgmt), runCase(c, cand, jc, o.timeoutMs, o.candMgmt)]);
         return { a, b };
       },
       (c, { a, b }) => {
@@ -263,11 +271,14 @@ async function main(): Promise<number> {
     await jc.close();
   } else {
     let url = o.url;
+    let mgmt = o.mgmt;
     let stop: (() => Promise<void>) | undefined;
     if (!url) {
       const { startBroker } = await import('../src/broker.js');
       const b = await startBroker({ port: 0, logLevel: 'silent' });
       url = b.url;
+      // Warren's management API, once it serves one (the policy cases set policies through it).
+      mgmt ??= (b as unknown as { managementUrl?: string }).managementUrl ?? 'none';
       stop = () => b.close();
     }
     const golden = new Map<Area, GoldenFile | undefined>(AREAS.map((a) => [a, loadGolden(a)]));
@@ -277,7 +288,7 @@ async function main(): Promise<number> {
     await pool(
       cases,
       o.jobs,
-      (c) => runCase(c, url as string, janitor, o.timeoutMs),
+      (c) => runCase(c, url as string, janitor, o.timeoutMs, mgmt),
       (c, r) => {
         const g = golden.get(c.area)?.cases[c.name];
         if (!g) {

@@ -12,15 +12,19 @@ import { ReplyCode, replyText } from './errors.js';
 import { defaultExchangeTypes, type ExchangeTypeRegistry } from './exchange/exchange-type-registry.js';
 import { decodeTable } from './frame/field-table.js';
 import { createLogger, type Logger } from './log.js';
+import { LoginThrottle } from './login-throttle.js';
 import { collectGarbage, MemoryMonitor, sampleProcessMemory } from './memory-monitor.js';
 import { CommitBatcher } from './queue/commit-batcher.js';
 import { Message, senderSelectedRoutingKeys } from './queue/message.js';
 import { TRANSIENT_PREFIX } from './queue/paged-ready-list.js';
 import type { Queue } from './queue/queue.js';
 import { TransientPager } from './queue/transient-pager.js';
+import { TlsListener } from './tls/tls-listener.js';
+import { checkTlsConfig, DEFAULT_TLS_PORT } from './tls/tls-options.js';
 import { openLmdbStore } from './store/lmdb/index.js';
 import { openMemoryStore } from './store/memory-store.js';
 import type { Store } from './store/message-store.js';
+import { PolicyOperations } from './policy/policy-operations.js';
 import { VHost } from './vhost/vhost.js';
 import { configUsersAuth } from './management/config-auth.js';
 import { ManagementServer } from './management/server.js';
@@ -50,6 +54,9 @@ export class Broker implements BrokerContext {
   readonly listeners: ListenerInfo[] = [];
   /** The management API's base URL once it listens (http://host:port). */
   managementUrl: string | undefined;
+  /** Policies and operator policies: set, delete, list, and what applies to a queue or exchange. */
+  readonly policies: PolicyOperations;
+  readonly loginThrottle: LoginThrottle;
   private server: Server | undefined;
   /** Sockets refused since the last warning about it (logged at most every REFUSAL_LOG_MS). */
   private refused = { count: 0, loggedAt: -Infinity };
@@ -59,7 +66,9 @@ export class Broker implements BrokerContext {
   constructor(options: BrokerOptions = {}) {
     const { clock, logger, freeDiskSpace, fdProbe, ...rest } = options;
     this.config = resolveConfig(rest);
-    this.limits = new ConnectionLimits(this.config, fdProbe);
+    if (this.config.tls) checkTlsConfig(this.config.tls, 'tls');
+    this.limits = new ConnectionLimits(this.config, fdProbe, () => this.clock.monotonic());
+    this.loginThrottle = new LoginThrottle(this.config.loginFailureLimit, () => this.clock.monotonic());
     this.log = logger ?? createLogger(this.config.logLevel);
     this.clock = clock ?? new SystemClock((err) => this.log.error({ err }, 'error in a timer callback (the broker goes on)'));
     if (this.config.dataDir) {
@@ -101,8 +110,17 @@ export class Broker implements BrokerContext {
         nextMessageId: () => this.nextMessageId(),
       }));
     }
+    this.policies = new PolicyOperations(this.vhosts, this.store.metadata, this.log);
     this.management = new ManagementServer(this, { auth: configUsersAuth(this.config) });
     this.recover();
+    // Policies from the config file (RabbitMQ's definitions shape), applied and stored at each
+    // boot like a definitions file: after recovery, so they act on recovered queues at once.
+    try {
+      this.policies.apply('policy', this.config.policies);
+    } catch (err) {
+      void this.store.close();
+      throw err;
+    }
   }
 
   /** Why publishers are blocked now (RabbitMQ's alarm reasons), if they are. */
@@ -193,6 +211,7 @@ export class Broker implements BrokerContext {
     if (marker) rmSync(marker, { force: true });
     // Transient messages paged out under memory pressure do not survive a restart.
     for (const key of this.store.messages.queues()) if (key.startsWith(TRANSIENT_PREFIX)) this.store.messages.deleteQueue(key);
+    const policies = this.policies.recover();
     const { exchanges, queues, bindings } = this.store.metadata.load();
     for (const r of exchanges) {
       const vhost = this.vhosts.get(r.vhost);
@@ -229,15 +248,15 @@ export class Broker implements BrokerContext {
       const cc = senderSelectedRoutingKeys(msg.properties.headers);
       vhost.recoverDelayed(x, msg, cc, record);
     }
-    if (queues.length || exchanges.length) {
-      this.log.info({ exchanges: exchanges.length, queues: queues.length, messages, crashed, ms: Date.now() - started }, 'recovered durable state');
+    if (queues.length || exchanges.length || policies) {
+      this.log.info({ exchanges: exchanges.length, queues: queues.length, messages, policies, crashed, ms: Date.now() - started }, 'recovered durable state');
     }
   }
 
   /**
-   * Starts the AMQP listener, then the management API (unless its port is 'off'), and logs
-   * "Server startup complete" once both are up (testcontainers wait for that line, as they do
-   * for RabbitMQ's). Resolves with the AMQP port.
+   * Starts the AMQP listener (and AMQPS with `tls`), then the management API (unless its port
+   * is 'off'), and logs "Server startup complete" once all are up (testcontainers wait for that
+   * line, as they do for RabbitMQ's). Resolves with the AMQP port.
    */
   async listen(): Promise<number> {
     const port = await this.listenAmqp();
@@ -272,7 +291,7 @@ export class Broker implements BrokerContext {
         this.log.info({ host: this.config.host, port }, `warren listening on ${this.config.host}:${port}`);
         this.memory.start();
         this.disk?.start();
-        resolve(port);
+        this.listenTls().then(() => resolve(port), reject);
       });
     });
   }
@@ -285,15 +304,61 @@ export class Broker implements BrokerContext {
     return out;
   }
 
+  /** The AMQPS listener's port, once listening (only with `tls` configured). */
+  tlsPort: number | undefined;
+  private tlsListener: TlsListener | undefined;
+
+  private async listenTls(): Promise<void> {
+    const tls = this.config.tls;
+    if (!tls) return;
+    this.tlsListener = new TlsListener(tls, {
+      log: this.log,
+      clock: this.clock,
+      handshakeTimeout: this.config.handshakeTimeout,
+      admit: (socket) => this.admit(socket),
+      accept: (socket) => this.startConnection(socket),
+    });
+    this.tlsPort = await this.tlsListener.listen(this.config.host, tls.port ?? DEFAULT_TLS_PORT);
+    this.listeners.push({ protocol: 'amqp/ssl', ip: this.config.host, port: this.tlsPort });
+    this.log.info({ host: this.config.host, port: this.tlsPort }, `warren listening for AMQPS on ${this.config.host}:${this.tlsPort}`);
+  }
+
+  /**
+   * Reads the TLS certificate, key and CA files again: new handshakes use them, connections
+   * already open keep theirs. Throws (and keeps the old ones) if a file is missing or bad.
+   */
+  reloadTls(): void {
+    if (!this.tlsListener) throw new Error('TLS is not configured');
+    this.tlsListener.reload();
+  }
+
   private accept(socket: Socket): void {
+    if (this.admit(socket)) this.startConnection(socket);
+  }
+
+  /**
+   * Whether a new socket may become a connection (connection limits, file descriptors); a
+   * refused one is closed at once. The slot it takes is given back when the socket closes.
+   */
+  private admit(socket: Socket): boolean {
     if (this.closing) {
       socket.destroy();
-      return;
+      return false;
     }
     const address = socket.remoteAddress ?? '';
     const refusal = this.limits.admit(address);
     if (refusal) {
       this.refuse(socket, address, refusal);
+      return false;
+    }
+    socket.once('close', () => this.limits.release(address));
+    return true;
+  }
+
+  /** An admitted socket (plain, or TLS after its handshake) becomes an AMQP connection. */
+  private startConnection(socket: Socket): void {
+    if (this.closing) {
+      socket.destroy();
       return;
     }
     const conn = new Connection(socket, this, ++this.connectionIds);
@@ -305,10 +370,7 @@ export class Broker implements BrokerContext {
     conn.onOpen(() => {
       if (this.blockedReason) conn.block(this.blockedReason);
     });
-    conn.onClosed(() => {
-      this.connections.delete(conn);
-      this.limits.release(address);
-    });
+    conn.onClosed(() => this.connections.delete(conn));
   }
 
   /**
@@ -344,7 +406,10 @@ export class Broker implements BrokerContext {
         if (conn.state === 'closed') resolve();
       }));
       // Stop accepting now; the server's close callback fires once every socket is gone.
-      const serverClosed = new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+      const serverClosed = Promise.all([
+        new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve())),
+        this.tlsListener?.close(),
+      ]);
       await Promise.race([Promise.all(closed), new Promise((r) => setTimeout(r, this.config.closeTimeout).unref())]);
       for (const conn of this.connections) conn.destroy();
       await serverClosed;
@@ -383,6 +448,8 @@ export interface RunningBroker {
   port: number;
   /** http://host:port of the management API, when managementPort was given (not 'off'). */
   managementUrl: string | undefined;
+  /** The AMQPS port, with `tls` configured. */
+  tlsPort: number | undefined;
   broker: Broker;
   close(): Promise<void>;
 }
@@ -396,5 +463,5 @@ export async function startBroker(options: BrokerOptions = {}): Promise<RunningB
   const broker = new Broker({ host: '127.0.0.1', logLevel: 'warn', ...options, managementPort: options.managementPort ?? 'off' });
   const port = await broker.listen();
   const host = broker.config.host === '0.0.0.0' ? 'localhost' : broker.config.host;
-  return { url: `amqp://guest:guest@${host}:${port}`, port, managementUrl: broker.managementUrl, broker, close: () => broker.close() };
+  return { url: `amqp://guest:guest@${host}:${port}`, port, tlsPort: broker.tlsPort, managementUrl: broker.managementUrl, broker, close: () => broker.close() };
 }

@@ -43,17 +43,31 @@ export class SystemClock implements Clock {
   }
 
   setTimeout(fn: () => void, ms: number): Timer {
-    const handle = setTimeout(() => {
-      try {
-        fn();
-      } catch (err) {
-        this.onError(err);
-      }
-    }, Math.max(0, ms));
-    handle.unref?.();
+    // Node fires a timer longer than 2^31-1 ms after 1 ms: a long wait (a TTL of weeks, a
+    // policy's expires) is chained through timers of at most that length.
+    let handle: NodeJS.Timeout;
+    const arm = (left: number) => {
+      const step = Math.min(Math.max(0, left), MAX_TIMER_MS);
+      handle = setTimeout(() => {
+        if (left > MAX_TIMER_MS) {
+          arm(left - MAX_TIMER_MS);
+          return;
+        }
+        try {
+          fn();
+        } catch (err) {
+          this.onError(err);
+        }
+      }, step);
+      handle.unref?.();
+    };
+    arm(ms);
     return { cancel: () => clearTimeout(handle) };
   }
 }
+
+/** The longest delay Node's setTimeout takes as given. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 function reportToStderr(err: unknown): void {
   process.stderr.write(`warren: error in a timer callback: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

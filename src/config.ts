@@ -4,6 +4,8 @@ import type { FreeSpace } from './disk-monitor.js';
 import type { FdProbe } from './connection-limits.js';
 import type { Logger } from './log.js';
 import type { MemoryWatermark } from './memory-monitor.js';
+import type { PolicyRecord } from './policy/policy.js';
+import { checkTlsConfig, type TlsConfig } from './tls/tls-options.js';
 
 export interface UserConfig {
   username: string;
@@ -61,6 +63,17 @@ export interface BrokerConfig {
   connectionMax: number;
   /** Connections open at once from one client address (RabbitMQ has no such limit). 0 = no limit. */
   connectionMaxPerIp: number;
+  /** Consumers one channel may have at once (RabbitMQ 4's consumer_max_per_channel; 3.10 has none). 0 = no limit. */
+  consumerMaxPerChannel: number;
+  /** New connections accepted per second, from all addresses together. 0 = no limit. */
+  connectionRateLimit: number;
+  /** New connections accepted per second from one client address. 0 = no limit. */
+  connectionRateLimitPerIp: number;
+  /**
+   * Failed logins from one client address, within a minute, after which that address is refused
+   * logins for a back-off (1 s, doubling with each further failure up to 60 s). 0 = off.
+   */
+  loginFailureLimit: number;
   /** Milliseconds to wait for connection.close-ok before dropping the socket. */
   closeTimeout: number;
   /** Milliseconds a client has to complete the handshake (RabbitMQ's handshake_timeout). */
@@ -70,6 +83,16 @@ export interface BrokerConfig {
    * 0 takes any free port, 'off' disables it. The CLI's default is 15672; startBroker's is 'off'.
    */
   managementPort: number | 'off';
+  /**
+   * Policies applied (and stored) at boot, in RabbitMQ's definitions shape:
+   * {vhost, name, pattern, "apply-to", definition, priority}.
+   */
+  policies: PolicyRecord[];
+  /**
+   * The AMQPS listener, with RabbitMQ's ssl_options names (tls/tls-options.ts): certfile,
+   * keyfile, cacertfile, verify, fail_if_no_peer_cert; undefined = no TLS listener.
+   */
+  tls: TlsConfig | undefined;
   /** Product/version strings advertised in connection.start. */
   product: string;
   version: string;
@@ -105,9 +128,15 @@ export const DEFAULT_CONFIG: BrokerConfig = {
   // descriptor reserve (connection-limits.ts).
   connectionMax: 0,
   connectionMaxPerIp: 0,
+  consumerMaxPerChannel: 0,
+  connectionRateLimit: 0,
+  connectionRateLimitPerIp: 0,
+  loginFailureLimit: 0,
   closeTimeout: 3000,
   handshakeTimeout: 10000,
   managementPort: 15672,
+  policies: [],
+  tls: undefined,
   product: 'RabbitMQ',
   version: '3.10.8',
 };
@@ -142,6 +171,7 @@ export function readConfigFile(path: string): Partial<BrokerConfig> {
   if (config.memoryHighWatermarkAbsolute !== undefined) {
     config.memoryHighWatermarkAbsolute = parseInformationUnit(config.memoryHighWatermarkAbsolute, `config file ${path}: memoryHighWatermarkAbsolute`);
   }
+  if (config.tls !== undefined) checkTlsConfig(config.tls, `config file ${path}: tls`);
   return config as Partial<BrokerConfig>;
 }
 

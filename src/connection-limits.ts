@@ -1,11 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
 /**
- * Which new TCP connections the broker takes. Three limits, checked as a socket is accepted:
+ * Which new TCP connections the broker takes. Five limits, checked as a socket is accepted:
  *
  * - `connectionMax`: connections open at once (RabbitMQ's `connection_max`; 0 = no limit);
  * - `connectionMaxPerIp`: connections open at once from one client address (RabbitMQ has no
  *   such limit; 0 = no limit);
+ * - `connectionRateLimit` and `connectionRateLimitPerIp`: new connections accepted per second
+ *   (one-second windows on the monotonic clock), from all addresses and from one (LavinMQ has
+ *   such limits, RabbitMQ does not; 0 = no limit);
  * - file descriptors: a socket is refused while fewer than FD_RESERVE descriptors are left
  *   under the soft RLIMIT_NOFILE, so the broker itself can still open files (the memory
  *   monitor reads /proc, the store and the shutdown marker open files) instead of failing
@@ -24,12 +27,25 @@ export const REFUSALS = {
   connection_max: 'connection_max reached',
   connection_max_per_ip: 'connection_max_per_ip reached for a client address',
   file_descriptors: 'too few file descriptors left',
+  connection_rate: 'connection rate limit reached',
+  connection_rate_per_ip: 'connection rate limit reached for a client address',
 } as const;
 export type Refusal = keyof typeof REFUSALS;
 
 export interface ConnectionLimitSettings {
   connectionMax: number;
   connectionMaxPerIp: number;
+  connectionRateLimit: number;
+  connectionRateLimitPerIp: number;
+}
+
+/** Per-address rate windows kept before idle ones are dropped. */
+const RATE_WINDOWS_KEPT = 10_000;
+const RATE_WINDOW_MS = 1000;
+
+interface RateWindow {
+  start: number;
+  count: number;
 }
 
 /** How the process's descriptors are counted (replaceable in tests). */
@@ -69,10 +85,14 @@ export class ConnectionLimits {
   /** Open descriptors that are not connections, as of the last exact count. */
   private otherFds = 0;
   private acceptsSinceCount = RECOUNT_EVERY;
+  private readonly rate: RateWindow = { start: -Infinity, count: 0 };
+  private readonly ratePerIp = new Map<string, RateWindow>();
 
+  /** `now`: monotonic milliseconds (Clock.monotonic), for the rate limits. */
   constructor(
     private readonly settings: ConnectionLimitSettings,
     private readonly fds: FdProbe = procFdProbe,
+    private readonly now: () => number = () => performance.now(),
   ) {
     this.fdLimit = fds.limit();
   }
@@ -100,6 +120,8 @@ export class ConnectionLimits {
     const ip = normaliseAddress(address);
     const fromIp = this.perIp.get(ip) ?? 0;
     if (connectionMaxPerIp > 0 && fromIp >= connectionMaxPerIp) return 'connection_max_per_ip';
+    const rateRefusal = this.takeRate(ip);
+    if (rateRefusal) return rateRefusal;
     if (!this.fdsLeft()) return 'file_descriptors';
     this.perIp.set(ip, fromIp + 1);
     this.total++;
@@ -112,6 +134,39 @@ export class ConnectionLimits {
     if (n <= 1) this.perIp.delete(ip);
     else this.perIp.set(ip, n - 1);
     this.total--;
+  }
+
+  /** Counts a new connection against the rate limits, or says which one it exceeds. */
+  private takeRate(ip: string): Refusal | undefined {
+    const { connectionRateLimit: all, connectionRateLimitPerIp: perIp } = this.settings;
+    if (all === 0 && perIp === 0) return undefined;
+    const now = this.now();
+    const window = (w: RateWindow): RateWindow => {
+      if (now - w.start >= RATE_WINDOW_MS) {
+        w.start = now;
+        w.count = 0;
+      }
+      return w;
+    };
+    const global = window(this.rate);
+    if (all > 0 && global.count >= all) return 'connection_rate';
+    let own: RateWindow | undefined;
+    if (perIp > 0) {
+      own = this.ratePerIp.get(ip);
+      if (!own) {
+        if (this.ratePerIp.size >= RATE_WINDOWS_KEPT) this.dropIdleRateWindows(now);
+        own = { start: now, count: 0 };
+        this.ratePerIp.set(ip, own);
+      }
+      if (window(own).count >= perIp) return 'connection_rate_per_ip';
+    }
+    global.count++;
+    if (own) own.count++;
+    return undefined;
+  }
+
+  private dropIdleRateWindows(now: number): void {
+    for (const [ip, w] of this.ratePerIp) if (now - w.start >= RATE_WINDOW_MS) this.ratePerIp.delete(ip);
   }
 
   /**

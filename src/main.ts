@@ -3,6 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Broker } from './broker.js';
 import { parseInformationUnit, readConfigFile, type BrokerConfig } from './config.js';
+import { checkTlsConfig } from './tls/tls-options.js';
 import { checkCommand } from './store/lmdb/check-command.js';
 
 const USAGE = `Usage: warren [options]
@@ -30,6 +31,13 @@ Options:
                     port of the management HTTP API (RabbitMQ's), on the same host;
                     0 = any free port, off = no management API (default 15672; env
                     WARREN_MANAGEMENT_PORT)
+  --tls-port N      AMQPS port (default 5671 when a certificate is given; env WARREN_TLS_PORT)
+  --tls-cert FILE   PEM server certificate: turns on the AMQPS listener (env WARREN_TLS_CERT)
+  --tls-key FILE    PEM private key of the certificate (env WARREN_TLS_KEY)
+  --tls-ca FILE     PEM CA bundle; with it clients must present a certificate it signed
+                    (RabbitMQ's verify_peer + fail_if_no_peer_cert; env WARREN_TLS_CA).
+                    The config file's "tls" takes every ssl_options setting. SIGHUP reads
+                    the certificate, key and CA files again.
   --connection-max N         connections open at once, 0 = no limit (default 0;
                              env WARREN_CONNECTION_MAX)
   --connection-max-per-ip N  connections open at once from one address, 0 = no limit
@@ -55,6 +63,10 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<Broker
       'connection-max': { type: 'string' },
       'connection-max-per-ip': { type: 'string' },
       'management-port': { type: 'string' },
+      'tls-port': { type: 'string' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      'tls-ca': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -63,11 +75,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<Broker
   const configFile = values.config ?? env['WARREN_CONFIG'];
   const config: Partial<BrokerConfig> = configFile ? readConfigFile(configFile) : {};
   const port = values.port ?? env['WARREN_PORT'];
-  if (port !== undefined) {
-    const n = Number(port);
-    if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`invalid port '${port}'`);
-    config.port = n;
-  }
+  if (port !== undefined) config.port = portNumber(port);
   const managementPort = values['management-port'] ?? env['WARREN_MANAGEMENT_PORT'];
   if (managementPort !== undefined) config.managementPort = parseManagementPort(managementPort);
   const host = values.host ?? env['WARREN_HOST'];
@@ -77,6 +85,20 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<Broker
   if (connectionMax !== undefined) config.connectionMax = count('connection-max', connectionMax);
   const perIp = values['connection-max-per-ip'] ?? env['WARREN_CONNECTION_MAX_PER_IP'];
   if (perIp !== undefined) config.connectionMaxPerIp = count('connection-max-per-ip', perIp);
+  const tlsCert = values['tls-cert'] ?? env['WARREN_TLS_CERT'];
+  const tlsKey = values['tls-key'] ?? env['WARREN_TLS_KEY'];
+  const tlsCa = values['tls-ca'] ?? env['WARREN_TLS_CA'];
+  const tlsPort = values['tls-port'] ?? env['WARREN_TLS_PORT'];
+  if (tlsCert !== undefined || tlsKey !== undefined || tlsCa !== undefined || tlsPort !== undefined) {
+    const tls = { ...config.tls } as Partial<NonNullable<BrokerConfig['tls']>>;
+    if (tlsCert !== undefined) tls.certfile = tlsCert;
+    if (tlsKey !== undefined) tls.keyfile = tlsKey;
+    if (tlsCa !== undefined) Object.assign(tls, { cacertfile: tlsCa, verify: 'verify_peer', fail_if_no_peer_cert: true });
+    if (tlsPort !== undefined) tls.port = portNumber(tlsPort);
+    if (tls.certfile === undefined || tls.keyfile === undefined) throw new Error('TLS needs both --tls-cert and --tls-key');
+    config.tls = tls as NonNullable<BrokerConfig['tls']>;
+    checkTlsConfig(config.tls, 'TLS settings');
+  }
   const level = values['log-level'] ?? env['WARREN_LOG_LEVEL'];
   if (level !== undefined) {
     if (!LOG_LEVELS.includes(level)) throw new Error(`invalid log level '${level}' (one of ${LOG_LEVELS.join(', ')})`);
@@ -102,6 +124,12 @@ function parseManagementPort(value: string): number | 'off' {
   if (value === 'off') return 'off';
   const n = Number(value);
   if (value.trim() === '' || !Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`invalid management port '${value}' (a port, 0 for any free one, or off)`);
+  return n;
+}
+
+function portNumber(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`invalid port '${value}'`);
   return n;
 }
 
@@ -154,6 +182,15 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  // SIGHUP: take up renewed TLS certificates (connections already open keep theirs).
+  process.on('SIGHUP', () => {
+    if (!broker.config.tls) return;
+    try {
+      broker.reloadTls();
+    } catch (err) {
+      broker.log.error({ err: (err as Error).message }, 'TLS certificate reload failed; the old certificate stays in use');
+    }
+  });
   if (process.channel) {
     // Started by the launcher, which forwards signals: should it go away, so does the broker.
     process.channel.unref();

@@ -45,6 +45,29 @@ describe('Clock', () => {
       expect(Math.abs(clock.now() - Date.now())).to.be.below(1000);
     });
 
+    it('chains a wait longer than 2^31-1 ms through timers Node takes as given (Node fires a longer one after 1 ms)', () => {
+      const real = globalThis.setTimeout;
+      const armed: Array<{ fn: () => void; ms: number }> = [];
+      globalThis.setTimeout = ((fn: () => void, ms: number) => {
+        armed.push({ fn, ms });
+        return { unref() {} } as unknown as NodeJS.Timeout;
+      }) as typeof setTimeout;
+      let fired = 0;
+      try {
+        // A 30-day message TTL or a policy's expires.
+        new SystemClock().setTimeout(() => fired++, 30 * 24 * 3600 * 1000);
+        const max = 2 ** 31 - 1;
+        expect(armed.map((t) => t.ms)).to.deep.equal([max]);
+        armed[0]!.fn();
+        expect(fired).to.equal(0);
+        expect(armed.map((t) => t.ms)).to.deep.equal([max, 30 * 24 * 3600 * 1000 - max]);
+        armed[1]!.fn();
+        expect(fired).to.equal(1);
+      } finally {
+        globalThis.setTimeout = real;
+      }
+    });
+
     it('catches an error thrown by a timer callback, reports it, and runs later timers (an EMFILE must not end the broker)', async () => {
       const reported: unknown[] = [];
       const clock = new SystemClock((err) => reported.push(err));

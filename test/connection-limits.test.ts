@@ -21,7 +21,7 @@ function fakeFds(limit: number | undefined, others: number): FdProbe & { others:
 
 describe('ConnectionLimits', () => {
   it('connectionMax bounds connections open at once; a release makes room', () => {
-    const l = new ConnectionLimits({ connectionMax: 2, connectionMaxPerIp: 0 }, fakeFds(undefined, 0));
+    const l = new ConnectionLimits({ connectionMax: 2, connectionMaxPerIp: 0, connectionRateLimit: 0, connectionRateLimitPerIp: 0 }, fakeFds(undefined, 0));
     expect(l.admit('10.0.0.1')).to.equal(undefined);
     expect(l.admit('10.0.0.2')).to.equal(undefined);
     expect(l.admit('10.0.0.3')).to.equal('connection_max');
@@ -31,7 +31,7 @@ describe('ConnectionLimits', () => {
   });
 
   it('connectionMaxPerIp bounds connections per client address; an IPv4-mapped address is its IPv4 address', () => {
-    const l = new ConnectionLimits({ connectionMax: 0, connectionMaxPerIp: 2 }, fakeFds(undefined, 0));
+    const l = new ConnectionLimits({ connectionMax: 0, connectionMaxPerIp: 2, connectionRateLimit: 0, connectionRateLimitPerIp: 0 }, fakeFds(undefined, 0));
     expect(l.admit('10.0.0.1')).to.equal(undefined);
     expect(l.admit('::ffff:10.0.0.1')).to.equal(undefined);
     expect(l.admit('10.0.0.1')).to.equal('connection_max_per_ip');
@@ -40,14 +40,32 @@ describe('ConnectionLimits', () => {
     expect(l.admit('10.0.0.1')).to.equal(undefined);
   });
 
+  it('connectionRateLimit and connectionRateLimitPerIp bound new connections per second (one-second windows)', () => {
+    let now = 1000;
+    const l = new ConnectionLimits({ connectionMax: 0, connectionMaxPerIp: 0, connectionRateLimit: 3, connectionRateLimitPerIp: 2 }, fakeFds(undefined, 0), () => now);
+    expect(l.admit('10.0.0.1')).to.equal(undefined);
+    expect(l.admit('::ffff:10.0.0.1')).to.equal(undefined);
+    expect(l.admit('10.0.0.1')).to.equal('connection_rate_per_ip');
+    expect(l.admit('10.0.0.2')).to.equal(undefined);
+    expect(l.admit('10.0.0.3')).to.equal('connection_rate');
+    expect(l.open).to.equal(3); // refusals take no slot
+    now += 999;
+    expect(l.admit('10.0.0.3')).to.equal('connection_rate');
+    now += 1;
+    expect(l.admit('10.0.0.3')).to.equal(undefined);
+    expect(l.admit('10.0.0.1')).to.equal(undefined);
+    expect(l.admit('10.0.0.1')).to.equal(undefined);
+    expect(l.admit('10.0.0.1')).to.equal('connection_rate');
+  });
+
   it('0 means no limit', () => {
-    const l = new ConnectionLimits({ connectionMax: 0, connectionMaxPerIp: 0 }, fakeFds(undefined, 0));
+    const l = new ConnectionLimits({ connectionMax: 0, connectionMaxPerIp: 0, connectionRateLimit: 0, connectionRateLimitPerIp: 0 }, fakeFds(undefined, 0));
     for (let i = 0; i < 5000; i++) expect(l.admit('10.0.0.1')).to.equal(undefined);
   });
 
   it(`refuses sockets that would leave fewer than ${FD_RESERVE} descriptors under the soft limit (issue 10: EMFILE killed the broker)`, () => {
     const fds = fakeFds(200, 30);
-    const l = new ConnectionLimits({ connectionMax: 0, connectionMaxPerIp: 0 }, fds);
+    const l = new ConnectionLimits({ connectionMax: 0, connectionMaxPerIp: 0, connectionRateLimit: 0, connectionRateLimitPerIp: 0 }, fds);
     fds.limits = l;
     let admitted = 0;
     while (l.admit('10.0.0.1') === undefined) admitted++;
@@ -60,7 +78,7 @@ describe('ConnectionLimits', () => {
 
   it('counts /proc/self/fd only now and then while far from the limit, on every accept near it', () => {
     const fds = fakeFds(100000, 30);
-    const l = new ConnectionLimits({ connectionMax: 0, connectionMaxPerIp: 0 }, fds);
+    const l = new ConnectionLimits({ connectionMax: 0, connectionMaxPerIp: 0, connectionRateLimit: 0, connectionRateLimitPerIp: 0 }, fds);
     fds.limits = l;
     for (let i = 0; i < 1000; i++) l.admit('10.0.0.1');
     expect(fds.counts).to.be.within(3, 5);
@@ -76,9 +94,9 @@ describe('ConnectionLimits', () => {
   it('refuses when the descriptors cannot even be counted (EMFILE), admits when the platform cannot count them', () => {
     const fds = fakeFds(1000, 10);
     fds.exhausted = true;
-    expect(new ConnectionLimits({ connectionMax: 0, connectionMaxPerIp: 0 }, fds).admit('10.0.0.1')).to.equal('file_descriptors');
+    expect(new ConnectionLimits({ connectionMax: 0, connectionMaxPerIp: 0, connectionRateLimit: 0, connectionRateLimitPerIp: 0 }, fds).admit('10.0.0.1')).to.equal('file_descriptors');
     const unknown: FdProbe = { limit: () => 1000, open: () => undefined };
-    expect(new ConnectionLimits({ connectionMax: 0, connectionMaxPerIp: 0 }, unknown).admit('10.0.0.1')).to.equal(undefined);
+    expect(new ConnectionLimits({ connectionMax: 0, connectionMaxPerIp: 0, connectionRateLimit: 0, connectionRateLimitPerIp: 0 }, unknown).admit('10.0.0.1')).to.equal(undefined);
   });
 
   it('reads this process\'s soft limit and open descriptors from /proc on Linux', function () {

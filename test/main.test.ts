@@ -17,4 +17,14 @@ describe('command line (src/main.ts)', () => {
       expect(() => parseCli([], { WARREN_CONNECTION_MAX_PER_IP: bad }), bad).to.throw('invalid connection-max-per-ip');
     }
   });
+
+  it('--tls-cert, --tls-key, --tls-ca and --tls-port (or WARREN_TLS_*) turn on the AMQPS listener', () => {
+    expect(parseCli(['--tls-cert', 'c.pem', '--tls-key', 'k.pem'], {})).to.deep.include({ tls: { certfile: 'c.pem', keyfile: 'k.pem' } });
+    expect(parseCli(['--tls-ca', 'ca.pem', '--tls-port', '5999'], { WARREN_TLS_CERT: 'c.pem', WARREN_TLS_KEY: 'k.pem' })).to.deep.include({
+      tls: { certfile: 'c.pem', keyfile: 'k.pem', cacertfile: 'ca.pem', verify: 'verify_peer', fail_if_no_peer_cert: true, port: 5999 },
+    });
+    expect(parseCli([], {})).not.to.have.property('tls');
+    expect(() => parseCli(['--tls-cert', 'c.pem'], {})).to.throw('TLS needs both --tls-cert and --tls-key');
+    expect(() => parseCli(['--tls-cert', 'c.pem', '--tls-key', 'k.pem', '--tls-port', '70000'], {})).to.throw("invalid port '70000'");
+  });
 });

@@ -10,3 +10,4 @@ import './priorities-consumers.js';
 import './confirms-tx.js';
 import './fidelity.js';
 import './extensions.js';
+import './policies.js';

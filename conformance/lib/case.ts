@@ -17,6 +17,7 @@ export const AREAS = [
   'confirms-tx',
   'fidelity',
   'extensions',
+  'policies',
 ] as const;
 
 export type Area = (typeof AREAS)[number];

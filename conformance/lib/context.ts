@@ -4,6 +4,7 @@
  * events or poll with a deadline instead of sleeping.
  */
 import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type GetMessage, type Message } from 'amqplib';
+import { ManagementClient, type HttpOutcome } from './management.js';
 import { RawClient, type CloseInfo, type HandshakeOptions } from './raw-client.js';
 import { typedTable } from './typed.js';
 import { WireTap } from './wire-tap.js';
@@ -42,11 +43,42 @@ export class CaseContext {
   readonly exchanges = new Set<string>();
   private defaultConn: ChannelModel | undefined;
 
+  /** Policies (kind, name) the case set, deleted after it. */
+  readonly policies: Array<['policies' | 'operator-policies', string]> = [];
+
   constructor(
     readonly url: string,
     readonly caseName: string,
     readonly token: string,
+    /** The management API's base URL, when given explicitly (see lib/management.ts). */
+    readonly mgmtUrl?: string,
   ) {}
+
+  // --- management API (policies) -------------------------------------------------------------
+
+  /** The broker's management API (see lib/management.ts for where it is looked for). */
+  mgmt(): ManagementClient {
+    return ManagementClient.forAmqpUrl(this.url, this.mgmtUrl);
+  }
+
+  /**
+   * PUT /api/policies/%2F/{name} (or /api/operator-policies) with body; the policy is deleted
+   * after the case. Resolves with {status, body}.
+   */
+  async setPolicy(name: string, body: unknown, kind: 'policies' | 'operator-policies' = 'policies'): Promise<HttpOutcome> {
+    if (!this.policies.some(([k, n]) => k === kind && n === name)) this.policies.push([kind, name]);
+    return this.mgmt().request('PUT', `/api/${kind}/%2F/${encodeURIComponent(name)}`, body);
+  }
+
+  async deletePolicy(name: string, kind: 'policies' | 'operator-policies' = 'policies'): Promise<HttpOutcome> {
+    return this.mgmt().request('DELETE', `/api/${kind}/%2F/${encodeURIComponent(name)}`);
+  }
+
+  /** A regex matching exactly the names this case gives out with the suffixes given. */
+  namePattern(...suffixes: string[]): string {
+    const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&');
+    return `^${esc(this.name(''))}(${suffixes.map(esc).join('|')})$`;
+  }
 
   /** Appends a fact to the trace. */
   log(label: string, value: unknown = null): void {
@@ -320,6 +352,13 @@ export class CaseContext {
   }
 
   // --- cleanup --------------------------------------------------------------------------------
+
+  /** Deletes the policies the case set (best effort). */
+  async deletePolicies(): Promise<void> {
+    for (const [kind, name] of this.policies.splice(0)) {
+      await Promise.race([this.deletePolicy(name, kind).catch(() => undefined), sleep(2000)]);
+    }
+  }
 
   async closeAll(): Promise<void> {
     for (const r of this.raws) r.destroy();

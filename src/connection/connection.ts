@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import type { Timer } from '../clock.js';
 import { AmqpError, ChannelError, ConnectionError, ReplyCode, replyText } from '../errors.js';
 import { F, type FieldTable } from '../frame/field-table.js';
@@ -109,10 +110,7 @@ export class Connection {
     this.reader = new FrameReader(FRAME_MIN_SIZE);
     this.writer = new FrameWriter(socket, config.frameMax);
     this.writer.onFlush = () => this.onOutputProgress();
-    this.writer.onError = (err) => {
-      this.log.error({ err }, 'internal error writing to the socket');
-      this.destroy();
-    };
+    this.writer.onError = (err) => this.onWriteError(err);
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('drain', () => this.onDrain());
@@ -124,6 +122,23 @@ export class Connection {
         this.destroy();
       }
     }, config.handshakeTimeout);
+  }
+
+  /** Whether the client came through the AMQPS listener. */
+  get isTls(): boolean {
+    return this.socket instanceof TLSSocket;
+  }
+
+  /** The client certificate (DER) of a TLS connection that presented one. */
+  get peerCertificate(): Buffer | undefined {
+    if (!(this.socket instanceof TLSSocket)) return undefined;
+    const cert = this.socket.getPeerCertificate();
+    return cert && cert.raw ? cert.raw : undefined;
+  }
+
+  /** The client's address; an IPv4-mapped IPv6 address as the IPv4 address. */
+  get remoteAddress(): string {
+    return plainAddress(this.socket.remoteAddress);
   }
 
   get isLoopback(): boolean {
@@ -377,9 +392,20 @@ export class Connection {
     for (const reason of [...this.readPauses]) this.resumeReading(reason);
   }
 
+  /** 'drain': the writer goes on. Called by the socket, so nothing may escape into the event loop. */
   private onDrain(): void {
-    this.writer.flush();
-    this.onOutputProgress();
+    try {
+      this.writer.flush();
+      this.onOutputProgress();
+    } catch (err) {
+      this.onWriteError(err);
+    }
+  }
+
+  /** A flush run by the event loop (setImmediate, 'drain') threw: this connection only is closed. */
+  private onWriteError(err: unknown): void {
+    this.log.error({ err }, 'internal error writing to the socket');
+    this.destroy();
   }
 
   /** Output went out: below OUTPUT_LOW_WATER, reading and delivery resume. */
@@ -418,7 +444,8 @@ export class Connection {
         product: F.str(config.product),
         version: F.str(config.version),
       },
-      mechanisms: Buffer.from('PLAIN AMQPLAIN'),
+      // EXTERNAL (a client certificate names the user) only over TLS, as rabbit_auth_mechanism_ssl offers it.
+      mechanisms: Buffer.from(this.isTls ? 'PLAIN AMQPLAIN EXTERNAL' : 'PLAIN AMQPLAIN'),
       locales: Buffer.from('en_US'),
     });
   }

@@ -3,6 +3,7 @@ import type { BrokerConfig } from '../config.js';
 import type { Logger } from '../log.js';
 import type { CommitBatcher } from '../queue/commit-batcher.js';
 import type { VHost } from '../vhost/vhost.js';
+import type { LoginThrottle } from '../login-throttle.js';
 import type { ReplyToRegistry } from './direct-reply-to.js';
 
 /** What a connection needs from the broker that accepted it (no singletons: passed in). */
@@ -13,6 +14,8 @@ export interface BrokerContext {
   readonly vhosts: ReadonlyMap<string, VHost>;
   readonly commits: CommitBatcher;
   readonly replyTo: ReplyToRegistry;
+  /** Failed-login back-off per client address (config.loginFailureLimit). */
+  readonly loginThrottle: LoginThrottle;
   /** A broker-wide unique message id. */
   nextMessageId(): number;
 }

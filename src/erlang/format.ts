@@ -10,8 +10,8 @@
 import type { ErlTerm } from './term.js';
 
 /**
- * io_lib:format("~p", [Term]) on one line. Lists are always printed as [...]: a list of
- * printable character codes, which Erlang prints as a string, never occurs in our terms.
+ * io_lib:format("~p", [Term]) on one line. A non-empty list of printable latin1 character codes
+ * prints as a string ("missing )"), as io_lib:printable_list decides.
  */
 export function formatTerm(t: ErlTerm): string {
   switch (t.kind) {
@@ -26,8 +26,23 @@ export function formatTerm(t: ErlTerm): string {
     case 'tuple':
       return `{${t.items.map(formatTerm).join(',')}}`;
     case 'list':
-      return `[${t.items.map(formatTerm).join(',')}]`;
+      return printableList(t.items) ?? `[${t.items.map(formatTerm).join(',')}]`;
+    case 'map':
+      return `#{${t.entries.map(([k, v]) => `${formatTerm(k)} => ${formatTerm(v)}`).join(',')}}`;
   }
+}
+
+/** `"text"` when items are a non-empty list of printable latin1 characters (~p prints it so). */
+export function printableList(items: readonly ErlTerm[]): string | undefined {
+  if (items.length === 0) return undefined;
+  let s = '';
+  for (const t of items) {
+    if (t.kind !== 'int' || t.value < 0n || t.value > 255n) return undefined;
+    const b = Number(t.value);
+    if (!((b >= 32 && b <= 126) || b >= 160 || ESCAPES[b] !== undefined)) return undefined;
+    s += ESCAPES[b] ?? String.fromCharCode(b);
+  }
+  return `"${s}"`;
 }
 
 /** `~w`: io_lib:write. Like formatTerm, but a binary is always written as its bytes. */
@@ -39,6 +54,8 @@ export function writeTerm(t: ErlTerm): string {
       return `{${t.items.map(writeTerm).join(',')}}`;
     case 'list':
       return `[${t.items.map(writeTerm).join(',')}]`;
+    case 'map':
+      return `#{${t.entries.map(([k, v]) => `${writeTerm(k)} => ${writeTerm(v)}`).join(',')}}`;
     default:
       return formatTerm(t);
   }

@@ -214,6 +214,9 @@ function makeHash2(term: ErlTerm): number {
       case 'list':
         stack.push({ items: top.items, start: 0 });
         break;
+      case 'map':
+        // No hashed term is a map (field tables hash as lists of tuples).
+        throw new Error('phash2 of a map is not implemented');
     }
   }
   return hash;

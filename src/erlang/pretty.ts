@@ -11,7 +11,7 @@
  *
  * Output strings hold latin1 code points; use latin1ToText (format.ts) for the wire.
  */
-import { formatTerm, printableBinary } from './format.js';
+import { formatTerm, printableBinary, printableList } from './format.js';
 import type { ErlTerm } from './term.js';
 
 const LINE_LENGTH = 80;
@@ -22,7 +22,8 @@ type If =
   | { k: 'bin'; tokens: string[]; len: number }
   // A tagged tuple (an atom, then more) prints its tag first; {} is a leaf.
   | { k: 'tuple'; tagged: true; items: [If, If, ...If[]]; len: number }
-  | { k: 'tuple'; tagged: false; items: [If, ...If[]]; len: number };
+  | { k: 'tuple'; tagged: false; items: [If, ...If[]]; len: number }
+  | { k: 'list'; items: [If, ...If[]]; len: number };
 
 function printLength(t: ErlTerm): If {
   switch (t.kind) {
@@ -37,6 +38,16 @@ function printLength(t: ErlTerm): If {
       if (first.kind === 'atom' && second !== undefined) return { k: 'tuple', tagged: true, items: [head, second, ...more], len };
       return { k: 'tuple', tagged: false, items: [head, ...rest], len };
     }
+    case 'list': {
+      const [first, ...others] = t.items;
+      const text = printableList(t.items);
+      if (text !== undefined) return { k: 'leaf', s: text, len: text.length };
+      if (first === undefined) return { k: 'leaf', s: '[]', len: 2 };
+      const items: [If, ...If[]] = [printLength(first), ...others.map(printLength)];
+      let len = 2 + others.length;
+      for (const i of items) len += i.len;
+      return { k: 'list', items, len };
+    }
     case 'binary': {
       const text = t.bytes.length === 0 ? '<<>>' : printableBinary(t.bytes);
       if (text !== undefined) return { k: 'leaf', s: text, len: text.length };
@@ -50,7 +61,7 @@ function printLength(t: ErlTerm): If {
       return { k: 'bin', tokens, len };
     }
     default: {
-      const s = formatTerm(t); // atoms, numbers, and lists (kept on one line)
+      const s = formatTerm(t); // atoms, numbers, and maps (kept on one line)
       return { k: 'leaf', s, len: s.length };
     }
   }
@@ -64,6 +75,8 @@ function write(f: If): string {
       return '<<' + f.tokens.join(',') + '>>';
     case 'tuple':
       return '{' + f.items.map(write).join(',') + '}';
+    case 'list':
+      return '[' + f.items.map(write).join(',') + ']';
   }
 }
 
@@ -75,7 +88,7 @@ class NoGood extends Error {}
 
 /** `~p` of `t` when `col0` characters precede it on the current line. */
 export function printTerm(t: ErlTerm, col0: number): string {
-  if (t.kind !== 'tuple' && t.kind !== 'binary') return formatTerm(t);
+  if (t.kind !== 'tuple' && t.kind !== 'binary' && t.kind !== 'list') return formatTerm(t);
   const col = col0 + 1; // io_lib_format passes the 1-based column
   const f = printLength(t);
   const ll = LINE_LENGTH;
@@ -99,6 +112,8 @@ function pp(f: If, col: number, ll: number, m: number, tind: number, ind: string
     case 'tuple':
       if (f.tagged) return '{' + ppTagTuple(f.items, col, ll, m, tind, ind, ld, w + 1) + '}';
       return '{' + ppList(f.items, col + 1, ll, m, tind, ' ' + ind, ld, w + 1) + '}';
+    case 'list':
+      return '[' + ppList(f.items, col + 1, ll, m, tind, ' ' + ind, ld, w + 1) + ']';
     case 'bin':
       return ppBinary(f.tokens, col + 2, ll, m, '  ' + ind, ld, w);
     case 'leaf':
@@ -173,6 +188,7 @@ function cind(f: If, col: number, ll: number, m: number, ind: number, ld: number
     if (f.tagged) return cindTagTuple(f.items, col, ll, m, ind, ld, w + 1);
     return cindList(f.items, col + 1, ll, m, ind, ld, w + 1);
   }
+  if (f.k === 'list') return cindList(f.items, col + 1, ll, m, ind, ld, w + 1);
   return ind;
 }
 

@@ -13,7 +13,9 @@ export type ErlTerm =
   | { readonly kind: 'float'; readonly value: number }
   | { readonly kind: 'binary'; readonly bytes: Uint8Array }
   | { readonly kind: 'tuple'; readonly items: readonly ErlTerm[] }
-  | { readonly kind: 'list'; readonly items: readonly ErlTerm[] };
+  | { readonly kind: 'list'; readonly items: readonly ErlTerm[] }
+  /** A map, its entries in Erlang's term order (as maps:to_list gives them for small maps). */
+  | { readonly kind: 'map'; readonly entries: ReadonlyArray<readonly [ErlTerm, ErlTerm]> };
 
 export const atom = (name: string): ErlTerm => ({ kind: 'atom', name });
 export const int = (value: number | bigint): ErlTerm => ({ kind: 'int', value: BigInt(value) });
@@ -25,3 +27,6 @@ export const binary = (bytes: Uint8Array | string): ErlTerm => ({
 });
 export const tuple = (...items: ErlTerm[]): ErlTerm => ({ kind: 'tuple', items });
 export const list = (items: readonly ErlTerm[]): ErlTerm => ({ kind: 'list', items });
+/** An Erlang string: a list of character codes (one per latin1 character of s). */
+export const charList = (s: string): ErlTerm => list([...s].map((c) => int(c.charCodeAt(0))));
+export const map = (entries: ReadonlyArray<readonly [ErlTerm, ErlTerm]>): ErlTerm => ({ kind: 'map', entries });

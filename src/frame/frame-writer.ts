@@ -1,22 +1,50 @@
 /**
- * Queues outbound frames and writes everything queued in one tick with a single sink.write.
+ * Queues outbound frames and hands them to the sink (the socket) without ever building one
+ * buffer for everything queued.
  *
  * Scheduling: by default the flush runs from `setImmediate`, i.e. after the event loop's poll
  * phase has run every I/O callback that is ready. Frames produced while handling all the socket
  * reads of one loop turn (deliveries to one consumer caused by many publishers, confirms, acks)
- * thus leave in one syscall, and latency stays under one loop turn. A microtask (queueMicrotask)
+ * thus leave together, and latency stays under one loop turn. A microtask (queueMicrotask)
  * would flush after each single 'data' callback and batch less under load. Pass `schedule` to
  * change it (tests pass a manual scheduler).
  *
- * Copies: encoded frames and body bytes are copied once, into one buffer per flush; the
- * header and body frames of writeContent are built directly in it (no intermediate frames).
+ * Copies: a frame of up to COPY_LIMIT octets of payload (methods, content headers, small body
+ * frames) is copied whole — header, payload, frame-end — into a coalescing buffer, so small
+ * frames leave in few writes. A larger payload (the body of a big message) is never copied: its
+ * frame goes out as a 7-octet frame header, a view into the message body and the frame-end
+ * octet. Writes are made while the sink is corked, so the socket sends each batch with one
+ * writev.
+ *
+ * Pacing: a flush hands the sink output until the sink holds SINK_LIMIT octets unsent (or its
+ * high-water mark if that is larger: then a write has returned false and 'drain' will come); the
+ * rest stays queued (as references) until the next flush, which the owner runs on 'drain'.
+ * Queued content costs a small descriptor, not its size in new memory, so pipelined requests
+ * for a large message cannot make the writer allocate gigabytes. Bounding how much a connection
+ * may queue is the owner's job (`pendingBytes` + the sink's `writableLength`).
  */
+import { FRAME_END } from './frame-reader.js';
 
 export interface FrameSink {
   write(chunk: Buffer): boolean;
+  /** Octets the sink holds and has not sent yet (net.Socket's writableLength). */
+  readonly writableLength: number;
+  /** From this many octets held, write() returns false and 'drain' follows (net.Socket's). */
+  readonly writableHighWaterMark?: number;
+  cork?(): void;
+  uncork?(): void;
 }
 
-const FRAME_END = 0xce;
+/** Payloads up to this size are copied into the coalescing buffer; larger ones are referenced. */
+export const COPY_LIMIT = 16 * 1024;
+/** Size of a coalescing buffer; consecutive small frames share one until it is full. */
+const SCRATCH_SIZE = 64 * 1024;
+/** A flush stops handing over output once the sink holds this much unsent. */
+export const SINK_LIMIT = 1024 * 1024;
+/** Octets handed over between cork() and uncork(): one writev each. */
+const BATCH_SIZE = 256 * 1024;
+
+const NO_SCRATCH = Buffer.alloc(0);
 
 /** A complete frame: type, channel, size, payload, frame-end. */
 export function encodeFrame(type: number, channel: number, payload: Buffer): Buffer {
@@ -31,27 +59,46 @@ export function encodeFrame(type: number, channel: number, payload: Buffer): Buf
 
 export const HEARTBEAT_FRAME: Buffer = Buffer.from([8, 0, 0, 0, 0, 0, 0, FRAME_END]);
 
-/** Pending output: whole frames, or header/body payloads still to be framed. */
+/**
+ * Pending output: a whole frame, a payload still to be framed, or a body to be cut into frames
+ * of at most `max` octets (`offset`: how much of it has been handed over).
+ */
 type Item =
   | { kind: 'frame'; buf: Buffer }
   | { kind: 'wrap'; type: number; channel: number; payload: Buffer }
-  | { kind: 'body'; channel: number; body: Buffer; max: number };
+  | { kind: 'body'; channel: number; body: Buffer; max: number; offset: number };
+
+/** Stands in for an item already handed over, so the queue holds no reference to it. */
+const DONE: Item = { kind: 'frame', buf: NO_SCRATCH };
 
 export class FrameWriter {
   /** Largest frame to send, including its 8 octets of overhead; 0 = no limit. */
   frameMax: number;
-  /** Called after each flush with sink.write's result (false: wait for 'drain'). */
+  /** Called after each flush that had output to hand over. */
   onFlush?: () => void;
   /** Called with what a scheduled flush threw (the flush's caller is the event loop). */
   onError?: (err: unknown) => void;
-  private discarded = false;
 
-  /** Writes handed to the sink so far (RabbitMQ's send_cnt). */
+  /** Batches handed to the sink so far, one writev each (RabbitMQ's send_cnt). */
   writes = 0;
   private items: Item[] = [];
+  /** Index of the first item not completely handed over. */
+  private head = 0;
   private bytes = 0;
   private flushed = 0;
   private scheduled = false;
+  private discarded = false;
+  private flushing = false;
+  /**
+   * The coalescing buffer: [start, pos) is filled and not yet written. Octets before start were
+   * handed to the sink as a view and are never touched again; a full buffer is replaced, not
+   * reused.
+   */
+  private scratch: Buffer = NO_SCRATCH;
+  private start = 0;
+  private pos = 0;
+  /** Octets handed to the sink in the current corked batch. */
+  private batched = 0;
   private readonly schedule: (fn: () => void) => void;
   private readonly flushNow = (): void => {
     this.scheduled = false;
@@ -72,12 +119,12 @@ export class FrameWriter {
     this.schedule = schedule ?? ((fn) => void setImmediate(fn));
   }
 
-  /** Bytes queued and not yet handed to the sink. */
+  /** Octets queued and not yet handed to the sink. */
   get pendingBytes(): number {
     return this.bytes;
   }
 
-  /** All bytes ever queued (flushed or pending): unchanged means nothing was sent meanwhile. */
+  /** All octets ever queued (flushed or pending): unchanged means nothing was sent meanwhile. */
   get bytesWritten(): number {
     return this.flushed + this.bytes;
   }
@@ -86,10 +133,12 @@ export class FrameWriter {
   discard(): void {
     this.discarded = true;
     this.items = [];
+    this.head = 0;
     this.bytes = 0;
+    this.releaseScratch();
   }
 
-  /** Queues an encoded frame. */
+  /** Queues an encoded frame (referenced when large: do not modify it afterwards). */
   write(frame: Buffer): void {
     if (this.discarded) return;
     this.items.push({ kind: 'frame', buf: frame });
@@ -101,7 +150,7 @@ export class FrameWriter {
    * Queues a method frame with content: the method frame as given, a header frame around
    * `headerPayload`, then `body` in frames of at most frameMax - 8 octets (none when empty),
    * contiguous (spec 4.2.6: content frames follow their method with nothing between on the
-   * channel).
+   * channel). The body is referenced, not copied: do not modify it afterwards.
    */
   writeContent(channel: number, methodFrame: Buffer, headerPayload: Buffer, body: Buffer): void {
     if (this.discarded) return;
@@ -111,40 +160,46 @@ export class FrameWriter {
     if (body.length > 0) {
       const max = this.frameMax > 8 ? this.frameMax - 8 : body.length;
       const frames = Math.ceil(body.length / max);
-      this.items.push({ kind: 'body', channel, body, max });
+      this.items.push({ kind: 'body', channel, body, max, offset: 0 });
       this.bytes += body.length + frames * 8;
     }
     this.kick();
   }
 
-  /** Writes everything queued now; returns sink.write's result (true when nothing was queued). */
-  flush(): boolean {
-    if (this.discarded || this.items.length === 0) return true;
-    const out = Buffer.allocUnsafe(this.bytes);
-    let o = 0;
-    for (const it of this.items) {
-      switch (it.kind) {
-        case 'frame':
-          it.buf.copy(out, o);
-          o += it.buf.length;
-          break;
-        case 'wrap':
-          o = writeFrame(out, o, it.type, it.channel, it.payload, 0, it.payload.length);
-          break;
-        case 'body':
-          for (let s = 0; s < it.body.length; s += it.max) {
-            o = writeFrame(out, o, 3, it.channel, it.body, s, Math.min(s + it.max, it.body.length));
-          }
-          break;
+  /**
+   * Hands queued output to the sink, in order, until everything is handed over or the sink
+   * holds SINK_LIMIT octets unsent; call again when the sink drains.
+   */
+  flush(): void {
+    if (this.flushing || this.discarded || this.head === this.items.length) return;
+    this.flushing = true;
+    const limit = Math.max(SINK_LIMIT, this.sink.writableHighWaterMark ?? 0);
+    try {
+      while (this.head < this.items.length && this.sink.writableLength < limit) {
+        this.sink.cork?.();
+        this.batched = 0;
+        try {
+          while (this.head < this.items.length && this.batched < BATCH_SIZE) this.emitItem();
+          this.cut();
+          this.writes++;
+        } finally {
+          this.sink.uncork?.();
+        }
       }
+      // What is left is bounded by the connection's output limit: drop what was handed over.
+      this.items = this.head === this.items.length ? [] : this.items.slice(this.head);
+      this.head = 0;
+    } finally {
+      this.flushing = false;
+      // An idle connection keeps no coalescing buffer; the next flush starts a new one.
+      this.releaseScratch();
     }
-    this.items = [];
-    this.flushed += this.bytes;
-    this.bytes = 0;
-    this.writes++;
-    const ok = this.sink.write(out);
     this.onFlush?.();
-    return ok;
+  }
+
+  private releaseScratch(): void {
+    this.scratch = NO_SCRATCH;
+    this.start = this.pos = 0;
   }
 
   private kick(): void {
@@ -153,13 +208,105 @@ export class FrameWriter {
       this.schedule(this.flushNow);
     }
   }
+
+  /** Hands over the item at head (< items.length), or (for a long body) part of it. */
+  private emitItem(): void {
+    const it = this.items[this.head]!;
+    switch (it.kind) {
+      case 'frame': {
+        const n = it.buf.length;
+        if (n <= COPY_LIMIT + 8) {
+          const at = this.reserve(n);
+          it.buf.copy(this.scratch, at);
+        } else {
+          this.ref(it.buf);
+        }
+        this.done(n);
+        return;
+      }
+      case 'wrap':
+        this.frame(it.type, it.channel, it.payload, 0, it.payload.length);
+        this.done(it.payload.length + 8);
+        return;
+      case 'body': {
+        // Up to one batch of body frames per call, so a flush can stop inside a large body.
+        while (it.offset < it.body.length && this.batched < BATCH_SIZE) {
+          const end = Math.min(it.offset + it.max, it.body.length);
+          this.frame(3, it.channel, it.body, it.offset, end);
+          this.bytes -= end - it.offset + 8;
+          this.flushed += end - it.offset + 8;
+          it.offset = end;
+        }
+        if (it.offset === it.body.length) this.items[this.head++] = DONE;
+        return;
+      }
+    }
+  }
+
+  private done(octets: number): void {
+    this.bytes -= octets;
+    this.flushed += octets;
+    this.items[this.head++] = DONE;
+  }
+
+  /**
+   * One frame around src[start, end): copied whole into the coalescing buffer when small;
+   * otherwise its header, a view of the payload and its frame-end are written in that order.
+   */
+  private frame(type: number, channel: number, src: Buffer, start: number, end: number): void {
+    const size = end - start;
+    if (size <= COPY_LIMIT) {
+      // Reserve first, then take this.scratch: reserve() may replace the buffer.
+      const at = this.reserve(size + 8);
+      const out = this.scratch;
+      writeFrameHeader(out, at, type, channel, size);
+      src.copy(out, at + 7, start, end);
+      out[at + 7 + size] = FRAME_END;
+      return;
+    }
+    const at = this.reserve(7);
+    writeFrameHeader(this.scratch, at, type, channel, size);
+    this.ref(src.subarray(start, end));
+    const endAt = this.reserve(1);
+    this.scratch[endAt] = FRAME_END;
+  }
+
+  /**
+   * Room for n octets at the end of the coalescing buffer; returns where they go. When they do
+   * not fit, what the buffer holds is written and a new buffer replaces it: callers must read
+   * this.scratch only after calling this.
+   */
+  private reserve(n: number): number {
+    if (this.pos + n > this.scratch.length) {
+      this.cut();
+      // No larger than what is left to send, so a flush of a few small frames allocates a few
+      // octets (from Node's shared pool), as a single buffer for them would.
+      this.scratch = Buffer.allocUnsafe(Math.max(n, Math.min(SCRATCH_SIZE, this.bytes)));
+      this.start = this.pos = 0;
+    }
+    const at = this.pos;
+    this.pos += n;
+    return at;
+  }
+
+  /** Writes a referenced buffer, after whatever was coalesced before it. */
+  private ref(buf: Buffer): void {
+    this.cut();
+    this.sink.write(buf);
+    this.batched += buf.length;
+  }
+
+  /** Writes the coalesced octets not written yet (a view: the buffer goes on being filled after them). */
+  private cut(): void {
+    if (this.pos === this.start) return;
+    this.sink.write(this.scratch.subarray(this.start, this.pos));
+    this.batched += this.pos - this.start;
+    this.start = this.pos;
+  }
 }
 
-function writeFrame(out: Buffer, o: number, type: number, channel: number, src: Buffer, start: number, end: number): number {
-  out[o] = type;
-  out.writeUInt16BE(channel, o + 1);
-  out.writeUInt32BE(end - start, o + 3);
-  src.copy(out, o + 7, start, end);
-  out[o + 7 + end - start] = FRAME_END;
-  return o + 8 + end - start;
+function writeFrameHeader(out: Buffer, at: number, type: number, channel: number, size: number): void {
+  out[at] = type;
+  out.writeUInt16BE(channel, at + 1);
+  out.writeUInt32BE(size, at + 3);
 }

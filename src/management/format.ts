@@ -5,7 +5,10 @@
  * values (-1, 0); rates are 0.0 (Warren does not sample). Policies are not applied yet: policy
  * and operator_policy are null, effective_policy_definition {}.
  */
+import { X509Certificate } from 'node:crypto';
+import { TLSSocket } from 'node:tls';
 import { NODE_NAME } from '../config.js';
+import { distinguishedName, issuerName } from '../tls/peer-identity.js';
 import type { Channel } from '../connection/channel.js';
 import { plainAddress, type Connection } from '../connection/connection.js';
 import { fieldString } from '../frame/field-table.js';
@@ -158,7 +161,7 @@ export function implicitBinding(queue: string): Parameters<typeof formatBinding>
 
 /** The connection a channel or an exclusive queue belongs to. */
 function connectionDetails(conn: Connection): JsonObject {
-  return { name: conn.name, peer_host: plainAddress(conn.socket.remoteAddress), peer_port: conn.socket.remotePort ?? 0 };
+  return { name: conn.name, peer_host: conn.remoteAddress, peer_port: conn.socket.remotePort ?? 0 };
 }
 
 function connectionState(conn: Connection): string {
@@ -174,6 +177,31 @@ function connectionState(conn: Connection): string {
 }
 
 /**
+ * What rabbit_reader shows of a TLS connection: the protocol, the cipher suite's key exchange,
+ * cipher and MAC as Erlang's ssl names them (TLS_AES_256_GCM_SHA384: any, aes_256_gcm, aead;
+ * TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256: ecdhe_rsa, aes_128_cbc, sha256), and the client
+ * certificate's subject, issuer and validity as rabbit_cert_info formats them.
+ */
+function tlsInfo(socket: TLSSocket): Record<string, string | null> {
+  const suite = socket.getCipher()?.standardName ?? '';
+  const m = /^TLS_(?:(.+)_WITH_)?(.+?)_(SHA\d*|MD5)$/.exec(suite);
+  const cipher = (m?.[2] ?? suite).toLowerCase();
+  const aead = /gcm|ccm|chacha20/.test(cipher);
+  const der = socket.getPeerCertificate()?.raw;
+  const cert = der ? new X509Certificate(der) : undefined;
+  const time = (t: string) => new Date(t).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return {
+    ssl_protocol: (socket.getProtocol() ?? '').toLowerCase(),
+    ssl_key_exchange: m?.[1]?.toLowerCase() ?? 'any',
+    ssl_cipher: cipher,
+    ssl_hash: aead ? 'aead' : (m?.[3] ?? '').toLowerCase(),
+    peer_cert_subject: cert ? distinguishedName(cert) : null,
+    peer_cert_issuer: cert ? issuerName(cert) : null,
+    peer_cert_validity: cert ? `${time(cert.validFrom)} - ${time(cert.validTo)}` : null,
+  };
+}
+
+/**
  * A connection in /api/connections. The one-connection reply (detail) is a map, and writes its
  * absent TLS fields as "" where the list writes null, as RabbitMQ does.
  */
@@ -181,7 +209,7 @@ export function formatConnection(conn: Connection, detail = false): JsonObject {
   const socket = conn.socket;
   const none = detail ? '' : null;
   const userProvided = fieldString(conn.clientProperties['connection_name']);
-  const out: JsonObject = {
+  const out: Record<string, Json | undefined> = {
     auth_mechanism: conn.authMechanism,
     channel_max: conn.channelMax,
     channels: conn.channels.size,
@@ -195,7 +223,7 @@ export function formatConnection(conn: Connection, detail = false): JsonObject {
     peer_cert_issuer: none,
     peer_cert_subject: none,
     peer_cert_validity: none,
-    peer_host: plainAddress(socket.remoteAddress),
+    peer_host: conn.remoteAddress,
     peer_port: socket.remotePort ?? 0,
     port: socket.localPort ?? 0,
     protocol: 'AMQP 0-9-1',
@@ -221,6 +249,10 @@ export function formatConnection(conn: Connection, detail = false): JsonObject {
     user_who_performed_action: conn.username,
     vhost: conn.vhost?.name ?? '',
   };
+  if (socket instanceof TLSSocket) {
+    for (const [k, v] of Object.entries(tlsInfo(socket))) out[k] = v ?? none;
+    out['ssl'] = true;
+  }
   return detail ? asMap(out) : out;
 }
 
@@ -278,7 +310,7 @@ export function formatConsumer(c: Consumer): JsonObject {
       name: channelName(ch),
       node: NODE,
       number: ch.id,
-      peer_host: plainAddress(ch.conn.socket.remoteAddress),
+      peer_host: ch.conn.remoteAddress,
       peer_port: ch.conn.socket.remotePort ?? 0,
       user: ch.conn.username,
     },

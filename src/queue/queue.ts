@@ -18,7 +18,10 @@ export interface QueueOptions {
   exclusiveOwner: object | null;
   autoDelete: boolean;
   arguments: FieldTable;
+  /** What the arguments declare (parseQueueArguments). */
   settings: QueueSettings;
+  /** The settings in force when the queue is created, if policies change them (default: settings). */
+  effective?: QueueSettings;
 }
 
 /** Why a message left a queue for its dead-letter exchange (the x-death "reason"). */
@@ -67,7 +70,13 @@ export class Queue {
   readonly exclusiveOwner: object | null;
   readonly autoDelete: boolean;
   readonly arguments: FieldTable;
-  readonly settings: QueueSettings;
+  /** The settings its x-arguments declare. */
+  readonly declared: QueueSettings;
+  /**
+   * The settings in force: the declared ones resolved against the policies that apply. They
+   * change when a policy does (applySettings); read them afresh, never keep a copy.
+   */
+  settings: QueueSettings;
   /** The store key of this queue's entries. */
   readonly storeKey: string;
 
@@ -101,12 +110,15 @@ export class Queue {
     this.exclusiveOwner = options.exclusiveOwner;
     this.autoDelete = options.autoDelete;
     this.arguments = options.arguments;
-    this.settings = options.settings;
+    this.declared = options.settings;
+    this.settings = options.effective ?? options.settings;
     this.storeKey = `${options.vhost}\u0000${options.name}`;
     this.consumers = new ConsumerList(this.settings.singleActiveConsumer);
     const max = this.settings.maxPriority;
     const list = max !== undefined && max > 0 ? new PriorityReadyList(max) : new ReadyList();
-    const returnsFirst = this.isQuorum && this.settings.deliveryLimit !== undefined;
+    // A quorum queue serves returned messages first while it has a delivery limit (which a
+    // policy can set or lift at any time); without one, requeue puts them at the back.
+    const returnsFirst = this.isQuorum;
     const window = returnsFirst ? new ReturnsFirstList(list) : list;
     // Persistent messages beyond the window stay only in the store while nobody consumes, so a
     // queue of millions keeps bounded memory; they are read back as consumers drain the window.
@@ -125,6 +137,32 @@ export class Queue {
     });
     this.createdAt = deps.clock.now();
     this.touch();
+  }
+
+  /**
+   * A policy changed what is in force (RabbitMQ's process_args_policy, in its order): the
+   * x-expires lease restarts; a lower max-length or max-length-bytes drops (or dead-letters,
+   * reason maxlen, to the dead-letter exchange now in force) messages from the head at once if
+   * the overflow in force before this change is drop-head, and again under the new overflow if
+   * that is drop-head; a new message TTL applies to messages enqueued from now on (messages
+   * already queued keep the deadline they were given); expired messages at the head go.
+   */
+  applySettings(next: QueueSettings): void {
+    if (this.deleted) return;
+    const before = this.settings.overflow;
+    this.settings = { ...next, overflow: before };
+    if (before === 'drop-head' && this.hasLengthLimit) this.dropHeadOverLimit();
+    this.settings = next;
+    if (next.overflow === 'drop-head' && this.hasLengthLimit) this.dropHeadOverLimit();
+    this.unusedTimer?.cancel();
+    this.unusedTimer = undefined;
+    this.touch();
+    this.expireHead();
+    this.maybeDispatch();
+  }
+
+  private get hasLengthLimit(): boolean {
+    return this.settings.maxLength !== undefined || this.settings.maxLengthBytes !== undefined;
   }
 
   /** Ready messages, in memory and paged out. */

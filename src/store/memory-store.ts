@@ -7,6 +7,8 @@
 import type { EntryCounts, MessageStore, PersistedMessage, QueueEntry, StoreStats } from './message-store.js';
 import type {
   BindingRecord,
+  DefinitionKind,
+  DefinitionRecord,
   DelayedMessage,
   DelayedRecord,
   ExchangeRecord,
@@ -14,7 +16,7 @@ import type {
   MetadataStore,
   QueueRecord,
 } from './metadata-store.js';
-import { bindingKey, delayedKey, nameKey } from './metadata-codec.js';
+import { bindingKey, definitionKey, delayedKey, nameKey } from './metadata-codec.js';
 import { checkEntry, checkEntryOf, checkMessage, publicEntry, sameMessage, sharedRewriteError, type StoredEntry } from './record-codec.js';
 import type { Store } from './store.js';
 
@@ -176,6 +178,7 @@ class MemoryMetadataStore implements MetadataStore {
   private readonly queueRecords = new Map<string, QueueRecord>();
   private readonly bindings = new Map<string, BindingRecord>();
   private readonly delayed = new Map<string, DelayedMessage>();
+  private readonly definitions = new Map<string, DefinitionRecord>();
 
   putExchange(r: ExchangeRecord): void {
     this.exchanges.set(nameKey(r.vhost, r.name).toString('latin1'), { ...r });
@@ -206,6 +209,17 @@ class MemoryMetadataStore implements MetadataStore {
     return [...this.delayed]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([, d]) => ({ record: { ...d.record }, message: d.message }));
+  }
+  putDefinition(r: DefinitionRecord): void {
+    this.definitions.set(definitionKey(r.kind, r.key).toString('latin1'), { kind: r.kind, key: r.key, value: structuredClone(r.value) });
+  }
+  deleteDefinition(kind: DefinitionKind, key: string): void {
+    this.definitions.delete(definitionKey(kind, key).toString('latin1'));
+  }
+  loadDefinitions(): DefinitionRecord[] {
+    return [...this.definitions]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([, r]) => ({ kind: r.kind, key: r.key, value: structuredClone(r.value) }));
   }
   load(): MetadataLoad {
     return {

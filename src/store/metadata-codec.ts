@@ -6,7 +6,7 @@
  */
 
 import { createHash } from 'node:crypto';
-import type { BindingRecord, DelayedRecord, ExchangeRecord, QueueRecord } from './metadata-store.js';
+import { DEFINITION_KINDS, type BindingRecord, type DefinitionKind, type DefinitionRecord, type DelayedRecord, type ExchangeRecord, type QueueRecord } from './metadata-store.js';
 import type { PersistedMessage } from './message-store.js';
 import { checkU53, decodeMessage, encodeMessage, RecordReader, RecordWriter } from './record-codec.js';
 
@@ -113,4 +113,22 @@ function reader(b: Buffer, what: string): RecordReader {
   const format = r.u8();
   if (format !== FORMAT) throw new Error(`stored ${what} record has unknown format ${format}`);
   return r;
+}
+
+/** A definition's key: its kind's index (u8), then the key as UTF-8; kinds sort in DEFINITION_KINDS order. */
+export function definitionKey(kind: DefinitionKind, key: string): Buffer {
+  const index = DEFINITION_KINDS.indexOf(kind);
+  if (index < 0) throw new TypeError(`unknown definition kind '${String(kind)}'`);
+  return Buffer.concat([Buffer.from([index]), Buffer.from(key, 'utf8')]);
+}
+
+export function encodeDefinitionValue(value: unknown): Buffer {
+  return Buffer.from(JSON.stringify(value) ?? 'null', 'utf8');
+}
+
+/** The record of a stored (key, value); throws if the key names no kind or the value is not JSON. */
+export function decodeDefinition(key: Buffer, value: Buffer): DefinitionRecord {
+  const kind = DEFINITION_KINDS[key[0] ?? 255];
+  if (!kind) throw new Error(`definition key of unknown kind ${key[0]}`);
+  return { kind, key: key.subarray(1).toString('utf8'), value: JSON.parse(value.toString('utf8')) };
 }

@@ -53,6 +53,33 @@ export interface DelayedMessage {
   message: PersistedMessage;
 }
 
+/**
+ * RabbitMQ's definitions other than topology: vhosts, users, permissions, topic permissions,
+ * policies, operator policies, runtime parameters and global parameters. The store keeps each
+ * as a JSON value under (kind, key), without looking inside; the owner of each kind chooses its
+ * key (e.g. a vhost's name, `user\0vhost` for a permission) and its value's shape.
+ */
+export type DefinitionKind =
+  | 'vhost'
+  | 'user'
+  | 'permission'
+  | 'topic-permission'
+  | 'policy'
+  | 'operator-policy'
+  | 'parameter'
+  | 'global-parameter';
+
+export const DEFINITION_KINDS: readonly DefinitionKind[] = [
+  'vhost', 'user', 'permission', 'topic-permission', 'policy', 'operator-policy', 'parameter', 'global-parameter',
+];
+
+export interface DefinitionRecord {
+  kind: DefinitionKind;
+  key: string;
+  /** Any JSON value (written with JSON.stringify, read back with JSON.parse). */
+  value: unknown;
+}
+
 export interface MetadataLoad {
   exchanges: ExchangeRecord[];
   queues: QueueRecord[];
@@ -72,6 +99,11 @@ export interface MetadataStore {
   /** Every stored delayed message, in dueAt order. */
   loadDelayed(): DelayedMessage[];
   load(): MetadataLoad;
+  /** Stores (or replaces) one definition; throws RangeError if kind + key is too long to be a key. */
+  putDefinition(r: DefinitionRecord): void;
+  deleteDefinition(kind: DefinitionKind, key: string): void;
+  /** Every stored definition, ordered by kind, then key. */
+  loadDefinitions(): DefinitionRecord[];
   /** Same group commit as MessageStore.sync(). */
   sync(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import type { ExchangeType, Router } from '../exchange/exchange-type.js';
-import { fieldString, type FieldTable } from '../frame/field-table.js';
+import { fieldString, ownField, type FieldTable } from '../frame/field-table.js';
 import type { Queue } from '../queue/queue.js';
 
 export type Destination = Queue | Exchange;
@@ -25,6 +25,11 @@ export class Exchange {
   readonly args: FieldTable;
   readonly actingUser: string;
   readonly router: Router<Destination>;
+  /**
+   * The alternate exchange in force (RabbitMQ's "ae" doc page): the alternate-exchange
+   * argument, else a policy's; the vhost updates it when policies change.
+   */
+  alternateExchange: string | undefined;
   deleted = false;
 
   constructor(
@@ -39,11 +44,7 @@ export class Exchange {
     this.args = options.arguments;
     this.actingUser = options.actingUser ?? 'rmq-internal';
     this.router = type.createRouter<Destination>(options.arguments);
-  }
-
-  /** The alternate-exchange argument, if any (RabbitMQ's "ae" doc page). */
-  get alternateExchange(): string | undefined {
-    return fieldString(this.args['alternate-exchange']);
+    this.alternateExchange = fieldString(ownField(this.args, 'alternate-exchange'));
   }
 }
 

@@ -13,6 +13,9 @@ import type { Message } from '../queue/message.js';
 import type { DelayedRecord } from '../store/metadata-store.js';
 import type { QueuedMessage } from '../queue/queued-message.js';
 import type { MetadataStore } from '../store/metadata-store.js';
+import { NO_POLICY, type Policy, type PolicyKind, type PolicyMatch } from '../policy/policy.js';
+import { PolicyTable, type PolicyTarget } from '../policy/policy-table.js';
+import { effectiveAlternateExchange, effectiveQueueSettings } from '../policy/queue-settings.js';
 import { BindingTable, type Binding } from './binding-table.js';
 import { DelayedMessages } from './delayed-messages.js';
 import { assertArgsEquivalent, assertFieldEquivalent } from './equivalence.js';
@@ -84,11 +87,16 @@ export class VHost {
   private readonly bindings = new BindingTable();
   private readonly delayed: DelayedMessages;
   readonly defaultExchange: Exchange;
+  /** The vhost's policies and operator policies (src/policy). */
+  readonly policies: PolicyTable;
+  /** The policies that apply to each queue and exchange (absent: none). */
+  private readonly applied = new WeakMap<Queue | Exchange, PolicyMatch>();
 
   constructor(
     readonly name: string,
     private readonly deps: VHostDeps,
   ) {
+    this.policies = new PolicyTable(name, deps.metadata);
     this.delayed = new DelayedMessages(name, deps.clock, deps.metadata, (x, msg, cc) => this.publish(x, msg, cc));
     const builtIn = (name: string, type: string, internal = false): Exchange =>
       this.createExchange({ name, type, durable: true, autoDelete: false, internal, arguments: {} });
@@ -156,6 +164,7 @@ export class VHost {
     if (!type) throw new Error(`exchange type ${options.type} is not registered`);
     const x = new Exchange(this.name, type, options);
     this.exchanges.set(x.name, x);
+    this.applyExchangePolicies(x, this.policies.match(EXCHANGE_TARGET, x.name));
     return x;
   }
 
@@ -243,8 +252,11 @@ export class VHost {
   /** Creates a queue without declare's checks (recovery); settings are parsed from the arguments unless given. */
   createQueue(options: Omit<QueueOptions, 'vhost' | 'settings'> & { settings?: QueueSettings }): Queue {
     const settings = options.settings ?? parseQueueArguments(options.arguments, this.rs('queue', options.name));
+    const match = this.policies.match(queueTarget(settings), options.name);
+    // Resolved even without a policy: a quorum queue turns reject-publish-dlx into drop-head.
+    const effective = effectiveQueueSettings(settings, options.arguments, match);
     const q = new Queue(
-      { ...options, vhost: this.name, settings },
+      { ...options, vhost: this.name, settings, effective },
       {
         ...this.deps.queueDeps,
         onAutoDelete: (queue) => this.removeQueue(queue),
@@ -252,6 +264,7 @@ export class VHost {
       },
     );
     this.queues.set(q.name, q);
+    if (match !== NO_POLICY) this.applied.set(q, match);
     return q;
   }
 
@@ -276,6 +289,57 @@ export class VHost {
   /** An exclusive queue lives as long as its connection. */
   connectionClosed(owner: object): void {
     for (const q of [...this.queues.values()]) if (q.exclusiveOwner === owner) this.removeQueue(q);
+  }
+
+  // ---- policies -----------------------------------------------------------------------------
+
+  /**
+   * Sets (adds or replaces) a policy or operator policy validated by validatePolicy, persists
+   * it, and re-evaluates every queue and exchange of the vhost at once. False when an equal
+   * policy was already set (then nothing changes, as in RabbitMQ).
+   */
+  setPolicy(policy: Policy): boolean {
+    if (!this.policies.set(policy)) return false;
+    this.reapplyPolicies();
+    return true;
+  }
+
+  /** Deletes a policy or operator policy and re-evaluates; false when there was none of that name. */
+  clearPolicy(kind: PolicyKind, name: string): boolean {
+    if (!this.policies.clear(kind, name)) return false;
+    this.reapplyPolicies();
+    return true;
+  }
+
+  /** The policy and operator policy that apply to a queue or exchange of this vhost. */
+  policiesOf(entity: Queue | Exchange): PolicyMatch {
+    return this.applied.get(entity) ?? NO_POLICY;
+  }
+
+  /**
+   * Matches every queue and exchange against the policies again (rabbit_policy:
+   * update_matched_objects): an entity whose policy or operator policy changed takes its new
+   * settings now (Queue.applySettings; an exchange its alternate exchange).
+   */
+  reapplyPolicies(): void {
+    for (const x of this.exchanges.values()) {
+      const match = this.policies.match(EXCHANGE_TARGET, x.name);
+      if (!samePolicies(match, this.policiesOf(x))) this.applyExchangePolicies(x, match);
+    }
+    for (const q of this.queues.values()) {
+      const match = this.policies.match(queueTarget(q.declared), q.name);
+      if (samePolicies(match, this.policiesOf(q))) continue;
+      if (match === NO_POLICY) this.applied.delete(q);
+      else this.applied.set(q, match);
+      q.applySettings(effectiveQueueSettings(q.declared, q.arguments, match));
+    }
+  }
+
+  private applyExchangePolicies(x: Exchange, match: PolicyMatch): void {
+    if (match === NO_POLICY) this.applied.delete(x);
+    else this.applied.set(x, match);
+    // The default exchange routes by queue name only: it has no alternate exchange.
+    x.alternateExchange = x.name === '' ? undefined : effectiveAlternateExchange(x.args, match);
   }
 
   // ---- bindings -----------------------------------------------------------------------------
@@ -481,6 +545,16 @@ export class VHost {
       }
     }
   }
+}
+
+const EXCHANGE_TARGET: PolicyTarget = { kind: 'exchange' };
+
+function queueTarget(settings: QueueSettings): PolicyTarget {
+  return { kind: 'queue', queueType: settings.queueType };
+}
+
+function samePolicies(a: PolicyMatch, b: PolicyMatch): boolean {
+  return a.policy === b.policy && a.operatorPolicy === b.operatorPolicy;
 }
 
 function queueTypeOf(args: FieldTable): string {

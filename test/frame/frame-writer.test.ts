@@ -1,15 +1,25 @@
 import { expect } from 'chai';
 import { FrameReader } from '../../src/frame/frame-reader.js';
-import { encodeFrame, FrameWriter, HEARTBEAT_FRAME, type FrameSink } from '../../src/frame/frame-writer.js';
+import { COPY_LIMIT, encodeFrame, FrameWriter, HEARTBEAT_FRAME, SINK_LIMIT, type FrameSink } from '../../src/frame/frame-writer.js';
 import { encodeMethodFrame } from '../../src/frame/generated/methods.js';
 import { encodeContentHeaderPayload } from '../../src/frame/generated/properties.js';
 
-/** Records writes. */
+/** Records writes; `holds` makes it keep what it is given unsent, like a socket whose peer does not read. */
 class Sink implements FrameSink {
   writes: Buffer[] = [];
+  holds = false;
+  writableLength = 0;
+  corked = 0;
   write(chunk: Buffer): boolean {
     this.writes.push(chunk);
-    return true;
+    if (this.holds) this.writableLength += chunk.length;
+    return this.writableLength < 16384;
+  }
+  cork(): void {
+    this.corked++;
+  }
+  uncork(): void {
+    this.corked--;
   }
   /** Everything written so far, as one buffer. */
   get all(): Buffer {
@@ -104,7 +114,7 @@ describe('FrameWriter', () => {
     w.flush();
     expect(sink.writes).to.have.length(1);
     expect(parse(sink.all).map((f) => `${f.type}/${f.channel}`)).to.deep.equal(['8/0', '1/1', '2/1', '3/1', '3/1', '3/1', '1/2']);
-    // Bodies of several frames of a larger frame_max keep their order with the frames around them.
+    // Large payloads are referenced, and the frames around them keep their order too.
     w.frameMax = 131072;
     w.write(HEARTBEAT_FRAME);
     w.writeContent(1, deliver, header, Buffer.alloc(300000, 7));
@@ -114,11 +124,72 @@ describe('FrameWriter', () => {
     const frames = parse(sink.all);
     expect(frames.map((f) => `${f.type}/${f.payload.length}`)).to.deep.equal(
       ['8/0', `1/${deliver.length - 8}`, `2/${header.length}`, '3/131064', '3/131064', `3/${300000 - 2 * 131064}`, '8/0']);
+    expect(sink.corked).to.equal(0);
+  });
+
+  it('writes large bodies by reference: 40 deliveries of a 127 MiB body (over 4 GiB) copy no body octet', () => {
+    // issue 10: basic.get + basic.reject(requeue) pipelined 40 times on a 127 MiB message queued
+    // more than 4 GiB in one tick, and copying it into one buffer threw a RangeError that killed
+    // the broker.
+    const body = Buffer.alloc(127 * 1024 * 1024, 0x61);
+    let total = 0;
+    let largest = 0;
+    let copiedBody = 0;
+    const sink: FrameSink = {
+      writableLength: 0,
+      write(chunk) {
+        total += chunk.length;
+        largest = Math.max(largest, chunk.length);
+        if (chunk.length > COPY_LIMIT && chunk.buffer !== body.buffer) copiedBody += chunk.length;
+        return true;
+      },
+    };
+    const w = new FrameWriter(sink, 131072, () => {});
+    for (let i = 0; i < 40; i++) w.writeContent(1, deliver, header, body);
+    const expected = w.pendingBytes;
+    expect(expected).to.be.above(4 * 1024 ** 3);
+    w.flush();
+    expect(total).to.equal(expected);
+    expect(w.pendingBytes).to.equal(0);
+    expect(w.bytesWritten).to.equal(expected);
+    expect(copiedBody).to.equal(0);
+    expect(largest).to.be.at.most(131072);
+  });
+
+  it('hands the sink at most SINK_LIMIT unsent octets per flush and goes on when it drains', () => {
+    const sink = new Sink();
+    sink.holds = true;
+    const w = new FrameWriter(sink, 131072, () => {});
+    let flushes = 0;
+    w.onFlush = () => flushes++;
+    const body = Buffer.alloc(5 * 1024 * 1024);
+    for (let i = 0; i < body.length; i += 4) body.writeUInt32BE(i, i);
+    w.writeContent(1, deliver, header, body);
+    w.write(HEARTBEAT_FRAME);
+    const total = w.pendingBytes;
+    w.flush();
+    expect(sink.writableLength).to.be.at.least(SINK_LIMIT).and.below(SINK_LIMIT + 512 * 1024);
+    expect(w.pendingBytes).to.equal(total - sink.writableLength);
+    w.flush();
+    expect(w.pendingBytes, 'a full sink gets nothing more').to.equal(total - sink.writableLength);
+    let rounds = 0;
+    while (w.pendingBytes > 0) {
+      sink.writableLength = 0; // drained
+      w.flush();
+      rounds++;
+    }
+    expect(rounds).to.be.within(3, 6);
+    expect(flushes).to.equal(rounds + 2);
+    const frames = parse(sink.all);
+    expect(frames.map((f) => f.type)).to.deep.equal([1, 2, ...new Array(Math.ceil(body.length / 131064)).fill(3), 8]);
+    expect(Buffer.concat(frames.filter((f) => f.type === 3).map((f) => f.payload))).to.deep.equal(body);
+    expect(w.bytesWritten).to.equal(total);
   });
 
   it('reports an error thrown by a scheduled flush to onError instead of the event loop', () => {
     const tick = manual();
     const sink: FrameSink = {
+      writableLength: 0,
       write() {
         throw new Error('sink broke');
       },

@@ -5,7 +5,7 @@ import { encodeFrame } from '../../src/frame/frame-writer.js';
 import { encodeContentHeaderFrame } from '../../src/frame/generated/properties.js';
 import { decodeMethod, encodeMethodFrame } from '../../src/frame/generated/methods.js';
 import { channel, connect } from '../support/amqp.js';
-import { useBroker, waitUntil } from '../support/broker.js';
+import { serverSideOf, useBroker, waitUntil } from '../support/broker.js';
 import { RawClient } from '../../conformance/lib/raw-client.js';
 
 /**
@@ -14,20 +14,10 @@ import { RawClient } from '../../conformance/lib/raw-client.js';
  * message for it, nor crash it; the broker stops reading such a peer (as RabbitMQ's reader stops
  * when its writer is blocked) and keeps serving everyone else.
  */
-type TestBroker = ReturnType<typeof useBroker>;
-
-/** The broker side of a raw client's socket. */
-function serverSideOf(broker: TestBroker, client: RawClient): Connection {
-  const port = client.socket.localPort;
-  const conn = [...broker.running.broker.connections].find((c) => c.socket.remotePort === port);
-  if (!conn) throw new Error('no broker connection for the client');
-  return conn;
-}
-
 
 describe('output backpressure (issue 10)', () => {
   const broker = useBroker();
-  const serverSide = (client: RawClient): Connection => serverSideOf(broker, client);
+  const serverSide = (client: RawClient): Connection => serverSideOf(broker.running, client);
 
   /**
    * Reads the peer's socket again, handing each frame to onFrame as it streams by (RawClient
@@ -105,14 +95,22 @@ describe('output backpressure (issue 10)', () => {
     try {
       await attacker.openChannel(1);
       attacker.socket.pause(); // never reads again
+      const conn = serverSide(attacker);
+      // What the writer hands the socket: frames and views of the body, never one big copy.
+      let largestWrite = 0;
+      const write = conn.socket.write.bind(conn.socket);
+      conn.socket.write = ((chunk: Buffer) => {
+        largestWrite = Math.max(largestWrite, chunk.length);
+        return write(chunk);
+      }) as typeof conn.socket.write;
       const request = getRejectPairs(queue, 140);
       expect(request.length).to.be.below(10000);
       attacker.write(request);
-      const conn = serverSide(attacker);
       await waitUntil(() => conn.readingPaused, 'the broker to stop reading the attacker');
       // One get-ok went out (32 MiB, referenced, not copied); nothing after it was read.
       expect(conn.writer.bytesWritten).to.be.below(size + OUTPUT_HIGH_WATER);
       expect(conn.unsentBytes).to.be.below(size + OUTPUT_HIGH_WATER);
+      expect(largestWrite).to.be.above(0).and.at.most(conn.frameMax);
       await stillServes(queue, 0);
     } finally {
       attacker.close();
@@ -177,6 +175,25 @@ describe('output backpressure (issue 10)', () => {
     }
   });
 
+  it('an error thrown by the flush that a socket \'drain\' runs closes that connection only', async () => {
+    const victim = await RawClient.open(broker.url);
+    try {
+      await victim.openChannel(1);
+      const conn = serverSide(victim);
+      conn.socket.write = () => {
+        throw new Error('write failed');
+      };
+      conn.send(1, 'basic.qos-ok', {});
+      // The socket calls its 'drain' listeners itself: whatever they throw reaches the event loop.
+      expect(() => conn.socket.emit('drain')).not.to.throw();
+      await victim.waitClosed();
+      expect(broker.running.broker.connections.has(conn)).to.equal(false);
+      await stillServes();
+    } finally {
+      victim.close();
+    }
+  });
+
   it('a consumer without prefetch that does not read gets at most OUTPUT_HIGH_WATER plus one message dispatched; the rest follows as it reads', async () => {
     const size = 1024 * 1024;
     const count = 64;
@@ -211,7 +228,7 @@ describe('output backpressure (issue 10)', () => {
 /** The alarm and the output both pause reading; one owner keeps the socket paused while either holds. */
 describe('output backpressure and resource alarms share the read pause', () => {
   const broker = useBroker();
-  const serverSide = (client: RawClient): Connection => serverSideOf(broker, client);
+  const serverSide = (client: RawClient): Connection => serverSideOf(broker.running, client);
 
   /** basic.qos and its -ok: everything the client sent before has been handled. */
   async function roundTrip(client: RawClient): Promise<void> {

@@ -1,7 +1,9 @@
 import { expect } from 'chai';
 import amqp, { type ChannelModel } from 'amqplib';
+import { startBroker } from '../../src/broker.js';
 import { waitUntil } from '../support/broker.js';
-import { useManagedBroker } from '../support/management.js';
+import { call, useManagedBroker } from '../support/management.js';
+import { TestPki } from '../support/tls-certs.js';
 
 /** /api/connections, /api/channels, /api/consumers: live values of amqplib connections; closing one. */
 describe('management API: connections, channels and consumers', () => {
@@ -108,5 +110,32 @@ describe('management API: connections, channels and consumers', () => {
     expect((await b.api('DELETE', `/api/connections/${encodeURIComponent(c.name)}`)).status).to.equal(204);
     expect(await closed).to.equal('Connection closed: 320 (CONNECTION-FORCED) with message "CONNECTION_FORCED - Closed via management plugin"');
     expect((await b.api('DELETE', '/api/connections/does-not-exist')).status).to.equal(404);
+  });
+});
+
+describe('management API: a TLS connection', function () {
+  this.timeout(60_000);
+  let pki: TestPki;
+  before(() => {
+    pki = new TestPki();
+  });
+  after(() => pki.dispose());
+
+  it('shows ssl, the protocol and cipher suite as Erlang\'s ssl names them, and the client certificate', async () => {
+    const server = pki.server();
+    const client = pki.client('mgmt-client', '/C=GB/O=Warren Tests/CN=app-client');
+    const running = await startBroker({ port: 0, managementPort: 0, logLevel: 'silent', tls: { port: 0, certfile: server.cert, keyfile: server.key, cacertfile: pki.ca.cert, verify: 'verify_peer' } });
+    try {
+      const conn = await amqp.connect(`amqps://guest:guest@localhost:${running.tlsPort}`, { ca: [pki.ca.certPem], cert: client.certPem, key: client.keyPem, servername: 'localhost' });
+      const [c] = (await call(running.managementUrl!, 'GET', '/api/connections')).json;
+      expect(c).to.deep.include({
+        ssl: true, ssl_protocol: 'tlsv1.3', ssl_key_exchange: 'any', ssl_cipher: 'aes_256_gcm', ssl_hash: 'aead', port: running.tlsPort,
+        peer_cert_subject: 'CN=app-client,O=Warren Tests,C=GB', peer_cert_issuer: 'CN=Warren Test CA,O=Warren Tests,C=GB',
+      });
+      expect(c.peer_cert_validity).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ - \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+      await conn.close();
+    } finally {
+      await running.close();
+    }
   });
 });

@@ -369,6 +369,45 @@ export function describeStoreContract(name: string, harness: () => StoreHarness)
         await store.metadata.sync();
         expect(bodies()).to.deep.equal(['mid', 'late']);
       });
+
+      it('puts, replaces, deletes and loads definitions by kind and key, ordered by kind then key', async () => {
+        const md = store.metadata;
+        md.putDefinition({ kind: 'user', key: 'bob', value: { tags: ['management'] } });
+        md.putDefinition({ kind: 'vhost', key: 'b', value: { description: 'B' } });
+        md.putDefinition({ kind: 'vhost', key: '/', value: {} });
+        md.putDefinition({ kind: 'permission', key: 'bob\u0000/', value: { configure: '.*', write: '', read: 'ü' } });
+        md.putDefinition({ kind: 'user', key: 'alice', value: { tags: [] } });
+        md.putDefinition({ kind: 'user', key: 'bob', value: { tags: ['administrator'] } }); // replaces
+        md.putDefinition({ kind: 'policy', key: '/\u0000gone', value: null });
+        md.deleteDefinition('policy', '/\u0000gone');
+        md.deleteDefinition('user', 'missing');
+        const check = (): void => {
+          expect(store.metadata.loadDefinitions()).to.deep.equal([
+            { kind: 'vhost', key: '/', value: {} },
+            { kind: 'vhost', key: 'b', value: { description: 'B' } },
+            { kind: 'user', key: 'alice', value: { tags: [] } },
+            { kind: 'user', key: 'bob', value: { tags: ['administrator'] } },
+            { kind: 'permission', key: 'bob\u0000/', value: { configure: '.*', write: '', read: 'ü' } },
+          ]);
+        };
+        check(); // before the commit
+        await md.sync();
+        check();
+        await reopenIfPersistent();
+        check();
+        store.metadata.deleteDefinition('vhost', 'b');
+        await store.metadata.sync();
+        expect(store.metadata.loadDefinitions().map((r) => `${r.kind}:${r.key}`)).to.deep.equal(['vhost:/', 'user:alice', 'user:bob', 'permission:bob\u0000/']);
+      });
+
+      it('does not share a loaded definition with the store', () => {
+        const value = { tags: ['a'] };
+        store.metadata.putDefinition({ kind: 'user', key: 'u', value });
+        value.tags.push('changed');
+        const loaded = store.metadata.loadDefinitions()[0]!;
+        (loaded.value as { tags: string[] }).tags.push('again');
+        expect(store.metadata.loadDefinitions()[0]!.value).to.deep.equal({ tags: ['a'] });
+      });
     });
   });
 }

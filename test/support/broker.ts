@@ -1,5 +1,7 @@
+import type { Socket } from 'node:net';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import type { BrokerOptions } from '../../src/config.js';
+import type { Connection } from '../../src/connection/connection.js';
 
 /**
  * Starts a private broker on port 0 for the enclosing mocha describe block and closes it after.
@@ -50,4 +52,12 @@ export async function waitUntil(predicate: () => boolean, what: string, timeoutM
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 5));
   }
+}
+
+/** The broker side of a client's socket (a RawClient's, say), found by the client's port. */
+export function serverSideOf(running: RunningBroker, client: { socket: Socket }): Connection {
+  const port = client.socket.localPort;
+  const conn = [...running.broker.connections].find((c) => c.socket.remotePort === port);
+  if (!conn) throw new Error('no broker connection for the client');
+  return conn;
 }

@@ -13,6 +13,10 @@ export const basicHandlers: ChannelHandlers = {
   },
 
   'basic.consume': (ch, args) => {
+    const max = ch.conn.broker.config.consumerMaxPerChannel;
+    if (max > 0 && ch.consumers.size >= max && !ch.consumers.has(args.consumerTag)) {
+      throw new ConnectionError(ReplyCode.NOT_ALLOWED, `reached maximum (${max}) of consumers per channel`);
+    }
     if (ch.consumers.has(args.consumerTag) || (args.consumerTag !== '' && ch.replyConsumer?.tag === args.consumerTag)) {
       throw new ConnectionError(ReplyCode.NOT_ALLOWED, `attempt to reuse consumer tag '${args.consumerTag}'`);
     }

@@ -1,6 +1,7 @@
 import { ConnectionError, ReplyCode } from '../../errors.js';
 import { decodeTable, toJS, type FieldTable } from '../../frame/field-table.js';
 import type { Method } from '../../frame/generated/methods.js';
+import { peerCertAuthName } from '../../tls/peer-identity.js';
 import type { Connection } from '../connection.js';
 
 /** The minimum frame size every peer must accept (spec: frame-min-size). */
@@ -21,15 +22,29 @@ export function handleConnectionMethod(conn: Connection, method: Method): void {
       conn.clientProperties = method.args.clientProperties;
       const caps = conn.clientProperties['capabilities'];
       if (caps && caps.type === 'F') conn.capabilities = caps.value;
-      const credentials = parseCredentials(mechanism, response);
-      if (!authenticate(conn, credentials.username, credentials.password)) {
+      const throttle = conn.broker.loginThrottle;
+      const peer = conn.remoteAddress;
+      const refusedFor = throttle.refusedFor(peer);
+      let username: string | undefined;
+      if (refusedFor > 0) {
+        conn.log.warn({ retryInMs: Math.ceil(refusedFor) }, 'login refused: too many failed logins from this address');
+      } else {
+        username = mechanism === 'EXTERNAL' && conn.isTls ? externalLogin(conn) : passwordLogin(conn, parseCredentials(mechanism, response));
+        if (username === undefined) {
+          const backoff = throttle.failed(peer);
+          if (backoff !== undefined) conn.log.warn({ backoffMs: backoff }, `failed logins from ${peer}: refusing its logins for ${backoff / 1000} s`);
+        } else {
+          throttle.succeeded(peer);
+        }
+      }
+      if (username === undefined) {
         // With authentication_failure_close (which RabbitMQ advertises) the client gets a close.
         throw new ConnectionError(
           ReplyCode.ACCESS_REFUSED,
           `Login was refused using authentication mechanism ${mechanism}. For details see the broker logfile.`,
         ).withoutMethod();
       }
-      conn.username = credentials.username;
+      conn.username = username;
       conn.authMechanism = mechanism;
       conn.state = 'tuning';
       const { config } = conn.broker;
@@ -113,15 +128,40 @@ function parseCredentials(mechanism: string, response: Buffer): { username: stri
     const password = table['PASSWORD'];
     return { username: login ? String(toJS(login)) : '', password: password ? String(toJS(password)) : '' };
   }
-  throw new ConnectionError(ReplyCode.COMMAND_INVALID, `unknown authentication mechanism '${mechanism}'`);
+  throw new ConnectionError(ReplyCode.COMMAND_INVALID, `invalid authentication mechanism '${mechanism}'`);
 }
 
-function authenticate(conn: Connection, username: string, password: string): boolean {
+/** The user a PLAIN or AMQPLAIN login authenticates, or undefined (logged) if it is refused. */
+function passwordLogin(conn: Connection, { username, password }: { username: string; password: string }): string | undefined {
   const user = conn.broker.config.users.find((u) => u.username === username);
   if (!user || user.password !== password) {
     conn.log.warn({ user: username }, 'login refused: invalid credentials');
-    return false;
+    return undefined;
   }
+  return loopbackAllows(conn, username) ? username : undefined;
+}
+
+/**
+ * The user EXTERNAL authenticates: named by the client certificate (rabbit_auth_mechanism_ssl),
+ * as its distinguished name or CN. RabbitMQ refuses it unless the listener verifies peers.
+ */
+function externalLogin(conn: Connection): string | undefined {
+  const tls = conn.broker.config.tls;
+  const refuse = (reason: string): undefined => {
+    conn.log.warn({ mechanism: 'EXTERNAL' }, `login refused: ${reason}`);
+    return undefined;
+  };
+  const der = conn.peerCertificate;
+  if (!tls || tls.verify !== 'verify_peer') return refuse('TLS configuration is unsafe (ssl_options.verify is not verify_peer)');
+  if (!der) return refuse('connection peer presented no TLS (x.509) certificate');
+  const username = peerCertAuthName(der, tls.ssl_cert_login_from ?? 'distinguished_name');
+  if (username === undefined) return refuse('no name found');
+  if (!conn.broker.config.users.some((u) => u.username === username)) return refuse(`user '${username}' (from the peer certificate) does not exist`);
+  return loopbackAllows(conn, username) ? username : undefined;
+}
+
+/** RabbitMQ's loopback_users: these users may only connect from loopback, whatever the mechanism. */
+function loopbackAllows(conn: Connection, username: string): boolean {
   if (conn.broker.config.loopbackUsers.includes(username) && !conn.isLoopback) {
     conn.log.warn({ user: username }, `login refused: user '${username}' can only connect via localhost`);
     return false;

@@ -25,6 +25,8 @@ export interface Databases {
   readonly queueRecordsDb: Bin;
   readonly bindingsDb: Bin;
   readonly delayedDb: Bin;
+  /** Vhosts, users, permissions, policies, parameters (metadata-store.ts: DefinitionRecord). */
+  readonly definitionsDb: Bin;
   /** Damaged records set aside: key = quarantineKey(db name, original key), value as found. */
   readonly quarantineDb: Bin;
   /** The name each database was opened under. */
@@ -83,6 +85,7 @@ export function openDatabases(dir: string, opts: { mapSize?: number; readOnly?: 
     queueRecordsDb: sub('queue-records'),
     bindingsDb: sub('bindings'),
     delayedDb: sub('delayed'),
+    definitionsDb: sub('definitions'),
     quarantineDb: sub('quarantine'),
     names,
   };

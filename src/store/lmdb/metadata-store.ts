@@ -3,18 +3,21 @@
  * same batches as the messages (one environment, one group commit).
  */
 
-import type { BindingRecord, DelayedMessage, DelayedRecord, ExchangeRecord, MetadataLoad, MetadataStore, QueueRecord } from '../metadata-store.js';
+import type { BindingRecord, DefinitionKind, DefinitionRecord, DelayedMessage, DelayedRecord, ExchangeRecord, MetadataLoad, MetadataStore, QueueRecord } from '../metadata-store.js';
 import type { PersistedMessage } from '../message-store.js';
 import {
   bindingKey,
   decodeBinding,
   decodeDelayedKey,
   decodeNameKey,
+  decodeDefinition,
   decodeDelayedMessage,
+  definitionKey,
   decodeExchange,
   decodeQueue,
   delayedKey,
   encodeBinding,
+  encodeDefinitionValue,
   encodeDelayedMessage,
   encodeExchange,
   encodeQueue,
@@ -54,6 +57,27 @@ export class LmdbMetadataStore implements MetadataStore {
   }
   deleteDelayed(r: DelayedRecord): void {
     this.set(this.engine.dbs.delayedDb, 'd', delayedKey(r), null);
+  }
+  putDefinition(r: DefinitionRecord): void {
+    const key = definitionKey(r.kind, r.key);
+    if (key.length > MAX_KEY) throw new RangeError(`${r.kind} key longer than ${MAX_KEY - 1} bytes`);
+    this.set(this.engine.dbs.definitionsDb, 'D', key, encodeDefinitionValue(r.value));
+  }
+  deleteDefinition(kind: DefinitionKind, key: string): void {
+    const k = definitionKey(kind, key);
+    if (k.length <= MAX_KEY) this.set(this.engine.dbs.definitionsDb, 'D', k, null);
+  }
+  loadDefinitions(): DefinitionRecord[] {
+    const out: DefinitionRecord[] = [];
+    for (const [key, value] of this.keyedRecords(this.engine.dbs.definitionsDb, 'D')) {
+      try {
+        out.push(decodeDefinition(key, value));
+      } catch (err) {
+        // Intact (its checksum matched) but unreadable, as one written by a newer Warren: skipped.
+        this.engine.log(`store ${this.engine.dbs.dir}: skipped a definition that cannot be read (${(err as Error).message})`);
+      }
+    }
+    return out;
   }
 
   /** Writes (or with null removes) one record through the overlay, unless the store stopped writing. */
@@ -108,6 +132,11 @@ export class LmdbMetadataStore implements MetadataStore {
 
   /** Every record of db (file merged with overlay), in key order. */
   private records(db: Bin, tag: string): Buffer[] {
+    return this.keyedRecords(db, tag).map(([, value]) => value);
+  }
+
+  /** Every (key, value) of db (file merged with overlay), in key order. */
+  private keyedRecords(db: Bin, tag: string): Array<[Buffer, Buffer]> {
     const byKey = new Map<string, Buffer>();
     for (const [key, value] of this.stored(db, tag)) byKey.set(key.toString('latin1'), value);
     for (const item of this.engine.overlay.metas.values()) {
@@ -116,13 +145,16 @@ export class LmdbMetadataStore implements MetadataStore {
       if (item.value) byKey.set(k, item.value);
       else byKey.delete(k);
     }
-    return [...byKey].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, value]) => value);
+    return [...byKey]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([key, value]): [Buffer, Buffer] => [Buffer.from(key, 'latin1'), value]);
   }
 }
 
 /** What a damaged record's key says (it may be damaged too). */
 function describeKey(tag: string, key: Buffer): string {
   if (tag === 'b') return 'a binding';
+  if (tag === 'D') return `definition ${key.subarray(1).toString('utf8').slice(0, 64)}`;
   try {
     if (tag === 'd') {
       const r = decodeDelayedKey(key);

@@ -1,0 +1,60 @@
+import { fieldInteger, fieldString, ownField, type FieldTable } from '../frame/field-table.js';
+import type { Overflow, QueueSettings } from '../queue/queue-arguments.js';
+import { policyValue } from './effective-definition.js';
+import type { JsonValue, PolicyMatch } from './policy.js';
+
+/**
+ * A queue's settings in force: its declared x-arguments resolved against the policies that
+ * apply, key by key, as RabbitMQ 3.10 resolves them.
+ *
+ * Classic queues (rabbit_amqqueue_process:process_args_policy): the argument wins for
+ * dead-letter-exchange, dead-letter-routing-key and overflow (res_arg); the lower value wins for
+ * expires, message-ttl, max-length and max-length-bytes (res_min).
+ *
+ * Quorum queues (rabbit_quorum_queue:ra_machine_config): the lower value for max-length(-bytes),
+ * delivery-limit and message-ttl; the policy wins for overflow and expires; the argument wins for
+ * the dead-letter exchange and routing key. A quorum queue has no reject-publish-dlx: it falls
+ * back to drop-head.
+ */
+export function effectiveQueueSettings(declared: QueueSettings, args: FieldTable, match: PolicyMatch): QueueSettings {
+  const quorum = declared.queueType === 'quorum';
+  const num = (key: string): number | undefined => {
+    const v = policyValue(match, key);
+    return typeof v === 'number' ? v : undefined;
+  };
+  const str = (key: string): string | undefined => {
+    const v: JsonValue | undefined = policyValue(match, key);
+    return typeof v === 'string' ? v : undefined;
+  };
+  const argInt = (key: string): number | undefined => fieldInteger(ownField(args, key));
+  const argStr = (key: string): string | undefined => fieldString(ownField(args, key));
+  const min = (policy: number | undefined, arg: number | undefined) =>
+    policy === undefined ? arg : arg === undefined ? policy : Math.min(policy, arg);
+  const argWins = <T>(policy: T | undefined, arg: T | undefined) => (arg !== undefined ? arg : policy);
+  const policyWins = <T>(policy: T | undefined, arg: T | undefined) => (policy !== undefined ? policy : arg);
+
+  let overflow = (quorum ? policyWins : argWins)(str('overflow'), argStr('x-overflow')) as Overflow | undefined;
+  if (quorum && overflow === 'reject-publish-dlx') overflow = 'drop-head';
+  return {
+    ...declared,
+    expires: (quorum ? policyWins : min)(num('expires'), argInt('x-expires')),
+    messageTtl: min(num('message-ttl'), argInt('x-message-ttl')),
+    deadLetterExchange: argWins(str('dead-letter-exchange'), argStr('x-dead-letter-exchange')),
+    deadLetterRoutingKey: argWins(str('dead-letter-routing-key'), argStr('x-dead-letter-routing-key')),
+    maxLength: min(num('max-length'), argInt('x-max-length')),
+    maxLengthBytes: min(num('max-length-bytes'), argInt('x-max-length-bytes')),
+    overflow: overflow ?? 'drop-head',
+    deliveryLimit: quorum ? min(num('delivery-limit'), argInt('x-delivery-limit')) : declared.deliveryLimit,
+  };
+}
+
+/**
+ * An exchange's alternate exchange in force: its alternate-exchange argument, else the policy's
+ * (rabbit_policy:get_arg/3).
+ */
+export function effectiveAlternateExchange(args: FieldTable, match: PolicyMatch): string | undefined {
+  const arg = ownField(args, 'alternate-exchange');
+  if (arg !== undefined) return fieldString(arg);
+  const v = policyValue(match, 'alternate-exchange');
+  return typeof v === 'string' ? v : undefined;
+}
