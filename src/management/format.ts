@@ -2,8 +2,8 @@
  * Broker objects as RabbitMQ 3.10's management API shows them: every key its objects carry,
  * with the same JSON types. Counts are live (RabbitMQ's lag by its stats interval). Keys that
  * describe the Erlang VM (garbage_collection, reductions) carry RabbitMQ's own "not available"
- * values (-1, 0); rates are 0.0 (Warren does not sample). Policies are not applied yet: policy
- * and operator_policy are null, effective_policy_definition {}.
+ * values (-1, 0); rates are 0.0 (Warren does not sample). Policies come from broker.policies
+ * (src/policy).
  */
 import { X509Certificate } from 'node:crypto';
 import { TLSSocket } from 'node:tls';
@@ -22,6 +22,7 @@ import { packBindingProps } from './binding-key.js';
 import { float, noRate, type Json, type JsonObject } from './json.js';
 import { asMap } from './query.js';
 import type { MessageStatsSource } from './stats.js';
+import type { PolicyInfo } from '../policy/policy-operations.js';
 
 export const NODE = NODE_NAME;
 
@@ -41,7 +42,7 @@ export function timeString(ms: number): string {
 // ---- queues -----------------------------------------------------------------------------------
 
 /** A queue in /api/queues (detail adds consumer_details, deliveries and incoming). */
-export function formatQueue(vhost: string, q: Queue, stats: MessageStatsSource, detail = false): JsonObject {
+export function formatQueue(vhost: string, q: Queue, stats: MessageStatsSource, policies: PolicyInfo, detail = false): JsonObject {
   const s = q.stats;
   const ready = q.messageCount;
   const unacked = q.unackedCount;
@@ -66,7 +67,7 @@ export function formatQueue(vhost: string, q: Queue, stats: MessageStatsSource, 
     consumer_utilisation: consumers > 0 ? float(1) : 0,
     consumers,
     durable: q.durable,
-    effective_policy_definition: asMap({}),
+    effective_policy_definition: asMap({ ...(policies.effective_policy_definition as JsonObject) }),
     exclusive: q.exclusiveOwner !== null,
     exclusive_consumer_tag: exclusiveConsumer?.tag ?? null,
     garbage_collection: noGarbageCollection(),
@@ -94,8 +95,8 @@ export function formatQueue(vhost: string, q: Queue, stats: MessageStatsSource, 
     messages_unacknowledged_ram: unacked,
     name: q.name,
     node: NODE,
-    operator_policy: null,
-    policy: null,
+    operator_policy: policies.operator_policy,
+    policy: policies.policy,
     recoverable_slaves: null,
     reductions: 0,
     reductions_details: noRate(),
@@ -116,7 +117,8 @@ export function formatQueue(vhost: string, q: Queue, stats: MessageStatsSource, 
 
 // ---- exchanges and bindings --------------------------------------------------------------------
 
-export function formatExchange(vhost: string, x: Exchange, stats: MessageStatsSource, detail = false): JsonObject {
+/** An exchange in /api/exchanges; `policy` only when one applies, as RabbitMQ lists it. */
+export function formatExchange(vhost: string, x: Exchange, stats: MessageStatsSource, policies: PolicyInfo, detail = false): JsonObject {
   return {
     arguments: tableToJson(x.args),
     auto_delete: x.autoDelete,
@@ -125,6 +127,7 @@ export function formatExchange(vhost: string, x: Exchange, stats: MessageStatsSo
     internal: x.internal,
     message_stats: stats.exchange?.(vhost, x),
     name: x.name,
+    policy: policies.policy ?? undefined,
     type: x.type.name,
     user_who_performed_action: x.actingUser,
     vhost,

@@ -171,6 +171,22 @@ describe('management API: queues', () => {
     expect([q.exclusive, q.owner_pid_details.name]).to.deep.equal([true, (await b.api('GET', '/api/connections')).json[0].name]);
   });
 
+  it('reports the policy and operator policy that apply and their merged definition (src/policy)', async () => {
+    const policies = b.running.broker.policies;
+    policies.put('policy', '/', 'ttl', { pattern: '^h\\.pol$', definition: { 'message-ttl': 5000, 'max-length': 10 }, priority: 1, applyTo: 'queues' });
+    policies.put('operator-policy', '/', 'cap', { pattern: '^h\\.pol$', definition: { 'max-length': 5 }, applyTo: 'queues' });
+    try {
+      await b.api('PUT', '/api/queues/%2F/h.pol', { body: {} });
+      const q = (await b.api('GET', '/api/queues/%2F/h.pol')).json;
+      expect([q.policy, q.operator_policy, q.effective_policy_definition]).to.deep.equal(['ttl', 'cap', { 'max-length': 5, 'message-ttl': 5000 }]);
+      const other = (await b.api('GET', '/api/queues/%2F/h.orders')).json;
+      expect([other.policy, other.operator_policy, other.effective_policy_definition]).to.deep.equal([null, null, {}]);
+    } finally {
+      policies.delete('policy', '/', 'ttl');
+      policies.delete('operator-policy', '/', 'cap');
+    }
+  });
+
   it('lists a queue\'s bindings with the default exchange\'s first', async () => {
     await ch.bindQueue('h.orders', 'amq.topic', 'a.#');
     const res = await b.api('GET', '/api/queues/%2F/h.orders/bindings');

@@ -32,13 +32,13 @@ function existingExchange(ctx: RequestContext): { vhost: VHost; exchange: Exchan
 
 function list(ctx: RequestContext): Reply {
   const items: Json[] = [];
-  for (const vhost of listedVhosts(ctx)) for (const x of vhost.exchanges.values()) items.push(formatExchange(vhost.name, x, ctx.stats));
+  for (const vhost of listedVhosts(ctx)) for (const x of vhost.exchanges.values()) items.push(formatExchange(vhost.name, x, ctx.stats, ctx.broker.policies.infoOf(vhost.name, x)));
   return ok(listReply(items, ctx.query, ['vhost', 'name']));
 }
 
 function show(ctx: RequestContext): Reply {
   const { vhost, exchange } = existingExchange(ctx);
-  return ok(objectReply(formatExchange(vhost.name, exchange, ctx.stats, true), ctx.query));
+  return ok(objectReply(formatExchange(vhost.name, exchange, ctx.stats, ctx.broker.policies.infoOf(vhost.name, exchange), true), ctx.query));
 }
 
 /** PUT: exchange.declare with the body's type (direct by default), durable, auto_delete, internal and arguments. */

@@ -56,13 +56,13 @@ function existingQueue(ctx: RequestContext): { vhost: VHost; queue: Queue } {
 
 function list(ctx: RequestContext): Reply {
   const items: Json[] = [];
-  for (const vhost of listedVhosts(ctx)) for (const q of vhost.queues.values()) items.push(formatQueue(vhost.name, q, ctx.stats));
+  for (const vhost of listedVhosts(ctx)) for (const q of vhost.queues.values()) items.push(formatQueue(vhost.name, q, ctx.stats, ctx.broker.policies.infoOf(vhost.name, q)));
   return ok(listReply(items, ctx.query, ['vhost', 'name']));
 }
 
 function show(ctx: RequestContext): Reply {
   const { vhost, queue } = existingQueue(ctx);
-  return ok(objectReply(formatQueue(vhost.name, queue, ctx.stats, true), ctx.query));
+  return ok(objectReply(formatQueue(vhost.name, queue, ctx.stats, ctx.broker.policies.infoOf(vhost.name, queue), true), ctx.query));
 }
 
 /**
