@@ -371,11 +371,6 @@ export class VHost {
     return this.bindings.to(d);
   }
 
-  /** The binding with exactly these fields, if any. */
-  findBinding(source: Exchange, destination: Destination, routingKey: string, args: FieldTable): Binding | undefined {
-    return this.bindings.get(source, destination, routingKey, args);
-  }
-
   /** queue.unbind / exchange.unbind: unbinding what is not bound is fine, as in RabbitMQ. */
   unbind(source: Exchange, destination: Destination, routingKey: string, args: FieldTable): void {
     if (source === this.defaultExchange || destination === this.defaultExchange) {
