@@ -33,6 +33,8 @@ import { VHost, type VHostDeps } from './vhost/vhost.js';
 import { defaultVHostMetadata, QUEUE_TYPES, vhostDefinition, vhostFromDefinition, type VHostMetadata } from './vhost/vhost-metadata.js';
 import { AccessControl, AccessError } from './access/access-control.js';
 import { FULL_PERMISSIONS, reportUnappliedConfig, seedConfigUsers } from './access/config-users.js';
+import { metricsStats } from './management/message-stats.js';
+import { ManagementServer } from './management/server.js';
 
 /**
  * The composition root: builds config, logger, clock, store and vhosts, recovers durable state,
@@ -50,6 +52,15 @@ export class Broker implements BrokerContext, PrometheusSource {
   readonly vhosts = new Map<string, VHost>();
   readonly connections = new Set<Connection>();
   readonly limits: ConnectionLimits;
+  /**
+   * The management HTTP API (src/management); listening from listen() on unless
+   * config.managementPort is 'off'. Its auth, stats and routes may be replaced before then.
+   */
+  readonly management: ManagementServer;
+  /** Every listener up now (AMQP, management, ...), as /api/overview and the health checks report them. */
+  readonly listeners: ListenerInfo[] = [];
+  /** The management API's base URL once it listens (http://host:port). */
+  managementUrl: string | undefined;
   /** Policies and operator policies: set, delete, list, and what applies to a queue or exchange. */
   readonly policies: PolicyOperations;
   readonly loginThrottle: LoginThrottle;
@@ -126,6 +137,7 @@ export class Broker implements BrokerContext, PrometheusSource {
     });
     this.loadDefinitions();
     this.policies = new PolicyOperations(this.vhosts, this.store.metadata, this.log);
+    this.management = new ManagementServer(this, { auth: this.access, stats: metricsStats(this.metrics, this.vhosts) });
     this.recover();
     // Policies from the config file (RabbitMQ's definitions shape), applied and stored at each
     // boot like a definitions file: after recovery, so they act on recovered queues at once.
@@ -354,8 +366,31 @@ export class Broker implements BrokerContext, PrometheusSource {
     }
   }
 
-  /** Starts listening; resolves with the bound port. */
-  listen(): Promise<number> {
+  /**
+   * Starts the AMQP listener (and AMQPS with `tls`), then the management API (unless its port
+   * is 'off'), and logs "Server startup complete" once all are up (testcontainers wait for that
+   * line, as they do for RabbitMQ's). Resolves with the AMQP port.
+   */
+  async listen(): Promise<number> {
+    const port = await this.listenAmqp();
+    const managementPort = this.config.managementPort;
+    if (managementPort !== 'off') {
+      let bound: number;
+      try {
+        bound = await this.management.listen(managementPort, this.config.host);
+      } catch (err) {
+        this.server?.close();
+        throw err;
+      }
+      this.listeners.push({ protocol: 'http', ip: this.config.host, port: bound });
+      this.managementUrl = `http://${urlHost(this.config.host)}:${bound}`;
+      this.log.info({ host: this.config.host, port: bound }, `management API listening on ${this.config.host}:${bound}`);
+    }
+    this.log.info('Server startup complete');
+    return port;
+  }
+
+  private listenAmqp(): Promise<number> {
     return new Promise((resolve, reject) => {
       const server = createServer({ noDelay: true }, (socket) => this.accept(socket));
       this.server = server;
@@ -365,6 +400,7 @@ export class Broker implements BrokerContext, PrometheusSource {
         // An accept that fails (EMFILE, ENFILE) must not take the broker down.
         server.on('error', (err) => this.log.error({ err: err.message }, 'listener error'));
         const port = (server.address() as AddressInfo).port;
+        this.listeners.push({ protocol: 'amqp', ip: this.config.host, port });
         this.log.info({ host: this.config.host, port }, `warren listening on ${this.config.host}:${port}`);
         this.memory.start();
         this.disk?.start();
@@ -376,12 +412,11 @@ export class Broker implements BrokerContext, PrometheusSource {
   /** Starts the Prometheus endpoint when config.prometheusPort is set (RabbitMQ's rabbitmq_prometheus). */
   private async listenPrometheus(): Promise<void> {
     const port = this.config.prometheusPort;
-    if (port === false || this.closing) return;
+    if (port === 'off' || this.closing) return;
     const server = new PrometheusServer(this, this.log);
     this.prometheus = server;
     const bound = await server.listen(port, this.config.host);
-    const host = this.config.host === '0.0.0.0' ? 'localhost' : this.config.host.includes(':') ? `[${this.config.host}]` : this.config.host;
-    this.prometheusUrl = `http://${host}:${bound}`;
+    this.prometheusUrl = `http://${urlHost(this.config.host)}:${bound}`;
     this.log.info({ host: this.config.host, port: bound }, `Prometheus metrics on ${this.prometheusUrl}/metrics`);
   }
 
@@ -409,6 +444,14 @@ export class Broker implements BrokerContext, PrometheusSource {
     };
   }
 
+  /** The resource alarms in effect (RabbitMQ's memory and disk alarms); a failed store commit counts as disk. */
+  get alarms(): Array<'memory' | 'disk'> {
+    const out: Array<'memory' | 'disk'> = [];
+    if (this.memory.isAlarmed) out.push('memory');
+    if (this.storeBroken || this.diskAlarmed) out.push('disk');
+    return out;
+  }
+
   /** The AMQPS listener's port, once listening (only with `tls` configured). */
   tlsPort: number | undefined;
   private tlsListener: TlsListener | undefined;
@@ -424,6 +467,7 @@ export class Broker implements BrokerContext, PrometheusSource {
       accept: (socket) => this.startConnection(socket),
     });
     this.tlsPort = await this.tlsListener.listen(this.config.host, tls.port ?? DEFAULT_TLS_PORT);
+    this.listeners.push({ protocol: 'amqp/ssl', ip: this.config.host, port: this.tlsPort });
     this.log.info({ host: this.config.host, port: this.tlsPort }, `warren listening for AMQPS on ${this.config.host}:${this.tlsPort}`);
   }
 
@@ -505,6 +549,7 @@ export class Broker implements BrokerContext, PrometheusSource {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.log.info('shutting down');
+      const managementClosed = this.management.close();
       this.memory.stop();
       this.disk?.stop();
       this.pager.stop();
@@ -524,6 +569,7 @@ export class Broker implements BrokerContext, PrometheusSource {
       await Promise.race([Promise.all(closed), new Promise((r) => setTimeout(r, this.config.closeTimeout).unref())]);
       for (const conn of this.connections) conn.destroy();
       await serverClosed;
+      await managementClosed;
       await this.store.close();
       if (this.cleanShutdownMarker) writeFileSync(this.cleanShutdownMarker, new Date().toISOString());
     })();
@@ -538,6 +584,20 @@ function withoutUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
+/** A listener as RabbitMQ's rabbit_networking reports it. */
+export interface ListenerInfo {
+  /** 'amqp', 'http' (the management API), ... */
+  protocol: string;
+  ip: string;
+  port: number;
+}
+
+/** host as written in a URL: the wildcard address means this machine. */
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return 'localhost';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
@@ -546,16 +606,28 @@ export interface RunningBroker {
   /** amqp://guest:guest@host:port */
   url: string;
   port: number;
+  /** http://host:port of the management API, when managementPort was given (not 'off'). */
+  managementUrl: string | undefined;
   /** The AMQPS port, with `tls` configured. */
   tlsPort: number | undefined;
   broker: Broker;
   close(): Promise<void>;
 }
 
-/** Starts a broker (e.g. `await startBroker({ port: 0 })` in a test suite). */
+/**
+ * Starts a broker (e.g. `await startBroker({ port: 0 })` in a test suite). The management API
+ * and the Prometheus endpoint are off unless managementPort / prometheusPort is given (0: any
+ * free port), so test brokers do not compete for ports 15672 and 15692.
+ */
 export async function startBroker(options: BrokerOptions = {}): Promise<RunningBroker> {
-  const broker = new Broker({ host: '127.0.0.1', logLevel: 'warn', ...options });
+  const broker = new Broker({
+    host: '127.0.0.1',
+    logLevel: 'warn',
+    ...options,
+    managementPort: options.managementPort ?? 'off',
+    prometheusPort: options.prometheusPort ?? 'off',
+  });
   const port = await broker.listen();
   const host = broker.config.host === '0.0.0.0' ? 'localhost' : broker.config.host;
-  return { url: `amqp://guest:guest@${host}:${port}`, port, tlsPort: broker.tlsPort, broker, close: () => broker.close() };
+  return { url: `amqp://guest:guest@${host}:${port}`, port, tlsPort: broker.tlsPort, managementUrl: broker.managementUrl, broker, close: () => broker.close() };
 }

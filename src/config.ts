@@ -88,6 +88,11 @@ export interface BrokerConfig {
   /** Milliseconds a client has to complete the handshake (RabbitMQ's handshake_timeout). */
   handshakeTimeout: number;
   /**
+   * Port of the management HTTP API (RabbitMQ's management.tcp.port), on the same host as AMQP;
+   * 0 takes any free port, 'off' disables it. The CLI's default is 15672; startBroker's is 'off'.
+   */
+  managementPort: number | 'off';
+  /**
    * Policies applied (and stored) at boot, in RabbitMQ's definitions shape:
    * {vhost, name, pattern, "apply-to", definition, priority}.
    */
@@ -102,7 +107,7 @@ export interface BrokerConfig {
    * host); 0 = any free port, false = off. The `warren` command defaults to 15692, as RabbitMQ
    * does; an embedded broker has none unless asked (false).
    */
-  prometheusPort: number | false;
+  prometheusPort: number | 'off';
   /** Product/version strings advertised in connection.start. */
   product: string;
   version: string;
@@ -122,7 +127,7 @@ export const DEFAULT_CONFIG: BrokerConfig = {
   port: 5672,
   dataDir: undefined,
   logLevel: 'info',
-  users: [{ username: 'guest', password: 'guest' }],
+  users: [{ username: 'guest', password: 'guest', tags: ['administrator'] }],
   vhosts: ['/'],
   loopbackUsers: ['guest'],
   frameMax: 131072,
@@ -144,9 +149,10 @@ export const DEFAULT_CONFIG: BrokerConfig = {
   loginFailureLimit: 0,
   closeTimeout: 3000,
   handshakeTimeout: 10000,
+  managementPort: 15672,
   policies: [],
   tls: undefined,
-  prometheusPort: false,
+  prometheusPort: 15692,
   product: 'RabbitMQ',
   version: '3.10.8',
 };
@@ -176,6 +182,7 @@ export function readConfigFile(path: string): Partial<BrokerConfig> {
   if (unknown.length) throw new Error(`config file ${path}: unknown setting(s) ${unknown.join(', ')}`);
   const config = parsed as Partial<BrokerConfig> & { diskFreeLimit?: number | string; memoryHighWatermarkAbsolute?: number | string };
   if (config.diskFreeLimit !== undefined) config.diskFreeLimit = parseInformationUnit(config.diskFreeLimit, `config file ${path}: diskFreeLimit`);
+  if (config.managementPort !== undefined) config.managementPort = parseOptionalPort(config.managementPort as unknown, `config file ${path}: managementPort`);
   if (config.memoryHighWatermarkAbsolute !== undefined) {
     config.memoryHighWatermarkAbsolute = parseInformationUnit(config.memoryHighWatermarkAbsolute, `config file ${path}: memoryHighWatermarkAbsolute`);
   }
@@ -184,12 +191,9 @@ export function readConfigFile(path: string): Partial<BrokerConfig> {
   return config as Partial<BrokerConfig>;
 }
 
-/** The port RabbitMQ uses for rabbitmq_prometheus, and the `warren` command's default. */
-export const DEFAULT_PROMETHEUS_PORT = 15692;
-
-/** A listener's port: a whole number 0..65535 (0 = any free port), or "off" / false for none. */
-export function parseOptionalPort(value: unknown, what: string): number | false {
-  if (value === false || value === 'off') return false;
+/** A listener's port: a whole number 0..65535 (0 = any free port), or "off" (false) for none. */
+export function parseOptionalPort(value: unknown, what: string): number | 'off' {
+  if (value === false || value === 'off') return 'off';
   const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${what}: '${String(value)}' is not a port (0..65535) or "off"`);
   return n;

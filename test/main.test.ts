@@ -32,19 +32,19 @@ describe('command line (src/main.ts)', () => {
   });
 
   it('--prometheus-port (or WARREN_PROMETHEUS_PORT, or prometheusPort in the config file): 15692 by default, 0 = any, off = none', () => {
-    expect(parseCli([], {})).to.include({ prometheusPort: 15692 });
+    expect(parseCli([], {})).not.to.have.property('prometheusPort'); // the default, 15692
     expect(parseCli(['--prometheus-port', '0'], {})).to.include({ prometheusPort: 0 });
-    expect(parseCli(['--prometheus-port=off'], {})).to.include({ prometheusPort: false });
+    expect(parseCli(['--prometheus-port=off'], {})).to.include({ prometheusPort: 'off' });
     expect(parseCli([], { WARREN_PROMETHEUS_PORT: '9419' })).to.include({ prometheusPort: 9419 });
     expect(parseCli(['--prometheus-port', '9420'], { WARREN_PROMETHEUS_PORT: '9419' })).to.include({ prometheusPort: 9420 });
     const dir = mkdtempSync(join(tmpdir(), 'warren-cli-'));
     try {
       const file = join(dir, 'config.json');
       writeFileSync(file, JSON.stringify({ prometheusPort: 'off' }));
-      expect(parseCli(['--config', file], {})).to.include({ prometheusPort: false });
+      expect(parseCli(['--config', file], {})).to.include({ prometheusPort: 'off' });
       writeFileSync(file, JSON.stringify({ prometheusPort: 15693 }));
       expect(parseCli(['--config', file], {})).to.include({ prometheusPort: 15693 });
-      expect(parseCli(['--config', file, '--prometheus-port', 'off'], {})).to.include({ prometheusPort: false });
+      expect(parseCli(['--config', file, '--prometheus-port', 'off'], {})).to.include({ prometheusPort: 'off' });
       writeFileSync(file, JSON.stringify({ prometheusPort: 'nope' }));
       expect(() => parseCli(['--config', file], {})).to.throw(`config file ${file}: prometheusPort: 'nope' is not a port (0..65535) or "off"`);
     } finally {

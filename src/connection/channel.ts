@@ -65,10 +65,14 @@ export class Channel implements ConsumerHost {
   /** What it published and was given, per exchange and per queue (src/metrics). */
   readonly counters: ChannelCounters;
 
+  /** When the channel was opened (wall clock ms). */
+  readonly createdAt: number;
+
   constructor(
     readonly id: number,
     readonly conn: Connection,
   ) {
+    this.createdAt = conn.broker.clock.now();
     this.assembler = new ContentAssembler(conn.broker.config.maxMessageSize);
     this.counters = new ChannelCounters(conn.broker.metrics.nextPid());
     this.publisher = new Publisher(id, conn, this, this.counters);
@@ -140,7 +144,7 @@ export class Channel implements ConsumerHost {
   private track(tag: number, queue: Queue, entry: QueuedMessage, consumer: Consumer | null, counters: ChannelQueueCounters): void {
     this.unacked.set(tag, { tag, queue, entry, consumer, at: this.conn.broker.clock.monotonic(), counters });
     this.armAckTimeout();
-    queue.delivered();
+    queue.delivered(entry);
   }
 
   /** Takes the next delivery tag (for deliveries outside queues: direct reply-to). */
@@ -303,6 +307,7 @@ export class Channel implements ConsumerHost {
 
   // ---- transactions -------------------------------------------------------------------------
 
+
   /** tx.commit: applies the acknowledgements held by the transaction, in order. */
   commitAcks(): void {
     const acks = this.txAcks;
@@ -385,7 +390,7 @@ function groupByQueue(deliveries: Delivery[]): Map<Queue, QueuedMessage[]> {
 }
 
 /** A quorum queue tells every delivery how often the message was returned (x-delivery-count). */
-function withDeliveryCount(entry: QueuedMessage): Buffer {
+export function withDeliveryCount(entry: QueuedMessage): Buffer {
   const props = entry.msg.properties;
   const headers = { ...(props.headers ?? {}), 'x-delivery-count': F.int64(entry.deliveryCount) };
   return encodeContentHeaderPayload(60, entry.msg.body.length, { ...props, headers });

@@ -44,9 +44,9 @@ export class PublisherConfirms {
     private readonly total: ConfirmCounter = { confirmed: 0 },
   ) {}
 
-  /** Publishes waiting for the store commit that will confirm them. */
+  /** Publishes not yet confirmed: waiting for the store, or for this tick's ack/nack to go out. */
   get unconfirmed(): number {
-    return this.awaitingDisk.length - this.awaitingDiskHead;
+    return this.awaitingDisk.length - this.awaitingDiskHead + this.readyAcks.length + this.readyNacks.length;
   }
 
   /** Assigns the next publish sequence number. */

@@ -1,4 +1,4 @@
-import { accessRefused, notFound, preconditionFailed, ReplyCode, resourceName } from '../errors.js';
+import { preconditionFailed, ReplyCode } from '../errors.js';
 import { delayOf, DelayedMessageExchange } from '../exchange/delayed-message-exchange.js';
 import { encodeMethodFrame, type BasicPublishArgs } from '../frame/generated/methods.js';
 import { decodeContentHeader, encodeContentHeaderPayload, type BasicProperties } from '../frame/generated/properties.js';
@@ -9,7 +9,8 @@ import type { ChannelCounters, ChannelExchangeCounters } from '../metrics/counte
 import type { Queue } from '../queue/queue.js';
 import type { Exchange } from '../vhost/exchange.js';
 import type { Connection } from './connection.js';
-import { deliverReply, isReplyAddress, rewriteReplyTo, type ReplyConsumer } from './direct-reply-to.js';
+import { deliverReply, isReplyAddress, rewriteReplyTo, type ReplyConsumer, type ReplyToRegistry } from './direct-reply-to.js';
+import type { VHost } from '../vhost/vhost.js';
 import { PublisherConfirms } from './publisher-confirms.js';
 
 /** What publishing reads from its channel: the channel's direct reply-to consumer, if any. */
@@ -63,19 +64,19 @@ export class Publisher {
     private readonly counters: ChannelCounters,
   ) {}
 
-  /** The channel is in confirm mode. */
-  get confirming(): boolean {
-    return this.confirms !== undefined;
-  }
-
-  /** Publishes not confirmed yet (waiting for a store commit). */
+  /** Publishes in confirm mode not yet confirmed (RabbitMQ's messages_unconfirmed). */
   get unconfirmed(): number {
     return this.confirms?.unconfirmed ?? 0;
   }
 
-  /** Publishes held by the transaction until tx.commit. */
+  /** Publishes held by the open transaction (RabbitMQ's messages_uncommitted). */
   get uncommitted(): number {
     return this.held.length;
+  }
+
+  /** The channel is in confirm mode. */
+  get confirming(): boolean {
+    return this.confirms !== undefined;
   }
 
   /** confirm.select: every later publish gets a sequence number and a confirm. */
@@ -139,23 +140,9 @@ export class Publisher {
     }
   }
 
-  /**
-   * Direct reply-to and the delayed-message exchange take a message aside while routing it
-   * (rabbit_exchange:route delivers a reply, the plugin's route stores a delayed message) and
-   * route it to no queue, so a mandatory publish of either is returned. Returns the message to
-   * return and whether a store commit holds it, or undefined for an ordinary publish.
-   */
+  /** A reply or a delayed message taken aside while routing (the function routeAside). */
   private routeAside(args: BasicPublishArgs, exchange: Exchange, published: Message, cc: string[] | undefined): { message: Message; durable: boolean } | undefined {
-    if (args.exchange === '' && isReplyAddress(args.routingKey)) {
-      // The reply goes straight to the waiting channel, if any.
-      deliverReply(this.conn.broker.replyTo, args.routingKey, published);
-      return { message: published, durable: false };
-    }
-    const delay = exchange.type instanceof DelayedMessageExchange ? delayOf(published.properties.headers) : undefined;
-    if (delay === undefined) return undefined;
-    // Held as published (BCC included), so a restart can still route to the BCC keys.
-    const durable = this.conn.vhost!.delay(exchange, published, cc, delay);
-    return { message: published.withoutBcc(), durable };
+    return routeAside(this.conn.vhost!, this.conn.broker.replyTo, exchange, args.routingKey, published, cc);
   }
 
   /**
@@ -164,16 +151,10 @@ export class Publisher {
    */
   private accept(args: BasicPublishArgs, header: Buffer, body: Buffer, held: boolean): Accepted {
     const exchange = this.publishable(args.exchange, args.routingKey);
-    let properties = decodeContentHeader(header).properties;
-    this.conn.access!.checkUserId(properties.userId);
-    const withReplyAddress = rewriteReplyTo(this.replies.replyConsumer, properties);
-    if (withReplyAddress) {
-      properties = withReplyAddress;
-      header = encodeContentHeaderPayload(60, body.length, properties);
-    }
-    const ttl = parseExpiration(properties.expiration);
-    checkMessage(properties);
-    const cc = senderSelectedRoutingKeys(properties.headers);
+    const decoded = decodeContentHeader(header).properties;
+    const access = this.conn.access!;
+    const { properties, ttl, cc } = checkPublished(decoded, (claimed) => access.checkUserId(claimed), this.replies.replyConsumer);
+    if (properties !== decoded) header = encodeContentHeaderPayload(60, body.length, properties);
     if (!held && args.exchange === '' && isReplyAddress(args.routingKey)) {
       // A reply is written out at once, never queued: no id, no compaction.
       return { exchange, message: new Message(0, '', args.routingKey, header, body, properties), cc };
@@ -239,12 +220,9 @@ export class Publisher {
    * (403), it exists (404), it is not internal (403), topic write permission on the routing key.
    */
   private publishable(name: string, routingKey: string): Exchange {
-    const vhost = this.conn.vhost!;
     const access = this.conn.access!;
     access.write('exchange', name);
-    const exchange = vhost.exchanges.get(name);
-    if (!exchange) throw notFound(`no ${resourceName('exchange', name, vhost.name)}`);
-    if (exchange.internal) throw accessRefused(`cannot publish to internal ${resourceName('exchange', name, vhost.name)}`);
+    const exchange = this.conn.vhost!.publishableExchange(name);
     access.topicWrite(exchange, routingKey);
     return exchange;
   }
@@ -258,6 +236,44 @@ export class Publisher {
       msg.body,
     );
   }
+}
+
+/**
+ * rabbit_channel's checks of a published message's properties, in its order (after the
+ * exchange's): the user_id property, a reply_to of amq.rabbitmq.reply-to (rewritten to the
+ * channel's reply address), the expiration, CC/BCC and delivery-mode. Returns the properties
+ * (rewritten, or the same object), the per-message TTL and the CC/BCC routing keys.
+ */
+export function checkPublished(
+  properties: BasicProperties, checkUserId: (claimed: string | undefined) => void, replyConsumer: ReplyConsumer | undefined,
+): { properties: BasicProperties; ttl: number | undefined; cc: string[] | undefined } {
+  checkUserId(properties.userId);
+  const withReplyAddress = rewriteReplyTo(replyConsumer, properties);
+  if (withReplyAddress) properties = withReplyAddress;
+  const ttl = parseExpiration(properties.expiration);
+  checkMessage(properties);
+  return { properties, ttl, cc: senderSelectedRoutingKeys(properties.headers) };
+}
+
+/**
+ * Direct reply-to and the delayed-message exchange take a message aside while routing it
+ * (rabbit_exchange:route delivers a reply, the plugin's route stores a delayed message) and
+ * route it to no queue, so a mandatory publish of either is returned. Returns the message to
+ * return and whether a store commit holds it, or undefined for an ordinary publish.
+ */
+export function routeAside(
+  vhost: VHost, replyTo: ReplyToRegistry, exchange: Exchange, routingKey: string, published: Message, cc: string[] | undefined,
+): { message: Message; durable: boolean } | undefined {
+  if (exchange.name === '' && isReplyAddress(routingKey)) {
+    // The reply goes straight to the waiting channel, if any.
+    deliverReply(replyTo, routingKey, published);
+    return { message: published, durable: false };
+  }
+  const delay = exchange.type instanceof DelayedMessageExchange ? delayOf(published.properties.headers) : undefined;
+  if (delay === undefined) return undefined;
+  // Held as published (BCC included), so a restart can still route to the BCC keys.
+  const durable = vhost.delay(exchange, published, cc, delay);
+  return { message: published.withoutBcc(), durable };
 }
 
 /** rabbit_basic:message's checks: CC/BCC must be arrays, delivery-mode 1 or 2 (or absent). */

@@ -502,7 +502,7 @@ function writeClusterFamilies(out: Exposition, source: PrometheusSource, familie
   const listed = () => [...source.vhosts.values()].flatMap((v) => [...v.exchanges.values()].filter((x) => x.name !== '' && !x.internal).map((x) => ({ v, x })));
   if (families.has('exchange_bindings')) {
     out.family('rabbitmq_cluster_exchange_bindings', 'gauge', 'Number of bindings for an exchange. This value is cluster-wide.',
-      listed().map(({ v, x }) => [labels(['vhost', v.name], ['exchange', x.name], ['type', x.type.name]), v.bindingCountFrom(x)]));
+      listed().map(({ v, x }) => [labels(['vhost', v.name], ['exchange', x.name], ['type', x.type.name]), v.bindingsFrom(x).length]));
   }
   if (families.has('exchange_names')) {
     out.family('rabbitmq_cluster_exchange_name', 'gauge',

@@ -13,6 +13,8 @@ export interface ExchangeOptions {
   autoDelete: boolean;
   internal: boolean;
   arguments: FieldTable;
+  /** Who declared it (RabbitMQ's user_who_performed_action); built-in and recovered ones: rmq-internal. */
+  actingUser?: string;
 }
 
 /** A declared exchange: its settings and the router of its type holding its bindings. */
@@ -22,6 +24,7 @@ export class Exchange {
   readonly autoDelete: boolean;
   readonly internal: boolean;
   readonly args: FieldTable;
+  readonly actingUser: string;
   readonly router: Router<Destination>;
   /**
    * The alternate exchange in force (RabbitMQ's "ae" doc page): the alternate-exchange
@@ -42,6 +45,7 @@ export class Exchange {
     this.autoDelete = options.autoDelete;
     this.internal = options.internal;
     this.args = options.arguments;
+    this.actingUser = options.actingUser ?? 'rmq-internal';
     this.router = type.createRouter<Destination>(options.arguments);
     this.alternateExchange = fieldString(ownField(this.args, 'alternate-exchange'));
   }

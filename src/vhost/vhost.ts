@@ -139,6 +139,13 @@ export class VHost {
     return x;
   }
 
+  /** The exchange a publish names, if it exists and may be published to (404 / 403, basic.publish's checks). */
+  publishableExchange(name: string): Exchange {
+    const exchange = this.getExchange(name);
+    if (exchange.internal) throw accessRefused(`cannot publish to internal ${this.rs('exchange', name)}`);
+    return exchange;
+  }
+
   declareExchange(d: ExchangeDeclare): Exchange {
     if (d.passive) {
       if (d.name === '') throw accessRefused('operation not permitted on the default exchange');
@@ -415,9 +422,19 @@ export class VHost {
     if (source.durable && destination.durable) this.deps.metadata.putBinding(this.bindingRecord(source, destination, routingKey, args));
   }
 
-  /** How many bindings have x as their source (exchange-to-exchange ones included). */
-  bindingCountFrom(x: Exchange): number {
-    return this.bindings.from(x).length;
+  /** Every binding of the vhost (the default exchange's implicit ones are not bindings here). */
+  listBindings(): Binding[] {
+    return this.bindings.all();
+  }
+
+  /** Bindings whose source is exchange. */
+  bindingsFrom(exchange: Exchange): Binding[] {
+    return this.bindings.from(exchange);
+  }
+
+  /** Bindings whose destination is d. */
+  bindingsTo(d: Destination): Binding[] {
+    return this.bindings.to(d);
   }
 
   /** queue.unbind / exchange.unbind: unbinding what is not bound is fine, as in RabbitMQ. */

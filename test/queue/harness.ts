@@ -99,7 +99,7 @@ export function takeAll(q: Queue): string[] {
 export function get(q: Queue): QueuedMessage {
   const e = q.take();
   if (!e) throw new Error('queue is empty');
-  q.delivered();
+  q.delivered(e);
   return e;
 }
 
@@ -131,7 +131,7 @@ export class FakeChannel implements ConsumerHost {
 
   deliver(consumer: Consumer, queue: Queue, entry: QueuedMessage): void {
     consumer.unacked++;
-    queue.delivered();
+    queue.delivered(entry);
     this.deliveries.push({ consumer, entry });
     this.log.push(`${consumer.tag}:${entry.msg.body.toString()}`);
   }

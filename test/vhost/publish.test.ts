@@ -111,7 +111,7 @@ describe('VHost.publish', () => {
 
     vhost.publish(vhost.defaultExchange, message('q', 'rejected', {}, ''), undefined);
     const e = q.take();
-    q.delivered();
+    q.delivered(e!);
     q.discard([e!]);
     // Rejected: the cycle rule does not apply, so it comes back to q too.
     expect([takeAll(other), q.messageCount]).to.deep.equal([['rejected'], 1]);

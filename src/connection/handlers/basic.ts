@@ -37,7 +37,7 @@ export const basicHandlers: ChannelHandlers = {
     }
     const tag = args.consumerTag === '' ? ch.generateConsumerTag() : args.consumerTag;
     const priority = parseConsumerPriority(args.arguments, rs);
-    const consumer = new Consumer(tag, ch, queue, { noAck: args.noAck, exclusive: args.exclusive, prefetch: ch.consumerPrefetch, priority });
+    const consumer = new Consumer(tag, ch, queue, { noAck: args.noAck, exclusive: args.exclusive, prefetch: ch.consumerPrefetch, priority, arguments: args.arguments });
     ch.consumers.set(tag, consumer);
     if (!args.noWait) ch.send('basic.consume-ok', { consumerTag: tag });
     queue.addConsumer(consumer);

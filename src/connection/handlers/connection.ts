@@ -47,6 +47,7 @@ export function handleConnectionMethod(conn: Connection, method: Method): void {
         ).withoutMethod();
       }
       conn.username = username;
+      conn.authMechanism = mechanism;
       conn.state = 'tuning';
       const { config } = conn.broker;
       conn.send(0, 'connection.tune', { channelMax: config.channelMax, frameMax: config.frameMax, heartbeat: config.heartbeat });
