@@ -352,6 +352,64 @@ describe('management web UI (headless Chromium)', function () {
     expect((await api('GET', `/users/${encodeURIComponent(user)}`)).status).to.equal(404);
   });
 
+  it('edits a user\'s tags keeping the password, sets and clears permissions', async () => {
+    const user = `ui-test-${run}-perm`;
+    const login = { authorization: `Basic ${Buffer.from(`${user}:pw-1`).toString('base64')}` };
+    expect((await api('PUT', `/users/${user}`, { password: 'pw-1', tags: 'management' })).status).to.equal(201);
+    try {
+      await go('#/admin/users');
+      const row = page.locator('table[data-table=users] tbody tr', { hasText: user });
+      await row.locator('button:has-text("Edit")').click();
+      const dialog = page.locator('dialog[open]', { hasText: `Edit user ${user}` });
+      await dialog.locator('input[name=tag][value=policymaker]').check();
+      await dialog.locator('button:has-text("Save")').click();
+      await toast(`User ${user} updated`).waitFor();
+      const who = await fetch(`${target.apiUrl}/whoami`, { headers: login });
+      expect(who.status, 'the password still works').to.equal(200);
+      expect(((await who.json()) as { tags: string[] }).tags).to.have.members(['management', 'policymaker']);
+
+      await go('#/admin/permissions');
+      await page.locator(`select[name=user] option[value="${user}"]`).waitFor({ state: 'attached' });
+      await page.selectOption('select[name=user]', user);
+      await page.selectOption('select[name=vhost]', '/');
+      await page.fill('input[name=configure]', '^$');
+      await page.click('button[type=submit]:has-text("Set permissions")');
+      const permRow = page.locator('table[data-table=permissions] tbody tr', { hasText: user });
+      await permRow.waitFor();
+      const perm = (await (await api('GET', `/permissions/%2F/${user}`)).json()) as Record<string, string>;
+      expect(perm).to.include({ user, vhost: '/', configure: '^$', write: '.*', read: '.*' });
+      await permRow.locator('button:has-text("Clear")').click();
+      await page.click('dialog[open] button:has-text("Clear")');
+      await permRow.waitFor({ state: 'detached' });
+      expect((await api('GET', `/permissions/%2F/${user}`)).status).to.equal(404);
+    } finally {
+      await api('DELETE', `/users/${user}`);
+    }
+  });
+
+  it('adds a policy that the queue then shows, and deletes it', async () => {
+    const name = `ui-test-${run}-ttl`;
+    await go('#/admin/policies');
+    await page.fill('input[name=name]', name);
+    await page.fill('input[name=pattern]', `^ui-test-${run}-orders$`);
+    await page.selectOption('select[name=apply-to]', 'queues');
+    await page.fill('input[name=priority]', '3');
+    await page.locator('[data-kv=policy-definition] .kv-key').first().fill('message-ttl');
+    await page.locator('[data-kv=policy-definition] .kv-value').first().fill('60000');
+    await page.click('button[type=submit]:has-text("Save policy")');
+    const row = page.locator('table[data-table=policies] tbody tr', { hasText: name });
+    await row.waitFor();
+    const saved = (await (await api('GET', `/policies/%2F/${name}`)).json()) as Record<string, unknown>;
+    expect(saved).to.deep.include({ pattern: `^ui-test-${run}-orders$`, 'apply-to': 'queues', priority: 3, definition: { 'message-ttl': 60000 } });
+    await go(`#/queues/%2F/${encodeURIComponent(queue)}`);
+    await page.locator('.page-sub .badge-policy', { hasText: name }).waitFor();
+    await go('#/admin/policies');
+    await row.locator('button:has-text("Delete")').click();
+    await page.click('dialog[open] button:has-text("Delete policy")');
+    await row.waitFor({ state: 'detached' });
+    expect((await api('GET', `/policies/%2F/${name}`)).status).to.equal(404);
+  });
+
   it('exports the definitions as a JSON download and imports a definitions file', async () => {
     await go('#/admin/definitions');
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('button:has-text("Download definitions")')]);
@@ -363,7 +421,7 @@ describe('management web UI (headless Chromium)', function () {
     const imported = `ui-test-${run}-imported`;
     const defs = { queues: [{ name: imported, vhost: '/', durable: true, auto_delete: false, arguments: { 'x-max-length': 10 } }] };
     await page.setInputFiles('input[name=file]', { name: 'defs.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(defs)) });
-    await page.locator('.def-info', { hasText: '1 queues' }).waitFor();
+    await page.locator('.def-info', { hasText: '1 queue' }).waitFor();
     await page.click('button:has-text("Import definitions")');
     await page.locator('.def-info', { hasText: 'Imported' }).waitFor();
     expect((await ch.checkQueue(imported)).messageCount).to.equal(0);

@@ -160,14 +160,16 @@ export function setQuery(params) {
 // ---- refresh ----------------------------------------------------------------------------------
 
 let ticking = false;
+let lastTickError = '';
 async function tick() {
   if (ticking || document.hidden || !ctx.me) return;
   ticking = true;
   try {
-    await sampler.sample();
-    await page?.refresh?.();
-  } catch (e) {
-    if (!(e instanceof ApiError && e.status === 401)) showError(e, 'Refreshing');
+    const results = await Promise.allSettled([sampler.sample(), page?.refresh?.()]);
+    const e = results.find((r) => r.status === 'rejected')?.reason;
+    // A failing refresh is reported once, not on every tick until it recovers.
+    if (e && !(e instanceof ApiError && e.status === 401) && e.message !== lastTickError) showError(e, 'Refreshing');
+    lastTickError = e?.message ?? '';
   } finally {
     ticking = false;
   }

@@ -7,6 +7,12 @@ export function num(n) {
   return intFmt.format(n);
 }
 
+/** "1 queue", "3 queues", "2 of 5 queues". */
+export function count(n, noun, of) {
+  const word = (of ?? n) === 1 ? noun : `${noun}s`;
+  return of === undefined || of === n ? `${num(n)} ${word}` : `${num(n)} of ${num(of)} ${word}`;
+}
+
 /** A compact count for tiles and axes: 1.2k, 3.4M. */
 export function compact(n) {
   if (n === undefined || n === null) return '–';

@@ -198,6 +198,12 @@ export function dataTable({ id, columns, rowKey, rowHref, filterOn = (r) => r.na
       matcher = fn;
       body();
     },
+    /** Shows why the rows could not be loaded (the API's reason) in place of the rows. */
+    error(message) {
+      rows = [];
+      visible = [];
+      fill(tbody, h('tr', { class: 'empty error-row' }, h('td', { colspan: columns.length }, `Could not load: ${message}`)));
+    },
     firstHref() {
       return visible.length && rowHref ? rowHref(visible[0]) : null;
     },

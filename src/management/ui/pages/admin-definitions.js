@@ -6,13 +6,23 @@ import { h, fill, toast, showError } from '../dom.js';
 import { num } from '../format.js';
 import { card, field, button, busy } from '../widgets.js';
 
-const KINDS = ['users', 'vhosts', 'permissions', 'topic_permissions', 'policies', 'parameters', 'queues', 'exchanges', 'bindings'];
+const KINDS = [
+  ['users', 'user', 'users'],
+  ['vhosts', 'vhost', 'vhosts'],
+  ['permissions', 'permission', 'permissions'],
+  ['topic_permissions', 'topic permission', 'topic permissions'],
+  ['policies', 'policy', 'policies'],
+  ['parameters', 'parameter', 'parameters'],
+  ['queues', 'queue', 'queues'],
+  ['exchanges', 'exchange', 'exchanges'],
+  ['bindings', 'binding', 'bindings'],
+];
 
 function summary(defs) {
   return h(
     'ul',
     { class: 'def-summary' },
-    KINDS.filter((k) => Array.isArray(defs[k])).map((k) => h('li', {}, h('strong', {}, num(defs[k].length)), ` ${k.replace('_', ' ')}`)),
+    KINDS.filter(([k]) => Array.isArray(defs[k])).map(([k, one, many]) => h('li', {}, h('strong', {}, num(defs[k].length)), ` ${defs[k].length === 1 ? one : many}`)),
   );
 }
 

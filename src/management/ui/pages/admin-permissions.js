@@ -94,6 +94,7 @@ export async function mount(root, { ctx }) {
     await refresh();
   } catch (e) {
     showError(e, 'Loading permissions');
+    table.error(e.message);
   }
   return { refresh };
 }

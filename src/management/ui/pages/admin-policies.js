@@ -110,6 +110,7 @@ export async function mount(root, { ctx }) {
     await refresh();
   } catch (e) {
     showError(e, 'Loading policies');
+    table.error(e.message);
   }
   return { refresh };
 }

@@ -129,6 +129,7 @@ export async function mount(root, { ctx }) {
     await refresh();
   } catch (e) {
     showError(e, 'Loading users');
+    table.error(e.message);
   }
   return { refresh };
 }

@@ -95,6 +95,7 @@ export async function mount(root, { ctx }) {
     await refresh();
   } catch (e) {
     showError(e, 'Loading vhosts');
+    table.error(e.message);
   }
   return { refresh };
 }

@@ -2,7 +2,7 @@
 
 import { api, path } from '../api.js';
 import { h, fill, showError } from '../dom.js';
-import { num, rate } from '../format.js';
+import { num, rate, count } from '../format.js';
 import { dataTable, filterBox } from '../table.js';
 import { badge, pageHeader } from '../widgets.js';
 import { setQuery } from '../app.js';
@@ -46,7 +46,7 @@ export async function mount(root, { ctx, query }) {
     emptyText: 'No channel is open.',
   });
   table.el.addEventListener('shown', (ev) => {
-    counter.textContent = ev.detail.shown === ev.detail.total ? `${num(ev.detail.total)} channels` : `${num(ev.detail.shown)} of ${num(ev.detail.total)} channels`;
+    counter.textContent = count(ev.detail.shown, 'channel', ev.detail.total);
   });
   const filter = filterBox({
     placeholder: 'Filter by connection or user',
@@ -67,6 +67,7 @@ export async function mount(root, { ctx, query }) {
     await refresh();
   } catch (e) {
     showError(e, 'Loading channels');
+    table.error(e.message);
   }
   return { refresh };
 }

@@ -3,7 +3,7 @@
 
 import { api, path, ApiError } from '../api.js';
 import { h, fill, toast, showError } from '../dom.js';
-import { num, bytes, when, value as fmtValue } from '../format.js';
+import { num, bytes, when, value as fmtValue, count } from '../format.js';
 import { dataTable, filterBox } from '../table.js';
 import { card, badge, props, field, button, confirmDialog, pageHeader } from '../widgets.js';
 import { setQuery, refreshNow } from '../app.js';
@@ -72,7 +72,7 @@ export async function mount(root, { ctx, query }) {
     emptyText: 'No client is connected.',
   });
   table.el.addEventListener('shown', (ev) => {
-    counter.textContent = ev.detail.shown === ev.detail.total ? `${num(ev.detail.total)} connections` : `${num(ev.detail.shown)} of ${num(ev.detail.total)} connections`;
+    counter.textContent = count(ev.detail.shown, 'connection', ev.detail.total);
   });
   const filter = filterBox({
     placeholder: 'Filter by name, address or user',
@@ -97,6 +97,7 @@ export async function mount(root, { ctx, query }) {
     await refresh();
   } catch (e) {
     showError(e, 'Loading connections');
+    table.error(e.message);
   }
   return { refresh };
 }
@@ -179,6 +180,7 @@ export async function mountDetail(root, { segments }) {
     channels.update((await api.get(path('connections', name, 'channels'))) ?? []);
   } catch (e) {
     showError(e, 'Loading channels');
+    channels.error(e.message);
   }
   return { refresh };
 }

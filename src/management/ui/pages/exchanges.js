@@ -2,7 +2,7 @@
 
 import { api, path } from '../api.js';
 import { h, fill, toast, showError } from '../dom.js';
-import { num, rate, exchangeName } from '../format.js';
+import { num, rate, exchangeName, count } from '../format.js';
 import { dataTable, filterBox } from '../table.js';
 import { card, field, button, busy, kvEditor, pageHeader, badge } from '../widgets.js';
 import { setQuery } from '../app.js';
@@ -36,7 +36,7 @@ export async function mount(root, { ctx, query }) {
     filterOn: (x) => exchangeName(x.name),
   });
   table.el.addEventListener('shown', (ev) => {
-    counter.textContent = ev.detail.shown === ev.detail.total ? `${num(ev.detail.total)} exchanges` : `${num(ev.detail.shown)} of ${num(ev.detail.total)} exchanges`;
+    counter.textContent = count(ev.detail.shown, 'exchange', ev.detail.total);
   });
   const filter = filterBox({
     placeholder: 'Filter exchanges by name',
@@ -74,6 +74,7 @@ export async function mount(root, { ctx, query }) {
     await refresh();
   } catch (e) {
     showError(e, 'Loading exchanges');
+    table.error(e.message);
   }
   if (!filter.input.value) filter.input.focus();
   return { refresh };

@@ -69,7 +69,7 @@ export async function mount(root, { segments }) {
     if (ifEmpty.checked) params.set('if-empty', 'true');
     if (ifUnused.checked) params.set('if-unused', 'true');
     try {
-      await api.del(qPath + (params.size ? `?${params}` : ''));
+      await api.del(qPath + (params.toString() ? `?${params}` : ''));
       toast(`Queue ${name} deleted`);
       location.hash = '#/queues';
     } catch (e) {

@@ -2,7 +2,7 @@
 
 import { api, path } from '../api.js';
 import { h, fill, toast, showError } from '../dom.js';
-import { num, rate } from '../format.js';
+import { num, rate, count } from '../format.js';
 import { dataTable, filterBox } from '../table.js';
 import { card, field, button, busy, kvEditor, pageHeader, badge } from '../widgets.js';
 import { setQuery } from '../app.js';
@@ -68,7 +68,7 @@ export async function mount(root, { ctx, query }) {
     emptyText: vhost === null ? 'No queues yet.' : `No queues in vhost ${vhost} yet.`,
   });
   table.el.addEventListener('shown', (ev) => {
-    counter.textContent = ev.detail.shown === ev.detail.total ? `${num(ev.detail.total)} queues` : `${num(ev.detail.shown)} of ${num(ev.detail.total)} queues`;
+    counter.textContent = count(ev.detail.shown, 'queue', ev.detail.total);
   });
 
   const filter = filterBox({
@@ -119,6 +119,7 @@ export async function mount(root, { ctx, query }) {
     await refresh();
   } catch (e) {
     showError(e, 'Loading queues');
+    table.error(e.message);
   }
   if (!filter.input.value) filter.input.focus();
   return { refresh };
