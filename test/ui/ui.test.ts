@@ -457,6 +457,14 @@ describe('management web UI (headless Chromium)', function () {
     }
   });
 
+  it('logs out: the credentials are forgotten and the login form is back', async () => {
+    await page.click('.topbar button:has-text("Log out")');
+    await page.locator('form.login-card', { hasText: 'You are logged out' }).waitFor();
+    expect(await page.evaluate(`sessionStorage.getItem('warren.auth')`)).to.equal(null);
+    await page.reload();
+    await page.locator('form.login-card').waitFor();
+  });
+
   it('raised no script error on any page', () => {
     expect(pageErrors).to.deep.equal([]);
   });

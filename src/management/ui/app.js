@@ -1,7 +1,7 @@
 // The shell: login, the top bar (navigation, vhost and refresh pickers, user), hash routing
 // (#/queues/%2F/orders), the refresh tick, and keyboard shortcuts.
 
-import { api, ApiError, login, forget, loggedIn, currentUser, whenUnauthorized, path } from './api.js';
+import { api, ApiError, login, forget, loggedIn, currentUser, whenUnauthorized } from './api.js';
 import { h, fill, showError } from './dom.js';
 import { field, confirmDialog } from './widgets.js';
 import { sampler } from './stats.js';
@@ -188,15 +188,15 @@ export function refreshNow() {
 
 // ---- login ------------------------------------------------------------------------------------
 
-function showLogin(message) {
+function showLogin(message, kind = 'error') {
   shell = null;
   clearInterval(timer);
   page?.destroy?.();
   page = null;
   document.title = 'Log in · Warren';
-  const user = h('input', { type: 'text', name: 'username', autocomplete: 'username', required: true, autofocus: true, value: sessionStorage.getItem('warren.lastUser') ?? '' });
+  const user = h('input', { type: 'text', name: 'username', autocomplete: 'username', required: true, value: sessionStorage.getItem('warren.lastUser') ?? '' });
   const pass = h('input', { type: 'password', name: 'password', autocomplete: 'current-password' });
-  const error = h('p', { class: 'login-error', role: 'alert' }, message ?? '');
+  const error = h('p', { class: kind === 'error' ? 'login-error' : 'login-note', role: 'alert' }, message ?? '');
   const submit = h('button', { type: 'submit', class: 'btn btn-primary btn-block' }, 'Log in');
   const form = h(
     'form',
@@ -206,6 +206,7 @@ function showLogin(message) {
         ev.preventDefault();
         submit.disabled = true;
         error.textContent = '';
+        error.className = 'login-error';
         try {
           ctx.me = await login(user.value, pass.value);
           sessionStorage.setItem('warren.lastUser', user.value);
@@ -246,7 +247,7 @@ async function logout() {
   forget();
   ctx.me = null;
   sampler.reset();
-  showLogin('You are logged out.');
+  showLogin('You are logged out.', 'note');
 }
 
 whenUnauthorized((err) => {
@@ -394,5 +395,4 @@ window.addEventListener('hashchange', () => route());
 
 // ---- start ------------------------------------------------------------------------------------
 
-export { path };
 route();
