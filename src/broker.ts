@@ -35,6 +35,7 @@ import { AccessControl, AccessError } from './access/access-control.js';
 import { FULL_PERMISSIONS, reportUnappliedConfig, seedConfigUsers } from './access/config-users.js';
 import { metricsStats } from './management/message-stats.js';
 import { ManagementServer } from './management/server.js';
+import { uiFiles } from './management/ui-files.js';
 
 /**
  * The composition root: builds config, logger, clock, store and vhosts, recovers durable state,
@@ -137,7 +138,7 @@ export class Broker implements BrokerContext, PrometheusSource {
     });
     this.loadDefinitions();
     this.policies = new PolicyOperations(this.vhosts, this.store.metadata, this.log);
-    this.management = new ManagementServer(this, { auth: this.access, stats: metricsStats(this.metrics, this.vhosts) });
+    this.management = new ManagementServer(this, { auth: this.access, stats: metricsStats(this.metrics, this.vhosts), fallback: uiFiles() });
     this.recover();
     // Policies from the config file (RabbitMQ's definitions shape), applied and stored at each
     // boot like a definitions file: after recovery, so they act on recovered queues at once.
