@@ -10,6 +10,7 @@ import { exchangeRoutes } from './exchanges.js';
 import { healthRoutes } from './health.js';
 import { nodeRoutes } from './nodes.js';
 import { identityRoutes, overviewRoutes } from './overview.js';
+import { policyRoutes } from './policies.js';
 import { queueRoutes } from './queues.js';
 import { vhostRoutes } from './vhosts.js';
 
@@ -23,6 +24,7 @@ export function managementRoutes(): Route[] {
     ...bindingRoutes,
     ...vhostRoutes,
     ...vhostConnectionRoutes,
+    ...policyRoutes,
     ...identityRoutes,
     ...healthRoutes,
   ];
