@@ -3,7 +3,7 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { join } from 'node:path';
 import { SystemClock, type Clock } from './clock.js';
 import { memoryWatermark, resolveConfig, type BrokerConfig, type BrokerOptions } from './config.js';
-import { ConnectionLimits, REFUSALS, type Refusal } from './connection-limits.js';
+import { ConnectionLimits, FD_RESERVE, procFdProbe, REFUSALS, type FdProbe, type Refusal } from './connection-limits.js';
 import { Connection } from './connection/connection.js';
 import type { BrokerContext } from './connection/context.js';
 import { ReplyToRegistry } from './connection/direct-reply-to.js';
@@ -14,6 +14,10 @@ import { decodeTable } from './frame/field-table.js';
 import { createLogger, type Logger } from './log.js';
 import { LoginThrottle } from './login-throttle.js';
 import { collectGarbage, MemoryMonitor, sampleProcessMemory } from './memory-monitor.js';
+import { BrokerMetrics } from './metrics/broker-metrics.js';
+import { nodeIdentity, type NodeIdentity } from './node-name.js';
+import type { NodeStats, PrometheusSource } from './prometheus/collector.js';
+import { PrometheusServer } from './prometheus/prometheus-server.js';
 import { CommitBatcher } from './queue/commit-batcher.js';
 import { Message, senderSelectedRoutingKeys } from './queue/message.js';
 import { TRANSIENT_PREFIX } from './queue/paged-ready-list.js';
@@ -32,13 +36,16 @@ import { VHost, type VHostDeps } from './vhost/vhost.js';
 import { defaultVHostMetadata, QUEUE_TYPES, vhostDefinition, vhostFromDefinition, type VHostMetadata } from './vhost/vhost-metadata.js';
 import { AccessControl, AccessError } from './access/access-control.js';
 import { FULL_PERMISSIONS, reportUnappliedConfig, seedConfigUsers } from './access/config-users.js';
+import { metricsStats } from './management/message-stats.js';
+import { ManagementServer } from './management/server.js';
+import { uiFiles } from './management/ui-files.js';
 
 /**
  * The composition root: builds config, logger, clock, store and vhosts, recovers durable state,
  * and accepts connections. Nothing in Warren is a singleton, so several brokers can share a
  * process (tests do).
  */
-export class Broker implements BrokerContext {
+export class Broker implements BrokerContext, PrometheusSource {
   readonly config: BrokerConfig;
   readonly log: Logger;
   readonly clock: Clock;
@@ -49,6 +56,15 @@ export class Broker implements BrokerContext {
   readonly vhosts = new Map<string, VHost>();
   readonly connections = new Set<Connection>();
   readonly limits: ConnectionLimits;
+  /**
+   * The management HTTP API (src/management); listening from listen() on unless
+   * config.managementPort is 'off'. Its auth, stats and routes may be replaced before then.
+   */
+  readonly management: ManagementServer;
+  /** Every listener up now (AMQP, management, ...), as /api/overview and the health checks report them. */
+  readonly listeners: ListenerInfo[] = [];
+  /** The management API's base URL once it listens (http://host:port). */
+  managementUrl: string | undefined;
   /** Policies and operator policies: set, delete, list, and what applies to a queue or exchange. */
   readonly policies: PolicyOperations;
   /** Runtime parameters per vhost (vhost-limits, operator policies as parameters): /api/parameters. */
@@ -58,6 +74,15 @@ export class Broker implements BrokerContext {
   /** Global parameters, the cluster name and the internal cluster id: /api/global-parameters, /api/cluster-name. */
   readonly globalParameters: GlobalParameters;
   readonly loginThrottle: LoginThrottle;
+  /** Message, churn and login counters, and the read API of src/metrics. */
+  readonly metrics: BrokerMetrics;
+  /** Node name, cluster name and permanent cluster id (src/node-name.ts). */
+  readonly identity: NodeIdentity;
+  /** How open file descriptors and their limit are read. */
+  readonly fds: FdProbe;
+  /** The Prometheus endpoint (http://host:port), once listening; undefined when off. */
+  prometheusUrl: string | undefined;
+  private prometheus: PrometheusServer | undefined;
   private server: Server | undefined;
   /** Sockets refused since the last warning about it (logged at most every REFUSAL_LOG_MS). */
   private refused = { count: 0, loggedAt: -Infinity };
@@ -68,10 +93,12 @@ export class Broker implements BrokerContext {
     const { clock, logger, freeDiskSpace, fdProbe, ...rest } = options;
     this.config = resolveConfig(rest);
     if (this.config.tls) checkTlsConfig(this.config.tls, 'tls');
-    this.limits = new ConnectionLimits(this.config, fdProbe, () => this.clock.monotonic());
+    this.fds = fdProbe ?? procFdProbe;
+    this.limits = new ConnectionLimits(this.config, this.fds, () => this.clock.monotonic());
     this.loginThrottle = new LoginThrottle(this.config.loginFailureLimit, () => this.clock.monotonic());
     this.log = logger ?? createLogger(this.config.logLevel);
     this.clock = clock ?? new SystemClock((err) => this.log.error({ err }, 'error in a timer callback (the broker goes on)'));
+    this.metrics = new BrokerMetrics(this);
     if (this.config.dataDir) {
       mkdirSync(this.config.dataDir, { recursive: true });
       this.store = openLmdbStore(join(this.config.dataDir, 'store'), {
@@ -81,6 +108,10 @@ export class Broker implements BrokerContext {
     } else {
       this.store = openMemoryStore();
     }
+    // The cluster name and the persistent cluster id, before anything reports them.
+    this.globalParameters = new GlobalParameters({ metadata: this.store.metadata, log: this.log });
+    this.globalParameters.recover(this.config.clusterName);
+    this.identity = nodeIdentity(() => this.globalParameters);
     this.commits = new CommitBatcher(this.store.messages, (err) => this.log.error({ err }, 'internal error after a store commit'));
     // Under memory pressure transient messages are paged out to the store; without a data dir
     // there is no store to page them out to.
@@ -108,6 +139,7 @@ export class Broker implements BrokerContext {
       metadata: this.store.metadata,
       queueDeps: { log: this.log, clock: this.clock, store: this.store.messages, memoryWindow: this.config.queueMemoryWindow, transientPaging },
       nextMessageId: () => this.nextMessageId(),
+      churn: this.metrics.churn,
     };
     this.access = new AccessControl({
       store: this.store.metadata,
@@ -120,14 +152,13 @@ export class Broker implements BrokerContext {
     this.policies = new PolicyOperations(this.vhosts, this.store.metadata, this.log);
     this.parameters = new RuntimeParameters({ vhosts: this.vhosts, metadata: this.store.metadata, policies: this.policies, log: this.log });
     this.vhostLimits = new VHostLimitOperations(this.parameters, this.vhosts);
-    this.globalParameters = new GlobalParameters({ metadata: this.store.metadata, log: this.log });
     this.onVhostDeleted((name) => this.parameters.vhostDeleted(name));
+    this.management = new ManagementServer(this, { auth: this.access, stats: metricsStats(this.metrics, this.vhosts), fallback: uiFiles() });
     this.recover();
     // Policies and parameters from the config file (RabbitMQ's definitions shapes), applied and
     // stored at each boot like a definitions file: after recovery, so they act on recovered
     // queues at once.
     try {
-      this.globalParameters.recover(this.config.clusterName);
       this.globalParameters.apply(this.config.globalParameters);
       this.policies.apply('policy', this.config.policies);
       this.parameters.apply(this.config.parameters);
@@ -211,11 +242,6 @@ export class Broker implements BrokerContext {
     for (const hook of this.vhostDeletedHooks) hook(name);
     this.forceClose((conn) => conn.vhost === vhost, `vhost '${name}' is deleted`);
     return true;
-  }
-
-  /** The cluster name as connection.start's server property `cluster_name` carries it. */
-  clusterName(): string {
-    return this.globalParameters.clusterNameText();
   }
 
   /** Runs hook(name) when a vhost is deleted (for what else lives in a vhost: policies, parameters). */
@@ -360,8 +386,31 @@ export class Broker implements BrokerContext {
     }
   }
 
-  /** Starts listening; resolves with the bound port. */
-  listen(): Promise<number> {
+  /**
+   * Starts the AMQP listener (and AMQPS with `tls`), then the management API (unless its port
+   * is 'off'), and logs "Server startup complete" once all are up (testcontainers wait for that
+   * line, as they do for RabbitMQ's). Resolves with the AMQP port.
+   */
+  async listen(): Promise<number> {
+    const port = await this.listenAmqp();
+    const managementPort = this.config.managementPort;
+    if (managementPort !== 'off') {
+      let bound: number;
+      try {
+        bound = await this.management.listen(managementPort, this.config.host);
+      } catch (err) {
+        this.server?.close();
+        throw err;
+      }
+      this.listeners.push({ protocol: 'http', ip: this.config.host, port: bound });
+      this.managementUrl = `http://${urlHost(this.config.host)}:${bound}`;
+      this.log.info({ host: this.config.host, port: bound }, `management API listening on ${this.config.host}:${bound}`);
+    }
+    this.log.info('Server startup complete');
+    return port;
+  }
+
+  private listenAmqp(): Promise<number> {
     return new Promise((resolve, reject) => {
       const server = createServer({ noDelay: true }, (socket) => this.accept(socket));
       this.server = server;
@@ -371,12 +420,56 @@ export class Broker implements BrokerContext {
         // An accept that fails (EMFILE, ENFILE) must not take the broker down.
         server.on('error', (err) => this.log.error({ err: err.message }, 'listener error'));
         const port = (server.address() as AddressInfo).port;
+        this.listeners.push({ protocol: 'amqp', ip: this.config.host, port });
         this.log.info({ host: this.config.host, port }, `warren listening on ${this.config.host}:${port}`);
         this.memory.start();
         this.disk?.start();
-        this.listenTls().then(() => resolve(port), reject);
+        this.listenTls().then(() => this.listenPrometheus()).then(() => resolve(port), reject);
       });
     });
+  }
+
+  /** Starts the Prometheus endpoint when config.prometheusPort is set (RabbitMQ's rabbitmq_prometheus). */
+  private async listenPrometheus(): Promise<void> {
+    const port = this.config.prometheusPort;
+    if (port === 'off' || this.closing) return;
+    const server = new PrometheusServer(this, this.log);
+    this.prometheus = server;
+    const bound = await server.listen(port, this.config.host);
+    this.prometheusUrl = `http://${urlHost(this.config.host)}:${bound}`;
+    this.log.info({ host: this.config.host, port: bound }, `Prometheus metrics on ${this.prometheusUrl}/metrics`);
+  }
+
+  /** RabbitMQ's version as Warren advertises it (connection.start, Prometheus build info). */
+  get version(): string {
+    return this.config.version;
+  }
+
+  /** Readings of the process and its limits for Prometheus (and the management API's node). */
+  nodeStats(): NodeStats {
+    const maxFds = this.fds.limit();
+    const { connectionMax } = this.config;
+    const fdSockets = maxFds === undefined ? undefined : Math.max(0, maxFds - FD_RESERVE);
+    return {
+      openFds: this.fds.open(),
+      maxFds,
+      openSockets: this.limits.open,
+      maxSockets: connectionMax > 0 ? Math.min(connectionMax, fdSockets ?? Infinity) : fdSockets,
+      memoryUsed: sampleProcessMemory(),
+      memoryLimit: this.memory.limitBytes,
+      diskFree: this.disk?.freeBytes,
+      diskFreeLimit: this.config.diskFreeLimit,
+      memoryAlarm: this.memory.isAlarmed,
+      diskAlarm: this.diskAlarmed || this.storeBroken,
+    };
+  }
+
+  /** The resource alarms in effect (RabbitMQ's memory and disk alarms); a failed store commit counts as disk. */
+  get alarms(): Array<'memory' | 'disk'> {
+    const out: Array<'memory' | 'disk'> = [];
+    if (this.memory.isAlarmed) out.push('memory');
+    if (this.storeBroken || this.diskAlarmed) out.push('disk');
+    return out;
   }
 
   /** The AMQPS listener's port, once listening (only with `tls` configured). */
@@ -394,6 +487,7 @@ export class Broker implements BrokerContext {
       accept: (socket) => this.startConnection(socket),
     });
     this.tlsPort = await this.tlsListener.listen(this.config.host, tls.port ?? DEFAULT_TLS_PORT);
+    this.listeners.push({ protocol: 'amqp/ssl', ip: this.config.host, port: this.tlsPort });
     this.log.info({ host: this.config.host, port: this.tlsPort }, `warren listening for AMQPS on ${this.config.host}:${this.tlsPort}`);
   }
 
@@ -444,7 +538,13 @@ export class Broker implements BrokerContext {
     conn.onOpen(() => {
       if (this.blockedReason) conn.block(this.blockedReason);
     });
-    conn.onClosed(() => this.connections.delete(conn));
+    // RabbitMQ counts a connection opened once it is past connection.open, and closed whenever
+    // its socket closes, handshake or not.
+    conn.onOpen(() => this.metrics.churn.connectionsOpened++);
+    conn.onClosed(() => {
+      this.connections.delete(conn);
+      this.metrics.churn.connectionsClosed++;
+    });
   }
 
   /**
@@ -469,9 +569,11 @@ export class Broker implements BrokerContext {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.log.info('shutting down');
+      const managementClosed = this.management.close();
       this.memory.stop();
       this.disk?.stop();
       this.pager.stop();
+      this.metrics.sampler.stop();
       const text = replyText(ReplyCode.CONNECTION_FORCED, "broker forced connection closure with reason 'shutdown'");
       const closed = [...this.connections].map((conn) => new Promise<void>((resolve) => {
         conn.onClosed(resolve);
@@ -482,10 +584,12 @@ export class Broker implements BrokerContext {
       const serverClosed = Promise.all([
         new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve())),
         this.tlsListener?.close(),
+        this.prometheus?.close(),
       ]);
       await Promise.race([Promise.all(closed), new Promise((r) => setTimeout(r, this.config.closeTimeout).unref())]);
       for (const conn of this.connections) conn.destroy();
       await serverClosed;
+      await managementClosed;
       await this.store.close();
       if (this.cleanShutdownMarker) writeFileSync(this.cleanShutdownMarker, new Date().toISOString());
     })();
@@ -500,6 +604,20 @@ function withoutUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
+/** A listener as RabbitMQ's rabbit_networking reports it. */
+export interface ListenerInfo {
+  /** 'amqp', 'http' (the management API), ... */
+  protocol: string;
+  ip: string;
+  port: number;
+}
+
+/** host as written in a URL: the wildcard address means this machine. */
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return 'localhost';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
@@ -508,16 +626,28 @@ export interface RunningBroker {
   /** amqp://guest:guest@host:port */
   url: string;
   port: number;
+  /** http://host:port of the management API, when managementPort was given (not 'off'). */
+  managementUrl: string | undefined;
   /** The AMQPS port, with `tls` configured. */
   tlsPort: number | undefined;
   broker: Broker;
   close(): Promise<void>;
 }
 
-/** Starts a broker (e.g. `await startBroker({ port: 0 })` in a test suite). */
+/**
+ * Starts a broker (e.g. `await startBroker({ port: 0 })` in a test suite). The management API
+ * and the Prometheus endpoint are off unless managementPort / prometheusPort is given (0: any
+ * free port), so test brokers do not compete for ports 15672 and 15692.
+ */
 export async function startBroker(options: BrokerOptions = {}): Promise<RunningBroker> {
-  const broker = new Broker({ host: '127.0.0.1', logLevel: 'warn', ...options });
+  const broker = new Broker({
+    host: '127.0.0.1',
+    logLevel: 'warn',
+    ...options,
+    managementPort: options.managementPort ?? 'off',
+    prometheusPort: options.prometheusPort ?? 'off',
+  });
   const port = await broker.listen();
   const host = broker.config.host === '0.0.0.0' ? 'localhost' : broker.config.host;
-  return { url: `amqp://guest:guest@${host}:${port}`, port, tlsPort: broker.tlsPort, broker, close: () => broker.close() };
+  return { url: `amqp://guest:guest@${host}:${port}`, port, tlsPort: broker.tlsPort, managementUrl: broker.managementUrl, broker, close: () => broker.close() };
 }

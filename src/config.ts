@@ -89,6 +89,11 @@ export interface BrokerConfig {
   /** Milliseconds a client has to complete the handshake (RabbitMQ's handshake_timeout). */
   handshakeTimeout: number;
   /**
+   * Port of the management HTTP API (RabbitMQ's management.tcp.port), on the same host as AMQP;
+   * 0 takes any free port, 'off' disables it. The CLI's default is 15672; startBroker's is 'off'.
+   */
+  managementPort: number | 'off';
+  /**
    * Policies applied (and stored) at boot, in RabbitMQ's definitions shape:
    * {vhost, name, pattern, "apply-to", definition, priority}.
    */
@@ -111,6 +116,12 @@ export interface BrokerConfig {
    * keyfile, cacertfile, verify, fail_if_no_peer_cert; undefined = no TLS listener.
    */
   tls: TlsConfig | undefined;
+  /**
+   * Port of the Prometheus endpoint (RabbitMQ's rabbitmq_prometheus: /metrics, on the AMQP
+   * host); 0 = any free port, false = off. The `warren` command defaults to 15692, as RabbitMQ
+   * does; an embedded broker has none unless asked (false).
+   */
+  prometheusPort: number | 'off';
   /** Product/version strings advertised in connection.start. */
   product: string;
   version: string;
@@ -130,7 +141,7 @@ export const DEFAULT_CONFIG: BrokerConfig = {
   port: 5672,
   dataDir: undefined,
   logLevel: 'info',
-  users: [{ username: 'guest', password: 'guest' }],
+  users: [{ username: 'guest', password: 'guest', tags: ['administrator'] }],
   vhosts: ['/'],
   loopbackUsers: ['guest'],
   frameMax: 131072,
@@ -152,11 +163,13 @@ export const DEFAULT_CONFIG: BrokerConfig = {
   loginFailureLimit: 0,
   closeTimeout: 3000,
   handshakeTimeout: 10000,
+  managementPort: 15672,
   policies: [],
   parameters: [],
   globalParameters: [],
   clusterName: undefined,
   tls: undefined,
+  prometheusPort: 15692,
   product: 'RabbitMQ',
   version: '3.10.8',
 };
@@ -186,11 +199,21 @@ export function readConfigFile(path: string): Partial<BrokerConfig> {
   if (unknown.length) throw new Error(`config file ${path}: unknown setting(s) ${unknown.join(', ')}`);
   const config = parsed as Partial<BrokerConfig> & { diskFreeLimit?: number | string; memoryHighWatermarkAbsolute?: number | string };
   if (config.diskFreeLimit !== undefined) config.diskFreeLimit = parseInformationUnit(config.diskFreeLimit, `config file ${path}: diskFreeLimit`);
+  if (config.managementPort !== undefined) config.managementPort = parseOptionalPort(config.managementPort as unknown, `config file ${path}: managementPort`);
   if (config.memoryHighWatermarkAbsolute !== undefined) {
     config.memoryHighWatermarkAbsolute = parseInformationUnit(config.memoryHighWatermarkAbsolute, `config file ${path}: memoryHighWatermarkAbsolute`);
   }
   if (config.tls !== undefined) checkTlsConfig(config.tls, `config file ${path}: tls`);
+  if (config.prometheusPort !== undefined) config.prometheusPort = parseOptionalPort(config.prometheusPort as unknown, `config file ${path}: prometheusPort`);
   return config as Partial<BrokerConfig>;
+}
+
+/** A listener's port: a whole number 0..65535 (0 = any free port), or "off" (false) for none. */
+export function parseOptionalPort(value: unknown, what: string): number | 'off' {
+  if (value === false || value === 'off') return 'off';
+  const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${what}: '${String(value)}' is not a port (0..65535) or "off"`);
+  return n;
 }
 
 /** The memory watermark as MemoryMonitor takes it: bytes when absolute is set, else the share of RAM. */

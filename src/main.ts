@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Broker } from './broker.js';
-import { parseInformationUnit, readConfigFile, type BrokerConfig } from './config.js';
+import { parseInformationUnit, parseOptionalPort, readConfigFile, type BrokerConfig } from './config.js';
 import { checkTlsConfig } from './tls/tls-options.js';
 import { checkCommand } from './store/lmdb/check-command.js';
 
@@ -27,6 +27,10 @@ Options:
                     vm_memory_high_watermark.absolute: 1GB, 512MiB (env
                     WARREN_MEMORY_HIGH_WATERMARK_ABSOLUTE)
   --config FILE     JSON file with settings such as users and vhosts (env WARREN_CONFIG)
+  --management-port N
+                    port of the management HTTP API (RabbitMQ's), on the same host;
+                    0 = any free port, off = no management API (default 15672; env
+                    WARREN_MANAGEMENT_PORT)
   --tls-port N      AMQPS port (default 5671 when a certificate is given; env WARREN_TLS_PORT)
   --tls-cert FILE   PEM server certificate: turns on the AMQPS listener (env WARREN_TLS_CERT)
   --tls-key FILE    PEM private key of the certificate (env WARREN_TLS_KEY)
@@ -34,6 +38,10 @@ Options:
                     (RabbitMQ's verify_peer + fail_if_no_peer_cert; env WARREN_TLS_CA).
                     The config file's "tls" takes every ssl_options setting. SIGHUP reads
                     the certificate, key and CA files again.
+  --prometheus-port N
+                    Prometheus metrics (/metrics, /metrics/per-object, /metrics/detailed) on
+                    this port, 0 = any free port, off = none (default 15692; env
+                    WARREN_PROMETHEUS_PORT)
   --connection-max N         connections open at once, 0 = no limit (default 0;
                              env WARREN_CONNECTION_MAX)
   --connection-max-per-ip N  connections open at once from one address, 0 = no limit
@@ -58,10 +66,12 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<Broker
       config: { type: 'string' },
       'connection-max': { type: 'string' },
       'connection-max-per-ip': { type: 'string' },
+      'management-port': { type: 'string' },
       'tls-port': { type: 'string' },
       'tls-cert': { type: 'string' },
       'tls-key': { type: 'string' },
       'tls-ca': { type: 'string' },
+      'prometheus-port': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -71,6 +81,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<Broker
   const config: Partial<BrokerConfig> = configFile ? readConfigFile(configFile) : {};
   const port = values.port ?? env['WARREN_PORT'];
   if (port !== undefined) config.port = portNumber(port);
+  const managementPort = values['management-port'] ?? env['WARREN_MANAGEMENT_PORT'];
+  if (managementPort !== undefined) config.managementPort = parseOptionalPort(managementPort, 'invalid management port');
   const host = values.host ?? env['WARREN_HOST'];
   if (host !== undefined) config.host = host;
   config.dataDir = values['data-dir'] ?? env['WARREN_DATA_DIR'] ?? config.dataDir ?? './warren-data';
@@ -92,6 +104,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<Broker
     config.tls = tls as NonNullable<BrokerConfig['tls']>;
     checkTlsConfig(config.tls, 'TLS settings');
   }
+  const prometheusPort = values['prometheus-port'] ?? env['WARREN_PROMETHEUS_PORT'];
+  if (prometheusPort !== undefined) config.prometheusPort = parseOptionalPort(prometheusPort, 'invalid Prometheus port');
   const level = values['log-level'] ?? env['WARREN_LOG_LEVEL'];
   if (level !== undefined) {
     if (!LOG_LEVELS.includes(level)) throw new Error(`invalid log level '${level}' (one of ${LOG_LEVELS.join(', ')})`);
@@ -112,6 +126,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<Broker
   return config;
 }
 
+/** A management port: 0..65535, or 'off'. */
 function portNumber(value: string): number {
   const n = Number(value);
   if (value.trim() === '' || !Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`invalid port '${value}'`);

@@ -70,9 +70,7 @@ export class Authorizer {
   checkUserId(claimed: string | undefined): void {
     if (claimed === undefined || claimed === this.username) return;
     this.refresh();
-    if (!this.impersonator) {
-      throw preconditionFailed(`user_id property set to '${claimed}' but authenticated user was '${this.username}'`);
-    }
+    checkUserIdHeader(this.username, this.impersonator, claimed);
   }
 
   private check(permission: PermissionName, kind: 'queue' | 'exchange', name: string): void {
@@ -123,4 +121,14 @@ export class Authorizer {
     for (const set of Object.values(this.passed)) set.clear();
     this.topics.clear();
   }
+}
+
+/**
+ * rabbit_channel:check_user_id_header: a message may carry only its publisher's name as
+ * user_id, unless the publisher has the impersonator tag. (The management API's publish is
+ * checked the same way, for the user logged in over HTTP.)
+ */
+export function checkUserIdHeader(username: string, impersonator: boolean, claimed: string | undefined): void {
+  if (claimed === undefined || claimed === username || impersonator) return;
+  throw preconditionFailed(`user_id property set to '${claimed}' but authenticated user was '${username}'`);
 }

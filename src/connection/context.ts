@@ -1,6 +1,8 @@
 import type { Clock } from '../clock.js';
 import type { BrokerConfig } from '../config.js';
 import type { Logger } from '../log.js';
+import type { BrokerMetrics } from '../metrics/broker-metrics.js';
+import type { NodeIdentity } from '../node-name.js';
 import type { CommitBatcher } from '../queue/commit-batcher.js';
 import type { VHost } from '../vhost/vhost.js';
 import type { LoginThrottle } from '../login-throttle.js';
@@ -16,14 +18,16 @@ export interface BrokerContext {
   readonly vhosts: ReadonlyMap<string, VHost>;
   readonly commits: CommitBatcher;
   readonly replyTo: ReplyToRegistry;
+  /** Churn and login counters, and identifiers for per-object metrics (src/metrics). */
+  readonly metrics: BrokerMetrics;
+  /** The node and cluster names (connection.start's cluster_name). */
+  readonly identity: NodeIdentity;
   /** Failed-login back-off per client address (config.loginFailureLimit). */
   readonly loginThrottle: LoginThrottle;
   /** Users, permissions and topic permissions: logins and every permission check. */
   readonly access: AccessControl;
   /** Every open connection (user limits count a user's connections and channels). */
   readonly connections: ReadonlySet<Connection>;
-  /** The cluster name (the cluster_name global parameter, or the default): connection.start's cluster_name. */
-  clusterName(): string;
   /** A broker-wide unique message id. */
   nextMessageId(): number;
 }

@@ -121,6 +121,24 @@ export class GlobalParameters {
     return this.values.get(INTERNAL_CLUSTER_ID);
   }
 
+  /**
+   * rabbit_nodes:persistent_cluster_id/0 (Prometheus' rabbitmq_cluster_permanent_id): the
+   * internal cluster id, generated and stored at once if it was deleted; a value set to
+   * something else than a string is given as its JSON text.
+   */
+  persistentClusterId(): string {
+    if (!this.values.has(INTERNAL_CLUSTER_ID)) this.seedInternalClusterId();
+    const v = this.values.get(INTERNAL_CLUSTER_ID);
+    return typeof v === 'string' ? v : JSON.stringify(v);
+  }
+
+  /** rabbit_nodes:seed_internal_cluster_id/0. */
+  private seedInternalClusterId(): void {
+    const id = `rabbitmq-cluster-id-${randomBytes(16).toString('base64url')}`;
+    this.deps.log.info(`Initialising internal cluster ID to '${id}'`);
+    this.put(INTERNAL_CLUSTER_ID, id);
+  }
+
   // ---- boot and definitions ----------------------------------------------------------------
 
   /**
@@ -136,11 +154,7 @@ export class GlobalParameters {
       else this.deps.log.warn({ key: d.key }, 'skipping a malformed stored global parameter');
     }
     const loaded = this.values.size;
-    if (!this.values.has(INTERNAL_CLUSTER_ID)) {
-      const id = `rabbitmq-cluster-id-${randomBytes(16).toString('base64url')}`;
-      this.deps.log.info(`Initialising internal cluster ID to '${id}'`);
-      this.put(INTERNAL_CLUSTER_ID, id);
-    }
+    if (!this.values.has(INTERNAL_CLUSTER_ID)) this.seedInternalClusterId();
     if (configuredClusterName !== undefined) {
       this.deps.log.info(`Setting cluster name to '${configuredClusterName}' as configured`);
       this.setClusterName(configuredClusterName);

@@ -4,7 +4,7 @@
  * 'parameter' and 'global-parameter'; the value stored is the record).
  */
 import type { DefinitionRecord } from '../store/metadata-store.js';
-import { objectOf, type JsonValue } from './value.js';
+import type { JsonValue } from './value.js';
 
 /** GET /api/parameters… and a definitions file's `parameters`: value first, as RabbitMQ orders it. */
 export interface ParameterRecord {
@@ -54,12 +54,11 @@ export function parameterFromDefinition(d: DefinitionRecord): ParameterRecord | 
   return parameterRecord(vhost, component, name, value);
 }
 
+/** A global parameter is stored under its name, its value the JSON value itself. */
 export function globalParameterDefinition(r: GlobalParameterRecord): DefinitionRecord {
-  return { kind: 'global-parameter', key: r.name, value: objectOf([['name', r.name], ['value', r.value]]) };
+  return { kind: 'global-parameter', key: r.name, value: r.value };
 }
 
 export function globalParameterFromDefinition(d: DefinitionRecord): GlobalParameterRecord | undefined {
-  const v = d.value as Partial<GlobalParameterRecord> | null;
-  if (typeof v !== 'object' || v === null || v.name !== d.key || v.value === undefined) return undefined;
-  return { name: v.name, value: v.value };
+  return d.value === undefined ? undefined : { name: d.key, value: d.value as JsonValue };
 }

@@ -6,6 +6,7 @@ import type { ExchangeTypeLookup, RoutingInput } from '../exchange/exchange-type
 import { encodeTable, F, fieldString, fieldTypeName, type FieldTable } from '../frame/field-table.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../clock.js';
+import { VHostCounters, type ChurnCounters } from '../metrics/counters.js';
 import { deadLetterMessage, isDeadLetterCycle } from '../queue/dead-letter.js';
 import { parseQueueArguments, type QueueSettings } from '../queue/queue-arguments.js';
 import { EnqueueResult, Queue, type DeadLetterReason, type QueueDeps, type QueueOptions } from '../queue/queue.js';
@@ -88,6 +89,8 @@ export interface VHostDeps {
   metadata: MetadataStore;
   queueDeps: Omit<QueueDeps, 'onAutoDelete' | 'deadLetter'>;
   nextMessageId: () => number;
+  /** The broker's queue churn counters (declared, created, deleted). */
+  churn: ChurnCounters;
 }
 
 /**
@@ -112,6 +115,8 @@ export class VHost {
    * sets them). declareQueue checks max-queues; the handshake checks max-connections.
    */
   limits: VHostLimits = NO_LIMITS;
+  /** What clients publish into this vhost, dead-lettering, and the counts of deleted queues (src/metrics). */
+  readonly counters = new VHostCounters();
 
   constructor(
     readonly name: string,
@@ -138,6 +143,13 @@ export class VHost {
     const x = this.exchanges.get(name);
     if (!x) throw notFound(`no ${this.rs('exchange', name)}`);
     return x;
+  }
+
+  /** The exchange a publish names, if it exists and may be published to (404 / 403, basic.publish's checks). */
+  publishableExchange(name: string): Exchange {
+    const exchange = this.getExchange(name);
+    if (exchange.internal) throw accessRefused(`cannot publish to internal ${this.rs('exchange', name)}`);
+    return exchange;
   }
 
   declareExchange(d: ExchangeDeclare): Exchange {
@@ -243,6 +255,9 @@ export class VHost {
     }
     else if (name.startsWith('amq.')) throw accessRefused(`queue name '${name}' contains reserved prefix 'amq.*'`);
     d.guard?.configure('queue', name);
+    // rabbit_channel counts a declare here, after the permission check and before the
+    // equivalence and argument checks.
+    this.deps.churn.queuesDeclared++;
     const durable = d.durable && !d.exclusive;
     const existing = this.queues.get(name);
     if (existing) {
@@ -280,6 +295,7 @@ export class VHost {
       if (d.autoDelete) throw preconditionFailed(`invalid property 'auto-delete' for ${rs}`);
     }
     const q = this.createQueue({ name, durable, exclusiveOwner: d.exclusive ? d.owner : null, autoDelete: d.autoDelete, arguments: d.arguments, settings });
+    this.deps.churn.queuesCreated++;
     if (durable) this.deps.metadata.putQueue({ vhost: this.name, name, durable: true, autoDelete: d.autoDelete, arguments: encodeTable(d.arguments) });
     return q;
   }
@@ -328,6 +344,8 @@ export class VHost {
   removeQueue(q: Queue): number {
     if (q.deleted) return 0;
     this.queues.delete(q.name);
+    this.deps.churn.queuesDeleted++;
+    this.counters.retire(q);
     for (const b of this.bindings.to(q)) this.removeBinding(b);
     if (q.durable) this.deps.metadata.deleteQueue(this.name, q.name);
     return q.destroy();
@@ -414,6 +432,21 @@ export class VHost {
     if (source.durable && destination.durable) this.deps.metadata.putBinding(this.bindingRecord(source, destination, routingKey, args));
   }
 
+  /** Every binding of the vhost (the default exchange's implicit ones are not bindings here). */
+  listBindings(): Binding[] {
+    return this.bindings.all();
+  }
+
+  /** Bindings whose source is exchange. */
+  bindingsFrom(exchange: Exchange): Binding[] {
+    return this.bindings.from(exchange);
+  }
+
+  /** Bindings whose destination is d. */
+  bindingsTo(d: Destination): Binding[] {
+    return this.bindings.to(d);
+  }
+
   /** queue.unbind / exchange.unbind: unbinding what is not bound is fine, as in RabbitMQ. */
   unbind(source: Exchange, destination: Destination, routingKey: string, args: FieldTable): void {
     if (source === this.defaultExchange || destination === this.defaultExchange) {
@@ -476,12 +509,15 @@ export class VHost {
   /**
    * Republishes messages that left queue (rejected, expired, maxlen, delivery_limit) to its
    * dead-letter exchange with an updated x-death header (RabbitMQ's dlx guide). A missing DLX
-   * drops them, as RabbitMQ does; cycles without a rejection are cut.
+   * drops them, as RabbitMQ does; cycles without a rejection are cut. Queues report every
+   * message they drop for these reasons, DLX or not, and all are counted.
    */
   deadLetter(queue: Queue, entries: QueuedMessage[], reason: DeadLetterReason): void {
     const dlxName = queue.settings.deadLetterExchange;
+    const dlx = dlxName === undefined ? undefined : this.exchanges.get(dlxName);
+    // Counted whether the messages go anywhere or not (strategy at_most_once or disabled).
+    this.counters.deadLettered.count(queue.isQuorum, dlx !== undefined, reason, entries.length);
     if (dlxName === undefined) return;
-    const dlx = this.exchanges.get(dlxName);
     if (!dlx) {
       this.deps.log.warn({ queue: queue.name, dlx: dlxName }, 'dead-letter exchange not found; message dropped');
       return;

@@ -54,7 +54,7 @@ describe('parameters: values, limits, the cluster name', () => {
       expect(globalParameters.list().map((p) => p.name)).to.deep.equal(['internal_cluster_id']);
       globalParameters.put('cluster_name', { n: 5 });
       expect(globalParameters.clusterName()).to.deep.equal({ n: 5 });
-      expect(broker.clusterName()).to.equal('{"n":5}');
+      expect(broker.identity.cluster).to.equal('{"n":5}');
     } finally {
       await broker.close();
     }

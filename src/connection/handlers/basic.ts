@@ -9,6 +9,7 @@ export const basicHandlers: ChannelHandlers = {
   'basic.publish': (ch, args) => {
     if (args.immediate) throw new ConnectionError(ReplyCode.NOT_IMPLEMENTED, 'immediate=true');
     ch.conn.markPublisher();
+    ch.counters.publisher = true;
     ch.assembler.start(60, 40, args);
   },
 
@@ -36,7 +37,7 @@ export const basicHandlers: ChannelHandlers = {
     }
     const tag = args.consumerTag === '' ? ch.generateConsumerTag() : args.consumerTag;
     const priority = parseConsumerPriority(args.arguments, rs);
-    const consumer = new Consumer(tag, ch, queue, { noAck: args.noAck, exclusive: args.exclusive, prefetch: ch.consumerPrefetch, priority });
+    const consumer = new Consumer(tag, ch, queue, { noAck: args.noAck, exclusive: args.exclusive, prefetch: ch.consumerPrefetch, priority, arguments: args.arguments });
     ch.consumers.set(tag, consumer);
     if (!args.noWait) ch.send('basic.consume-ok', { consumerTag: tag });
     queue.addConsumer(consumer);
@@ -58,7 +59,7 @@ export const basicHandlers: ChannelHandlers = {
     ch.access.read('queue', name);
     const queue = ch.vhost.getQueue(name, ch.conn);
     const entry = queue.take();
-    if (!entry) ch.send('basic.get-empty', { reserved1: '' });
+    if (!entry) ch.getEmpty(queue);
     else ch.deliverGet(queue, entry, args.noAck);
   },
 

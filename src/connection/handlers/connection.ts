@@ -39,6 +39,7 @@ export function handleConnectionMethod(conn: Connection, method: Method): void {
           throttle.succeeded(peer);
         }
       }
+      conn.broker.metrics.authAttempt('amqp091', username !== undefined);
       if (username === undefined) {
         // With authentication_failure_close (which RabbitMQ advertises) the client gets a close.
         throw new ConnectionError(
@@ -47,6 +48,7 @@ export function handleConnectionMethod(conn: Connection, method: Method): void {
         ).withoutMethod();
       }
       conn.username = username;
+      conn.authMechanism = mechanism;
       conn.state = 'tuning';
       const { config } = conn.broker;
       conn.send(0, 'connection.tune', { channelMax: config.channelMax, frameMax: config.frameMax, heartbeat: config.heartbeat });

@@ -7,7 +7,7 @@ export const exchangeHandlers: ChannelHandlers = {
     // and write for an alternate exchange) inside the declare, in RabbitMQ's order.
     ch.vhost.declareExchange({
       name: args.exchange, type: args.type, passive: args.passive, durable: args.durable,
-      autoDelete: args.autoDelete, internal: args.internal, arguments: args.arguments, guard: ch.access,
+      autoDelete: args.autoDelete, internal: args.internal, arguments: args.arguments, guard: ch.access, actingUser: ch.conn.username,
     });
     if (!args.noWait) ch.send('exchange.declare-ok', {});
   },
