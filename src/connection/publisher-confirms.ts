@@ -33,7 +33,16 @@ export class PublisherConfirms {
     private readonly channelId: number,
     private readonly commits: DurableCommits,
     private readonly out: FrameSink,
+    /**
+     * Asked before the confirms gathered go out: true keeps them until resume is called (the
+     * test toolkit's faults.holdConfirms, src/hooks.ts).
+     */
+    private readonly held: (resume: () => void) => boolean = () => false,
   ) {}
+
+  private readonly resume = (): void => {
+    if (!this.flushScheduled) this.flush();
+  };
 
   /** Assigns the next publish sequence number. */
   next(): number {
@@ -100,7 +109,7 @@ export class PublisherConfirms {
    */
   private flush(): void {
     this.flushScheduled = false;
-    if (this.stopped) return;
+    if (this.stopped || this.held(this.resume)) return;
     const out = this.out;
     const id = this.channelId;
     // The oldest seq still waiting for the disk (none past the end).

@@ -66,6 +66,13 @@ export class BindingTable {
     return out;
   }
 
+  /** Every binding, by source (a copy). */
+  all(): Binding[] {
+    const out: Binding[] = [];
+    for (const dests of this.bySource.values()) for (const keys of dests.values()) out.push(...keys.values());
+    return out;
+  }
+
   /** Bindings whose destination is d (a copy). */
   to(d: Destination): Binding[] {
     return [...(this.byDestination.get(d) ?? [])];

@@ -349,6 +349,11 @@ export class VHost {
     if (source.durable && destination.durable) this.deps.metadata.putBinding(this.bindingRecord(source, destination, routingKey, args));
   }
 
+  /** Every binding of the vhost (the default exchange's implicit ones are not bindings here). */
+  listBindings(): Binding[] {
+    return this.bindings.all();
+  }
+
   /** queue.unbind / exchange.unbind: unbinding what is not bound is fine, as in RabbitMQ. */
   unbind(source: Exchange, destination: Destination, routingKey: string, args: FieldTable): void {
     if (source === this.defaultExchange || destination === this.defaultExchange) {

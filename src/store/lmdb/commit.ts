@@ -66,6 +66,8 @@ export class CommitEngine implements BatchSource {
   private lastFlushed: Batch | undefined;
   private flushTimer: NodeJS.Immediate | undefined;
   failure: StoreFailedError | undefined;
+  /** A test fault (Store.failNextCommit): the next write fails as ENOSPC does. */
+  failNextCommit = false;
   /** Batches flushed since a commit failed, not written: retry() writes them in turn order. */
   private unwritten: Unwritten[] = [];
   private retrying: Promise<void> | undefined;
@@ -238,6 +240,10 @@ export class CommitEngine implements BatchSource {
     const dbs = this.dbs;
     let written: Promise<boolean>;
     try {
+      if (this.failNextCommit && parked) {
+        this.failNextCommit = false;
+        throw Object.assign(new Error('ENOSPC: no space left on device (faults.failNextCommit)'), { code: 'ENOSPC' });
+      }
       written = dbs.meta.ifVersion(TURN_KEY, turn, () => {
         // Each write inside the block returns the block's commit promise too; its failure is
         // handled once, on `written`, so these must not surface as unhandled rejections.
