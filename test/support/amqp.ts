@@ -16,10 +16,13 @@ export async function connectNamed(url: string, name: string): Promise<amqp.Chan
   return conn;
 }
 
-/** The error a connection closed with (amqplib's 'close' event), as code and reply text. */
-export function connectionClosed(conn: amqp.ChannelModel): Promise<{ code: number | undefined; text: string }> {
+/**
+ * The error a connection closed with (amqplib's 'close' event): the reply code and text of a
+ * connection.close, or a socket error's code ('ECONNRESET') and message.
+ */
+export function connectionClosed(conn: amqp.ChannelModel): Promise<{ code: number | string | undefined; text: string }> {
   return new Promise((resolve) => {
-    conn.once('close', (err?: { code?: number; message: string }) => {
+    conn.once('close', (err?: { code?: number | string; message: string }) => {
       const m = err && /with message "(.*)"$/.exec(err.message);
       resolve({ code: err?.code, text: m ? (m[1] as string) : (err?.message ?? '') });
     });
