@@ -14,8 +14,11 @@ export interface WaitOptions {
 }
 
 interface Waiter<T> {
-  /** Checks the condition; resolves (and returns true) when it holds. */
-  check(): boolean;
+  /**
+   * Checks the condition; resolves (and returns true) when it holds. A queue watcher passes the
+   * queue that changed (it may not be in its vhost's table yet: a queue reports its creation).
+   */
+  check(queue?: Queue): boolean;
   reject(err: Error): void;
   resolve(value: T): void;
 }
@@ -41,7 +44,7 @@ export class Until {
   private readonly queueWatcher: QueueWatcher = {
     changed: (queue) => {
       const waiters = this.queueWaiters.get(queue.storeKey);
-      if (waiters) for (const w of [...waiters]) w.check();
+      if (waiters) for (const w of [...waiters]) w.check(queue);
     },
     enqueued: (queue, entry) => {
       const waiters = this.routedWaiters.get(queue.storeKey);
@@ -164,8 +167,8 @@ export class Until {
     const key = storeKey(vhost.name, queue);
     return this.wait<QueueInfo>(options, (settle) => {
       const waiter: Waiter<QueueInfo> = {
-        check: () => {
-          const q = vhost.queues.get(queue);
+        check: (changed) => {
+          const q = changed ?? vhost.queues.get(queue);
           if (!q || q.deleted) return false;
           const info = this.inspect.queueInfo(vhost.name, q);
           let holds: boolean;

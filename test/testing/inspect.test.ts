@@ -82,8 +82,10 @@ describe('test toolkit: inspect', () => {
     for (const [i, body] of ['one', 'two', 'three'].entries()) {
       ch.sendToQueue('work', Buffer.from(body), { messageId: `m${i}`, contentType: 'text/plain', headers: { attempt: i, tags: ['a', 'b'], nested: { ok: true } } });
     }
-    const first = await ch.get('work');
-    expect(first && first.content.toString()).to.equal('one');
+    const got = await ch.get('work');
+    if (!got) throw new Error('no message');
+    const first = got;
+    expect(first.content.toString()).to.equal('one');
 
     const { ready, unacked } = b.running.inspect.messages('work');
     expect(ready.map((m) => m.body.toString())).to.deep.equal(['two', 'three']);
@@ -93,11 +95,11 @@ describe('test toolkit: inspect', () => {
     });
     expect(unacked).to.have.length(1);
     expect(unacked[0]!.body.toString()).to.equal('one');
-    expect(unacked[0]!.delivery).to.include({ connectionName: 'app', channel: 1, deliveryTag: first!.fields.deliveryTag, consumerTag: undefined });
+    expect(unacked[0]!.delivery).to.include({ connectionName: 'app', channel: 1, deliveryTag: first.fields.deliveryTag, consumerTag: undefined });
 
     // Looking took nothing: the queue still hands out two, then three, and the returned one
     // comes back first, marked redelivered.
-    ch.nack(first!, false, true);
+    ch.nack(first, false, true);
     await ch.checkQueue('work'); // a round trip: the nack is handled by now
     const again = b.running.inspect.messages('work');
     expect(again.ready.map((m) => [m.body.toString(), m.redelivered])).to.deep.equal([['one', true], ['two', false], ['three', false]]);
