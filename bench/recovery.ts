@@ -30,7 +30,7 @@ interface Running {
 
 function startWarren(dataDir: string): Promise<Running> {
   const started = performance.now();
-  const child = spawn(process.execPath, ['dist/main.js', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--log-level', 'info'], {
+  const child = spawn(process.execPath, ['dist/main.js', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--log-level', 'info', '--management-port', 'off'], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {

@@ -9,7 +9,8 @@
  * Options: --filter TEXT (substring of area/name; a /regex/ also works; repeatable),
  * --jobs N (cases run concurrently, default 4), --timeout MS (per case), --verbose (print whole
  * traces of failures), --list, --mgmt URL / --ref-mgmt URL / --cand-mgmt URL (the management API
- * the policy cases set policies through; default: the AMQP port + 10000, lib/management.ts).
+ * the policy cases set policies through and the
+ * access cases create users and vhosts through; default: the AMQP port + 10000, lib/management.ts).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -18,6 +19,7 @@ import { randomBytes } from 'node:crypto';
 import amqp, { type Channel, type ChannelModel } from 'amqplib';
 import './cases/index.js';
 import { AREAS, caseId, registry, type Area, type Case } from './lib/case.js';
+import type { BrokerAdmin } from './lib/admin.js';
 import { CaseContext, sleep } from './lib/context.js';
 import { describeDiff } from './lib/diff.js';
 import { stableStringify, type Json } from './lib/json.js';
@@ -122,9 +124,9 @@ class Janitor {
   }
 }
 
-async function runCase(c: Case, url: string, janitor: Janitor, timeoutMs: number | undefined, mgmtUrl?: string): Promise<{ trace: Json; ms: number }> {
+async function runCase(c: Case, url: string, janitor: Janitor, timeoutMs: number | undefined, mgmtUrl?: string, admin?: BrokerAdmin): Promise<{ trace: Json; ms: number }> {
   const token = randomBytes(4).toString('hex');
-  const t = new CaseContext(url, c.name, token, mgmtUrl);
+  const t = new CaseContext(url, c.name, token, mgmtUrl, admin);
   const started = Date.now();
   const limit = timeoutMs ?? c.timeoutMs ?? 8000;
   let timer: NodeJS.Timeout | undefined;
@@ -142,6 +144,8 @@ async function runCase(c: Case, url: string, janitor: Janitor, timeoutMs: number
     await t.closeAll().catch(() => {});
     await t.deletePolicies().catch(() => {});
     await janitor.clean(t.queues, t.exchanges);
+    for (const u of t.users) await t.admin.deleteUser(u).catch(() => {});
+    for (const v of t.vhosts) await t.admin.deleteVhost(v).catch(() => {});
   }
   return { trace: normaliseTrace(t.trace, token), ms: Date.now() - started };
 }
@@ -273,13 +277,15 @@ async function main(): Promise<number> {
     let url = o.url;
     let mgmt = o.mgmt;
     let stop: (() => Promise<void>) | undefined;
+    let admin: BrokerAdmin | undefined;
     if (!url) {
       const { startBroker } = await import('../src/broker.js');
-      const b = await startBroker({ port: 0, logLevel: 'silent' });
+      const b = await startBroker({ port: 0, managementPort: 0, logLevel: 'silent' });
       url = b.url;
-      // Warren's management API, once it serves one (the policy cases set policies through it).
-      mgmt ??= (b as unknown as { managementUrl?: string }).managementUrl ?? 'none';
+      // Warren's management API: the policy cases set policies through it.
+      mgmt ??= b.managementUrl!;
       stop = () => b.close();
+      admin = inProcessAdmin(b.broker);
     }
     const golden = new Map<Area, GoldenFile | undefined>(AREAS.map((a) => [a, loadGolden(a)]));
     // Differences Warren keeps on purpose apply only when the candidate is Warren itself.
@@ -288,7 +294,7 @@ async function main(): Promise<number> {
     await pool(
       cases,
       o.jobs,
-      (c) => runCase(c, url as string, janitor, o.timeoutMs, mgmt),
+      (c) => runCase(c, url as string, janitor, o.timeoutMs, mgmt, admin),
       (c, r) => {
         const g = golden.get(c.area)?.cases[c.name];
         if (!g) {
@@ -312,6 +318,26 @@ async function main(): Promise<number> {
   if (knownCount > 0) console.log(`${knownCount} known differences, each explained in conformance/known-differences.json`);
   console.log(`conformance: ${passed} passed, ${failed} failed`);
   return failed > 0 ? 1 : 0;
+}
+
+/**
+ * The admin of a Warren the runner started itself: the broker's public operations, acting as
+ * guest (a vhost made over RabbitMQ's API gives its creator full permissions in it).
+ */
+function inProcessAdmin(broker: import('../src/broker.js').Broker): BrokerAdmin {
+  const { access } = broker;
+  const done = async (f: () => unknown) => {
+    f();
+  };
+  return {
+    putUser: (name, password, tags = [], limits) => done(() => access.putUser(name, { password, tags, limits })),
+    deleteUser: (name) => done(() => access.deleteUser(name)),
+    setPermissions: (vhost, user, p) => done(() => access.setPermission(user, vhost, p)),
+    clearPermissions: (vhost, user) => done(() => access.clearPermission(user, vhost)),
+    setTopicPermissions: (vhost, user, exchange, write, read) => done(() => access.setTopicPermission(user, vhost, exchange, { write, read })),
+    putVhost: (name) => done(() => broker.putVhost(name, {}, 'guest')),
+    deleteVhost: (name) => done(() => broker.deleteVhost(name)),
+  };
 }
 
 main().then(

@@ -3,7 +3,7 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { join } from 'node:path';
 import { FakeClock, SystemClock, type Clock } from './clock.js';
 import { memoryWatermark, resolveConfig, type BrokerConfig, type BrokerOptions } from './config.js';
-import { ConnectionLimits, REFUSALS, type Refusal } from './connection-limits.js';
+import { ConnectionLimits, FD_RESERVE, procFdProbe, REFUSALS, type FdProbe, type Refusal } from './connection-limits.js';
 import { Connection } from './connection/connection.js';
 import type { BrokerContext } from './connection/context.js';
 import { ReplyToRegistry } from './connection/direct-reply-to.js';
@@ -15,6 +15,10 @@ import { decodeTable } from './frame/field-table.js';
 import { createLogger, type Logger } from './log.js';
 import { LoginThrottle } from './login-throttle.js';
 import { collectGarbage, MemoryMonitor, sampleProcessMemory } from './memory-monitor.js';
+import { BrokerMetrics } from './metrics/broker-metrics.js';
+import { nodeIdentity, type NodeIdentity } from './node-name.js';
+import type { NodeStats, PrometheusSource } from './prometheus/collector.js';
+import { PrometheusServer } from './prometheus/prometheus-server.js';
 import { CommitBatcher } from './queue/commit-batcher.js';
 import { Message, senderSelectedRoutingKeys } from './queue/message.js';
 import { TRANSIENT_PREFIX } from './queue/paged-ready-list.js';
@@ -30,14 +34,20 @@ import { Faults } from './testing/faults.js';
 import { Inspector } from './testing/inspect.js';
 import { resetBroker } from './testing/reset.js';
 import { Until } from './testing/until.js';
-import { VHost } from './vhost/vhost.js';
+import { VHost, type VHostDeps } from './vhost/vhost.js';
+import { defaultVHostMetadata, QUEUE_TYPES, vhostDefinition, vhostFromDefinition, type VHostMetadata } from './vhost/vhost-metadata.js';
+import { AccessControl, AccessError } from './access/access-control.js';
+import { FULL_PERMISSIONS, reportUnappliedConfig, seedConfigUsers } from './access/config-users.js';
+import { metricsStats } from './management/message-stats.js';
+import { ManagementServer } from './management/server.js';
+import { uiFiles } from './management/ui-files.js';
 
 /**
  * The composition root: builds config, logger, clock, store and vhosts, recovers durable state,
  * and accepts connections. Nothing in Warren is a singleton, so several brokers can share a
  * process (tests do).
  */
-export class Broker implements BrokerContext {
+export class Broker implements BrokerContext, PrometheusSource {
   readonly config: BrokerConfig;
   readonly log: Logger;
   readonly clock: Clock;
@@ -48,11 +58,29 @@ export class Broker implements BrokerContext {
   readonly vhosts = new Map<string, VHost>();
   readonly connections = new Set<Connection>();
   readonly limits: ConnectionLimits;
+  /**
+   * The management HTTP API (src/management); listening from listen() on unless
+   * config.managementPort is 'off'. Its auth, stats and routes may be replaced before then.
+   */
+  readonly management: ManagementServer;
+  /** Every listener up now (AMQP, management, ...), as /api/overview and the health checks report them. */
+  readonly listeners: ListenerInfo[] = [];
+  /** The management API's base URL once it listens (http://host:port). */
+  managementUrl: string | undefined;
   /** Policies and operator policies: set, delete, list, and what applies to a queue or exchange. */
   readonly policies: PolicyOperations;
   readonly loginThrottle: LoginThrottle;
   /** The seams of the test toolkit (src/hooks.ts, src/testing); unset, they cost a null check. */
   readonly hooks = new Hooks();
+  /** Message, churn and login counters, and the read API of src/metrics. */
+  readonly metrics: BrokerMetrics;
+  /** Node name, cluster name and permanent cluster id (src/node-name.ts). */
+  readonly identity: NodeIdentity;
+  /** How open file descriptors and their limit are read. */
+  readonly fds: FdProbe;
+  /** The Prometheus endpoint (http://host:port), once listening; undefined when off. */
+  prometheusUrl: string | undefined;
+  private prometheus: PrometheusServer | undefined;
   private server: Server | undefined;
   /** Sockets refused since the last warning about it (logged at most every REFUSAL_LOG_MS). */
   private refused = { count: 0, loggedAt: -Infinity };
@@ -63,10 +91,12 @@ export class Broker implements BrokerContext {
     const { clock, logger, freeDiskSpace, fdProbe, ...rest } = options;
     this.config = resolveConfig(rest);
     if (this.config.tls) checkTlsConfig(this.config.tls, 'tls');
-    this.limits = new ConnectionLimits(this.config, fdProbe, () => this.clock.monotonic());
+    this.fds = fdProbe ?? procFdProbe;
+    this.limits = new ConnectionLimits(this.config, this.fds, () => this.clock.monotonic());
     this.loginThrottle = new LoginThrottle(this.config.loginFailureLimit, () => this.clock.monotonic());
     this.log = logger ?? createLogger(this.config.logLevel);
     this.clock = clock ?? new SystemClock((err) => this.log.error({ err }, 'error in a timer callback (the broker goes on)'));
+    this.metrics = new BrokerMetrics(this);
     if (this.config.dataDir) {
       mkdirSync(this.config.dataDir, { recursive: true });
       this.store = openLmdbStore(join(this.config.dataDir, 'store'), {
@@ -76,6 +106,7 @@ export class Broker implements BrokerContext {
     } else {
       this.store = openMemoryStore({ onError: (err) => this.storeFailed(err) });
     }
+    this.identity = nodeIdentity(this.store.metadata);
     this.commits = new CommitBatcher(this.store.messages, (err) => this.log.error({ err }, 'internal error after a store commit'));
     // Under memory pressure transient messages are paged out to the store; without a data dir
     // there is no store to page them out to.
@@ -96,17 +127,25 @@ export class Broker implements BrokerContext {
       ? new DiskMonitor(this.clock, this.log, this.config.dataDir, this.config.diskFreeLimit, (alarmed) => this.diskChecked(alarmed), freeDiskSpace)
       : undefined;
     this.exchangeTypes = defaultExchangeTypes();
-    for (const name of this.config.vhosts) {
-      this.vhosts.set(name, new VHost(name, {
-        log: this.log,
-        clock: this.clock,
-        exchangeTypes: this.exchangeTypes,
-        metadata: this.store.metadata,
-        queueDeps: { log: this.log, clock: this.clock, store: this.store.messages, memoryWindow: this.config.queueMemoryWindow, transientPaging, hooks: this.hooks },
-        nextMessageId: () => this.nextMessageId(),
-      }));
-    }
+    this.vhostDeps = {
+      log: this.log,
+      clock: this.clock,
+      exchangeTypes: this.exchangeTypes,
+      metadata: this.store.metadata,
+      queueDeps: { log: this.log, clock: this.clock, store: this.store.messages, memoryWindow: this.config.queueMemoryWindow, transientPaging, hooks: this.hooks },
+      nextMessageId: () => this.nextMessageId(),
+      churn: this.metrics.churn,
+    };
+    this.access = new AccessControl({
+      store: this.store.metadata,
+      log: this.log,
+      loopbackUsers: this.config.loopbackUsers,
+      vhostExists: (name) => this.vhosts.has(name),
+      onUserDeleted: (user) => this.forceClose((conn) => conn.username === user, `user '${user}' is deleted`),
+    });
+    this.loadDefinitions();
     this.policies = new PolicyOperations(this.vhosts, this.store.metadata, this.log);
+    this.management = new ManagementServer(this, { auth: this.access, stats: metricsStats(this.metrics, this.vhosts), fallback: uiFiles() });
     this.recover();
     // Policies from the config file (RabbitMQ's definitions shape), applied and stored at each
     // boot like a definitions file: after recovery, so they act on recovered queues at once.
@@ -135,6 +174,93 @@ export class Broker implements BrokerContext {
       await this.store.messages.sync().catch(() => undefined);
     }
     await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+
+  /**
+   * Users, vhosts, permissions and topic permissions (src/access). Changes made through it
+   * are stored at once; a deleted user's connections are closed.
+   */
+  readonly access: AccessControl;
+  private readonly vhostDeps: VHostDeps;
+  private readonly vhostDeletedHooks: Array<(name: string) => void> = [];
+
+  /**
+   * Vhosts, users and permissions from the store; on a blank store (no users and no vhosts:
+   * a new data dir, or no data dir) the config's vhosts and users instead, which are stored
+   * (src/access/config-users.ts explains why later starts ignore the config's lists).
+   */
+  private loadDefinitions(): void {
+    const records = this.store.metadata.loadDefinitions();
+    if (!records.some((r) => r.kind === 'vhost' || r.kind === 'user')) {
+      for (const name of this.config.vhosts) this.putVhost(name, {});
+      seedConfigUsers(this.config.users, this.config.vhosts, this.access, this.log);
+      return;
+    }
+    for (const r of records) {
+      if (r.kind !== 'vhost') continue;
+      const v = vhostFromDefinition(r);
+      if (v) this.vhosts.set(v.name, new VHost(v.name, this.vhostDeps, v.metadata));
+      else this.log.warn({ key: r.key }, 'skipping a malformed stored vhost definition');
+    }
+    const loaded = this.access.load(records);
+    this.log.info({ vhosts: this.vhosts.size, ...loaded }, 'loaded vhosts, users and permissions from the data dir');
+    reportUnappliedConfig(this.config.users, this.config.vhosts, this.access, (v) => this.vhosts.has(v), this.log);
+  }
+
+  // ---- vhosts (public operations: the management API and definitions use these) -------------
+
+  /**
+   * Creates a vhost (with the standard exchanges), or updates the description and tags of an
+   * existing one, as rabbit_vhost:put_vhost does; stored at once. A vhost created on behalf of
+   * an existing user (actingUser) gives that user full permissions in it, as RabbitMQ does.
+   * Throws AccessError for a default queue type RabbitMQ does not know or a name too long to store.
+   */
+  putVhost(name: string, metadata: Partial<VHostMetadata>, actingUser?: string): 'created' | 'updated' {
+    const dqt = metadata.defaultQueueType;
+    if (dqt !== undefined && !(QUEUE_TYPES as readonly string[]).includes(dqt)) throw new AccessError('invalid_queue_type', `unknown queue type '${dqt}'`);
+    if (Buffer.byteLength(name, 'utf8') > 1977) throw new AccessError('name_too_long', 'vhost name longer than 1977 bytes');
+    const existing = this.vhosts.get(name);
+    if (existing) {
+      existing.metadata = { ...existing.metadata, description: metadata.description ?? existing.metadata.description, tags: metadata.tags ?? existing.metadata.tags };
+      this.store.metadata.putDefinition(vhostDefinition(name, existing.metadata));
+      return 'updated';
+    }
+    const vhost = new VHost(name, this.vhostDeps, { ...defaultVHostMetadata(), ...withoutUndefined(metadata) });
+    this.store.metadata.putDefinition(vhostDefinition(name, vhost.metadata));
+    this.vhosts.set(name, vhost);
+    this.log.info({ vhost: name }, `added vhost '${name}'`);
+    if (actingUser !== undefined && this.access.hasUser(actingUser)) this.access.setPermission(actingUser, name, FULL_PERMISSIONS);
+    return 'created';
+  }
+
+  /**
+   * Deletes a vhost as rabbit_vhost:delete does: its permissions and topic permissions first
+   * (no new connection gets in), then its queues with their messages and its exchanges, then
+   * the vhost; its connections are closed with 320 CONNECTION_FORCED - vhost 'x' is deleted.
+   * Returns false if there was no such vhost.
+   */
+  deleteVhost(name: string): boolean {
+    const vhost = this.vhosts.get(name);
+    if (!vhost) return false;
+    this.log.info({ vhost: name }, `deleting vhost '${name}'`);
+    this.access.vhostDeleted(name);
+    vhost.destroy();
+    this.vhosts.delete(name);
+    this.store.metadata.deleteDefinition('vhost', name);
+    for (const hook of this.vhostDeletedHooks) hook(name);
+    this.forceClose((conn) => conn.vhost === vhost, `vhost '${name}' is deleted`);
+    return true;
+  }
+
+  /** Runs hook(name) when a vhost is deleted (for what else lives in a vhost: policies, parameters). */
+  onVhostDeleted(hook: (name: string) => void): void {
+    this.vhostDeletedHooks.push(hook);
+  }
+
+  /** Closes the connections that match with 320 CONNECTION_FORCED and the reason. */
+  private forceClose(match: (conn: Connection) => boolean, reason: string): void {
+    const text = replyText(ReplyCode.CONNECTION_FORCED, reason);
+    for (const conn of [...this.connections]) if (match(conn)) conn.closeWithError(ReplyCode.CONNECTION_FORCED, text, 0, 0);
   }
 
   /** Why publishers are blocked now (RabbitMQ's alarm reasons), if they are. */
@@ -290,8 +416,31 @@ export class Broker implements BrokerContext {
     }
   }
 
-  /** Starts listening; resolves with the bound port. */
-  listen(): Promise<number> {
+  /**
+   * Starts the AMQP listener (and AMQPS with `tls`), then the management API (unless its port
+   * is 'off'), and logs "Server startup complete" once all are up (testcontainers wait for that
+   * line, as they do for RabbitMQ's). Resolves with the AMQP port.
+   */
+  async listen(): Promise<number> {
+    const port = await this.listenAmqp();
+    const managementPort = this.config.managementPort;
+    if (managementPort !== 'off') {
+      let bound: number;
+      try {
+        bound = await this.management.listen(managementPort, this.config.host);
+      } catch (err) {
+        this.server?.close();
+        throw err;
+      }
+      this.listeners.push({ protocol: 'http', ip: this.config.host, port: bound });
+      this.managementUrl = `http://${urlHost(this.config.host)}:${bound}`;
+      this.log.info({ host: this.config.host, port: bound }, `management API listening on ${this.config.host}:${bound}`);
+    }
+    this.log.info('Server startup complete');
+    return port;
+  }
+
+  private listenAmqp(): Promise<number> {
     return new Promise((resolve, reject) => {
       const server = createServer({ noDelay: true }, (socket) => this.accept(socket));
       this.server = server;
@@ -301,12 +450,56 @@ export class Broker implements BrokerContext {
         // An accept that fails (EMFILE, ENFILE) must not take the broker down.
         server.on('error', (err) => this.log.error({ err: err.message }, 'listener error'));
         const port = (server.address() as AddressInfo).port;
+        this.listeners.push({ protocol: 'amqp', ip: this.config.host, port });
         this.log.info({ host: this.config.host, port }, `warren listening on ${this.config.host}:${port}`);
         this.memory.start();
         this.disk?.start();
-        this.listenTls().then(() => resolve(port), reject);
+        this.listenTls().then(() => this.listenPrometheus()).then(() => resolve(port), reject);
       });
     });
+  }
+
+  /** Starts the Prometheus endpoint when config.prometheusPort is set (RabbitMQ's rabbitmq_prometheus). */
+  private async listenPrometheus(): Promise<void> {
+    const port = this.config.prometheusPort;
+    if (port === 'off' || this.closing) return;
+    const server = new PrometheusServer(this, this.log);
+    this.prometheus = server;
+    const bound = await server.listen(port, this.config.host);
+    this.prometheusUrl = `http://${urlHost(this.config.host)}:${bound}`;
+    this.log.info({ host: this.config.host, port: bound }, `Prometheus metrics on ${this.prometheusUrl}/metrics`);
+  }
+
+  /** RabbitMQ's version as Warren advertises it (connection.start, Prometheus build info). */
+  get version(): string {
+    return this.config.version;
+  }
+
+  /** Readings of the process and its limits for Prometheus (and the management API's node). */
+  nodeStats(): NodeStats {
+    const maxFds = this.fds.limit();
+    const { connectionMax } = this.config;
+    const fdSockets = maxFds === undefined ? undefined : Math.max(0, maxFds - FD_RESERVE);
+    return {
+      openFds: this.fds.open(),
+      maxFds,
+      openSockets: this.limits.open,
+      maxSockets: connectionMax > 0 ? Math.min(connectionMax, fdSockets ?? Infinity) : fdSockets,
+      memoryUsed: sampleProcessMemory(),
+      memoryLimit: this.memory.limitBytes,
+      diskFree: this.disk?.freeBytes,
+      diskFreeLimit: this.config.diskFreeLimit,
+      memoryAlarm: this.memory.isAlarmed,
+      diskAlarm: this.diskAlarmed || this.storeBroken,
+    };
+  }
+
+  /** The resource alarms in effect (RabbitMQ's memory and disk alarms); a failed store commit counts as disk. */
+  get alarms(): Array<'memory' | 'disk'> {
+    const out: Array<'memory' | 'disk'> = [];
+    if (this.memory.isAlarmed) out.push('memory');
+    if (this.storeBroken || this.diskAlarmed) out.push('disk');
+    return out;
   }
 
   /** The AMQPS listener's port, once listening (only with `tls` configured). */
@@ -324,6 +517,7 @@ export class Broker implements BrokerContext {
       accept: (socket) => this.startConnection(socket),
     });
     this.tlsPort = await this.tlsListener.listen(this.config.host, tls.port ?? DEFAULT_TLS_PORT);
+    this.listeners.push({ protocol: 'amqp/ssl', ip: this.config.host, port: this.tlsPort });
     this.log.info({ host: this.config.host, port: this.tlsPort }, `warren listening for AMQPS on ${this.config.host}:${this.tlsPort}`);
   }
 
@@ -375,7 +569,13 @@ export class Broker implements BrokerContext {
       if (this.blockedReason) conn.block(this.blockedReason);
       this.hooks.connections?.opened(conn);
     });
-    conn.onClosed(() => this.connections.delete(conn));
+    // RabbitMQ counts a connection opened once it is past connection.open, and closed whenever
+    // its socket closes, handshake or not.
+    conn.onOpen(() => this.metrics.churn.connectionsOpened++);
+    conn.onClosed(() => {
+      this.connections.delete(conn);
+      this.metrics.churn.connectionsClosed++;
+    });
   }
 
   /**
@@ -401,9 +601,11 @@ export class Broker implements BrokerContext {
     this.closing ??= (async () => {
       this.log.info('shutting down');
       this.unregisterSettle?.();
+      const managementClosed = this.management.close();
       this.memory.stop();
       this.disk?.stop();
       this.pager.stop();
+      this.metrics.sampler.stop();
       const text = replyText(ReplyCode.CONNECTION_FORCED, "broker forced connection closure with reason 'shutdown'");
       const closed = [...this.connections].map((conn) => new Promise<void>((resolve) => {
         conn.onClosed(resolve);
@@ -414,10 +616,12 @@ export class Broker implements BrokerContext {
       const serverClosed = Promise.all([
         new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve())),
         this.tlsListener?.close(),
+        this.prometheus?.close(),
       ]);
       await Promise.race([Promise.all(closed), new Promise((r) => setTimeout(r, this.config.closeTimeout).unref())]);
       for (const conn of this.connections) conn.destroy();
       await serverClosed;
+      await managementClosed;
       await this.store.close();
       if (this.cleanShutdownMarker) writeFileSync(this.cleanShutdownMarker, new Date().toISOString());
     })();
@@ -428,6 +632,24 @@ export class Broker implements BrokerContext {
 const STORE_RESUME_INTERVAL_MS = 1000;
 const REFUSAL_LOG_MS = 10_000;
 
+function withoutUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** A listener as RabbitMQ's rabbit_networking reports it. */
+export interface ListenerInfo {
+  /** 'amqp', 'http' (the management API), ... */
+  protocol: string;
+  ip: string;
+  port: number;
+}
+
+/** host as written in a URL: the wildcard address means this machine. */
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return 'localhost';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
@@ -436,6 +658,8 @@ export interface RunningBroker<C extends Clock = Clock> {
   /** amqp://guest:guest@host:port */
   url: string;
   port: number;
+  /** http://host:port of the management API, when managementPort was given (not 'off'). */
+  managementUrl: string | undefined;
   /** The AMQPS port, with `tls` configured. */
   tlsPort: number | undefined;
   broker: Broker;
@@ -462,17 +686,26 @@ export interface RunningBroker<C extends Clock = Clock> {
 
 /**
  * Starts a broker (e.g. `await startBroker({ port: 0 })` in a test suite), with the test
- * toolkit (docs/testing.md): reset, inspect, until, faults and the clock.
+ * toolkit (docs/testing.md): reset, inspect, until, faults and the clock. The management API
+ * and the Prometheus endpoint are off unless managementPort / prometheusPort is given (0: any
+ * free port), so test brokers do not compete for ports 15672 and 15692.
  */
 export async function startBroker<C extends Clock = Clock>(options: BrokerOptions & { clock?: C } = {}): Promise<RunningBroker<C>> {
-  const broker = new Broker({ host: '127.0.0.1', logLevel: 'warn', ...options });
+  const broker = new Broker({
+    host: '127.0.0.1',
+    logLevel: 'warn',
+    ...options,
+    managementPort: options.managementPort ?? 'off',
+    prometheusPort: options.prometheusPort ?? 'off',
+  });
   const port = await broker.listen();
   const host = broker.config.host === '0.0.0.0' ? 'localhost' : broker.config.host;
   const inspect = new Inspector(broker);
   const until = new Until(broker, inspect);
   const faults = new Faults(broker);
   return {
-    url: `amqp://guest:guest@${host}:${port}`, port, tlsPort: broker.tlsPort, broker, clock: broker.clock as C,
+    url: `amqp://guest:guest@${host}:${port}`, port, tlsPort: broker.tlsPort, managementUrl: broker.managementUrl, broker,
+    clock: broker.clock as C,
     reset: () => resetBroker(broker, faults),
     inspect, until, faults,
     close: () => {

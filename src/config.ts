@@ -4,14 +4,26 @@ import type { FreeSpace } from './disk-monitor.js';
 import type { FdProbe } from './connection-limits.js';
 import type { Logger } from './log.js';
 import type { MemoryWatermark } from './memory-monitor.js';
+import { hashConfigUsers } from './access/config-users.js';
+import type { HashingAlgorithm } from './access/password.js';
+import type { Permissions } from './access/records.js';
 import type { PolicyRecord } from './policy/policy.js';
 import { checkTlsConfig, type TlsConfig } from './tls/tls-options.js';
 
 export interface UserConfig {
   username: string;
-  password: string;
-  /** vhosts this user may open; default: all. */
+  /** A plain password: replaced by its salted SHA-256 hash when the config is resolved, never kept or logged. */
+  password?: string;
+  /** Or the password as a RabbitMQ hash (base64, as in a definitions export); neither = no password. */
+  passwordHash?: string;
+  /** The algorithm of passwordHash: rabbit_password_hashing_sha256 (default), _sha512 or _md5. */
+  hashingAlgorithm?: HashingAlgorithm;
+  /** Management tags (administrator, monitoring, policymaker, management, impersonator); default: ['administrator'] for guest, [] for others. */
+  tags?: string[];
+  /** vhosts where the user gets full permissions (.* .* .*); default: every configured vhost, unless `permissions` is given. */
   vhosts?: string[];
+  /** Permissions by vhost (configure, write and read patterns, as RabbitMQ's set_permissions). */
+  permissions?: Record<string, Permissions>;
 }
 
 export interface BrokerConfig {
@@ -20,7 +32,12 @@ export interface BrokerConfig {
   /** Where durable data lives; undefined keeps everything in memory (embedded/test use). */
   dataDir: string | undefined;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /**
+   * Users created on a blank data dir (config-users.ts), with their passwords hashed once the
+   * config is resolved. Later starts take users from the data dir.
+   */
   users: UserConfig[];
+  /** vhosts created on a blank data dir; later starts take vhosts from the data dir. */
   vhosts: string[];
   /** Users that may only connect from loopback (RabbitMQ's loopback_users; default guest). */
   loopbackUsers: string[];
@@ -71,6 +88,11 @@ export interface BrokerConfig {
   /** Milliseconds a client has to complete the handshake (RabbitMQ's handshake_timeout). */
   handshakeTimeout: number;
   /**
+   * Port of the management HTTP API (RabbitMQ's management.tcp.port), on the same host as AMQP;
+   * 0 takes any free port, 'off' disables it. The CLI's default is 15672; startBroker's is 'off'.
+   */
+  managementPort: number | 'off';
+  /**
    * Policies applied (and stored) at boot, in RabbitMQ's definitions shape:
    * {vhost, name, pattern, "apply-to", definition, priority}.
    */
@@ -80,6 +102,12 @@ export interface BrokerConfig {
    * keyfile, cacertfile, verify, fail_if_no_peer_cert; undefined = no TLS listener.
    */
   tls: TlsConfig | undefined;
+  /**
+   * Port of the Prometheus endpoint (RabbitMQ's rabbitmq_prometheus: /metrics, on the AMQP
+   * host); 0 = any free port, false = off. The `warren` command defaults to 15692, as RabbitMQ
+   * does; an embedded broker has none unless asked (false).
+   */
+  prometheusPort: number | 'off';
   /** Product/version strings advertised in connection.start. */
   product: string;
   version: string;
@@ -99,7 +127,7 @@ export const DEFAULT_CONFIG: BrokerConfig = {
   port: 5672,
   dataDir: undefined,
   logLevel: 'info',
-  users: [{ username: 'guest', password: 'guest' }],
+  users: [{ username: 'guest', password: 'guest', tags: ['administrator'] }],
   vhosts: ['/'],
   loopbackUsers: ['guest'],
   frameMax: 131072,
@@ -121,8 +149,10 @@ export const DEFAULT_CONFIG: BrokerConfig = {
   loginFailureLimit: 0,
   closeTimeout: 3000,
   handshakeTimeout: 10000,
+  managementPort: 15672,
   policies: [],
   tls: undefined,
+  prometheusPort: 15692,
   product: 'RabbitMQ',
   version: '3.10.8',
 };
@@ -132,6 +162,8 @@ export function resolveConfig(options: Partial<BrokerConfig>): BrokerConfig {
   for (const [key, value] of Object.entries(options)) {
     if (value !== undefined && key in DEFAULT_CONFIG) (config as unknown as Record<string, unknown>)[key] = value;
   }
+  // Plain passwords do not outlive this line.
+  config.users = hashConfigUsers(config.users);
   return config;
 }
 
@@ -150,11 +182,21 @@ export function readConfigFile(path: string): Partial<BrokerConfig> {
   if (unknown.length) throw new Error(`config file ${path}: unknown setting(s) ${unknown.join(', ')}`);
   const config = parsed as Partial<BrokerConfig> & { diskFreeLimit?: number | string; memoryHighWatermarkAbsolute?: number | string };
   if (config.diskFreeLimit !== undefined) config.diskFreeLimit = parseInformationUnit(config.diskFreeLimit, `config file ${path}: diskFreeLimit`);
+  if (config.managementPort !== undefined) config.managementPort = parseOptionalPort(config.managementPort as unknown, `config file ${path}: managementPort`);
   if (config.memoryHighWatermarkAbsolute !== undefined) {
     config.memoryHighWatermarkAbsolute = parseInformationUnit(config.memoryHighWatermarkAbsolute, `config file ${path}: memoryHighWatermarkAbsolute`);
   }
   if (config.tls !== undefined) checkTlsConfig(config.tls, `config file ${path}: tls`);
+  if (config.prometheusPort !== undefined) config.prometheusPort = parseOptionalPort(config.prometheusPort as unknown, `config file ${path}: prometheusPort`);
   return config as Partial<BrokerConfig>;
+}
+
+/** A listener's port: a whole number 0..65535 (0 = any free port), or "off" (false) for none. */
+export function parseOptionalPort(value: unknown, what: string): number | 'off' {
+  if (value === false || value === 'off') return 'off';
+  const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${what}: '${String(value)}' is not a port (0..65535) or "off"`);
+  return n;
 }
 
 /** The memory watermark as MemoryMonitor takes it: bytes when absolute is set, else the share of RAM. */

@@ -97,6 +97,17 @@ export class ConnectionLimits {
     this.fdLimit = fds.limit();
   }
 
+  /** The soft limit on open file descriptors, if known (RabbitMQ's fd_total). */
+  get fdTotal(): number | undefined {
+    return this.fdLimit;
+  }
+
+  /** File descriptors open now, if they can be counted (RabbitMQ's fd_used). */
+  fdsUsed(): number | undefined {
+    const open = this.fds.open();
+    return open === undefined || open === Infinity ? open : open - 1; // less the one readdir held
+  }
+
   /** Connections admitted and not yet released. */
   get open(): number {
     return this.total;

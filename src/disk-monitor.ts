@@ -89,4 +89,9 @@ export class DiskMonitor {
   get isAlarmed(): boolean {
     return this.alarmed;
   }
+
+  /** Free bytes at the last check (undefined before the first or while checks fail). */
+  get freeBytes(): number | undefined {
+    return this.failing ? undefined : this.free;
+  }
 }

@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Broker } from './broker.js';
-import { parseInformationUnit, readConfigFile, type BrokerConfig } from './config.js';
+import { parseInformationUnit, parseOptionalPort, readConfigFile, type BrokerConfig } from './config.js';
 import { checkTlsConfig } from './tls/tls-options.js';
 import { checkCommand } from './store/lmdb/check-command.js';
 
@@ -27,6 +27,10 @@ Options:
                     vm_memory_high_watermark.absolute: 1GB, 512MiB (env
                     WARREN_MEMORY_HIGH_WATERMARK_ABSOLUTE)
   --config FILE     JSON file with settings such as users and vhosts (env WARREN_CONFIG)
+  --management-port N
+                    port of the management HTTP API (RabbitMQ's), on the same host;
+                    0 = any free port, off = no management API (default 15672; env
+                    WARREN_MANAGEMENT_PORT)
   --tls-port N      AMQPS port (default 5671 when a certificate is given; env WARREN_TLS_PORT)
   --tls-cert FILE   PEM server certificate: turns on the AMQPS listener (env WARREN_TLS_CERT)
   --tls-key FILE    PEM private key of the certificate (env WARREN_TLS_KEY)
@@ -34,13 +38,18 @@ Options:
                     (RabbitMQ's verify_peer + fail_if_no_peer_cert; env WARREN_TLS_CA).
                     The config file's "tls" takes every ssl_options setting. SIGHUP reads
                     the certificate, key and CA files again.
+  --prometheus-port N
+                    Prometheus metrics (/metrics, /metrics/per-object, /metrics/detailed) on
+                    this port, 0 = any free port, off = none (default 15692; env
+                    WARREN_PROMETHEUS_PORT)
   --connection-max N         connections open at once, 0 = no limit (default 0;
                              env WARREN_CONNECTION_MAX)
   --connection-max-per-ip N  connections open at once from one address, 0 = no limit
                              (default 0; env WARREN_CONNECTION_MAX_PER_IP)
   --ready-json      once every listener is up, print one JSON line to stdout with their URLs,
-                    {"amqp":"amqp://127.0.0.1:5672"} (and "amqps" with TLS), for a harness that
-                    spawns the broker; logs then go to stderr
+                    {"amqp":"amqp://127.0.0.1:5672","management":"http://127.0.0.1:15672"}
+                    (and "amqps", "prometheus" when on), for a harness that spawns the
+                    broker; logs then go to stderr
   -h, --help        show this help
 `;
 
@@ -64,11 +73,13 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): CliSettings | 
       config: { type: 'string' },
       'connection-max': { type: 'string' },
       'connection-max-per-ip': { type: 'string' },
+      'management-port': { type: 'string' },
       'tls-port': { type: 'string' },
       'tls-cert': { type: 'string' },
       'tls-key': { type: 'string' },
       'tls-ca': { type: 'string' },
       'ready-json': { type: 'boolean' },
+      'prometheus-port': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -79,6 +90,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): CliSettings | 
   if (values['ready-json']) config.readyJson = true;
   const port = values.port ?? env['WARREN_PORT'];
   if (port !== undefined) config.port = portNumber(port);
+  const managementPort = values['management-port'] ?? env['WARREN_MANAGEMENT_PORT'];
+  if (managementPort !== undefined) config.managementPort = parseOptionalPort(managementPort, 'invalid management port');
   const host = values.host ?? env['WARREN_HOST'];
   if (host !== undefined) config.host = host;
   config.dataDir = values['data-dir'] ?? env['WARREN_DATA_DIR'] ?? config.dataDir ?? './warren-data';
@@ -100,6 +113,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): CliSettings | 
     config.tls = tls as NonNullable<BrokerConfig['tls']>;
     checkTlsConfig(config.tls, 'TLS settings');
   }
+  const prometheusPort = values['prometheus-port'] ?? env['WARREN_PROMETHEUS_PORT'];
+  if (prometheusPort !== undefined) config.prometheusPort = parseOptionalPort(prometheusPort, 'invalid Prometheus port');
   const level = values['log-level'] ?? env['WARREN_LOG_LEVEL'];
   if (level !== undefined) {
     if (!LOG_LEVELS.includes(level)) throw new Error(`invalid log level '${level}' (one of ${LOG_LEVELS.join(', ')})`);
@@ -120,6 +135,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): CliSettings | 
   return config;
 }
 
+/** A management port: 0..65535, or 'off'. */
 function portNumber(value: string): number {
   const n = Number(value);
   if (value.trim() === '' || !Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`invalid port '${value}'`);
@@ -213,13 +229,18 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
 }
 
 /**
- * What --ready-json prints once every listener is up: the URL of each (no credentials: clients
- * default to guest/guest and the vhost '/'). A wildcard bind address is given as loopback.
+ * What --ready-json prints once every listener is up: the URL of each — "amqp", "amqps" (with
+ * TLS), "management" and "prometheus" (when on) — with no credentials (clients default to
+ * guest/guest and the vhost '/'). A wildcard bind address is given as loopback.
  */
-export function readyLine(broker: Pick<Broker, 'config' | 'tlsPort'>, port: number): Record<string, string> {
+export function readyLine(
+  broker: Pick<Broker, 'config' | 'tlsPort'> & Partial<Pick<Broker, 'managementUrl' | 'prometheusUrl'>>, port: number,
+): Record<string, string> {
   const host = urlHost(broker.config.host);
   const line: Record<string, string> = { amqp: `amqp://${host}:${port}` };
   if (broker.tlsPort !== undefined) line['amqps'] = `amqps://${host}:${broker.tlsPort}`;
+  if (broker.managementUrl !== undefined) line['management'] = `http://${host}:${new URL(broker.managementUrl).port}`;
+  if (broker.prometheusUrl !== undefined) line['prometheus'] = `http://${host}:${new URL(broker.prometheusUrl).port}`;
   return line;
 }
 

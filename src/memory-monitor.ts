@@ -177,6 +177,9 @@ export class MemoryMonitor {
     }
   }
 
+  /** What the last check measured: the broker's memory in the watermark's terms (bytes). */
+  usedBytes = 0;
+
   private measure(): void {
     this.inputSinceCheck = 0;
     let used = this.sample();
@@ -190,6 +193,7 @@ export class MemoryMonitor {
       used = this.sample();
       heap = this.heap();
     }
+    this.usedBytes = used;
     const share = this.share(used, heap);
     const paging = share > PAGING_RATIO;
     if (paging !== this.paging) {

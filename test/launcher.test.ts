@@ -16,7 +16,7 @@ interface Started {
 
 /** Runs the `warren` command from the sources (test/fixtures/launch.ts, as bin/warren.js does) until it listens. */
 function launch(dataDir: string, args: string[], nodeArgs: string[] = []): Promise<Started> {
-  const launcher = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'test/fixtures/launch.ts', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--log-level', 'info', ...args], {
+  const launcher = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'test/fixtures/launch.ts', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--log-level', 'info', '--prometheus-port', 'off', '--management-port', 'off', ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<number | null>((resolve) => launcher.once('exit', (code) => resolve(code)));

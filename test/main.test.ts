@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import { parseCli } from '../src/main.js';
 
@@ -26,5 +29,29 @@ describe('command line (src/main.ts)', () => {
     expect(parseCli([], {})).not.to.have.property('tls');
     expect(() => parseCli(['--tls-cert', 'c.pem'], {})).to.throw('TLS needs both --tls-cert and --tls-key');
     expect(() => parseCli(['--tls-cert', 'c.pem', '--tls-key', 'k.pem', '--tls-port', '70000'], {})).to.throw("invalid port '70000'");
+  });
+
+  it('--prometheus-port (or WARREN_PROMETHEUS_PORT, or prometheusPort in the config file): 15692 by default, 0 = any, off = none', () => {
+    expect(parseCli([], {})).not.to.have.property('prometheusPort'); // the default, 15692
+    expect(parseCli(['--prometheus-port', '0'], {})).to.include({ prometheusPort: 0 });
+    expect(parseCli(['--prometheus-port=off'], {})).to.include({ prometheusPort: 'off' });
+    expect(parseCli([], { WARREN_PROMETHEUS_PORT: '9419' })).to.include({ prometheusPort: 9419 });
+    expect(parseCli(['--prometheus-port', '9420'], { WARREN_PROMETHEUS_PORT: '9419' })).to.include({ prometheusPort: 9420 });
+    const dir = mkdtempSync(join(tmpdir(), 'warren-cli-'));
+    try {
+      const file = join(dir, 'config.json');
+      writeFileSync(file, JSON.stringify({ prometheusPort: 'off' }));
+      expect(parseCli(['--config', file], {})).to.include({ prometheusPort: 'off' });
+      writeFileSync(file, JSON.stringify({ prometheusPort: 15693 }));
+      expect(parseCli(['--config', file], {})).to.include({ prometheusPort: 15693 });
+      expect(parseCli(['--config', file, '--prometheus-port', 'off'], {})).to.include({ prometheusPort: 'off' });
+      writeFileSync(file, JSON.stringify({ prometheusPort: 'nope' }));
+      expect(() => parseCli(['--config', file], {})).to.throw(`config file ${file}: prometheusPort: 'nope' is not a port (0..65535) or "off"`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    for (const bad of ['-1', '65536', '1.5', 'on', '']) {
+      expect(() => parseCli([`--prometheus-port=${bad}`], {}), bad).to.throw('invalid Prometheus port');
+    }
   });
 });

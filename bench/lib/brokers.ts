@@ -102,7 +102,7 @@ export async function startWarren(launch: WarrenLaunch, tag: string): Promise<Ru
   if (launch.cpuProfDir) args.push('--cpu-prof', `--cpu-prof-dir=${launch.cpuProfDir}`, `--cpu-prof-name=warren-${tag}.cpuprofile`);
   if (launch.fromSource) args.push('--import', 'tsx', join(ROOT, 'src', 'main.ts'));
   else args.push(join(ROOT, 'dist', 'main.js'));
-  args.push('--port', String(port), '--host', '127.0.0.1', '--data-dir', dataDir, '--log-level', 'warn');
+  args.push('--port', String(port), '--host', '127.0.0.1', '--data-dir', dataDir, '--log-level', 'warn', '--prometheus-port', 'off', '--management-port', 'off');
   const t0 = performance.now();
   const proc = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', fd, fd] });
   closeSync(fd);

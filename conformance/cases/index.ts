@@ -10,4 +10,5 @@ import './priorities-consumers.js';
 import './confirms-tx.js';
 import './fidelity.js';
 import './extensions.js';
+import './access.js';
 import './policies.js';

@@ -17,6 +17,7 @@ export const AREAS = [
   'confirms-tx',
   'fidelity',
   'extensions',
+  'access',
   'policies',
 ] as const;
 

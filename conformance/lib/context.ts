@@ -4,6 +4,7 @@
  * events or poll with a deadline instead of sleeping.
  */
 import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type GetMessage, type Message } from 'amqplib';
+import { HttpAdmin, type BrokerAdmin } from './admin.js';
 import { ManagementClient, type HttpOutcome } from './management.js';
 import { RawClient, type CloseInfo, type HandshakeOptions } from './raw-client.js';
 import { typedTable } from './typed.js';
@@ -43,6 +44,10 @@ export class CaseContext {
   readonly exchanges = new Set<string>();
   private defaultConn: ChannelModel | undefined;
 
+  /** Users and vhosts made through the admin, deleted after the case. */
+  readonly users = new Set<string>();
+  readonly vhosts = new Set<string>();
+
   /** Policies (kind, name) the case set, deleted after it. */
   readonly policies: Array<['policies' | 'operator-policies', string]> = [];
 
@@ -52,7 +57,37 @@ export class CaseContext {
     readonly token: string,
     /** The management API's base URL, when given explicitly (see lib/management.ts). */
     readonly mgmtUrl?: string,
+    /** The admin the access cases use, when not the management API (Warren started in process). */
+    private readonly brokerAdmin?: BrokerAdmin,
   ) {}
+
+  /** Creates users, permissions and vhosts on the broker under test (lib/admin.ts). */
+  get admin(): BrokerAdmin {
+    return this.brokerAdmin ?? new HttpAdmin(this.mgmt());
+  }
+
+  /** A user name unique to this run and case, deleted after the case. */
+  user(suffix = 'u'): string {
+    const n = this.name(suffix);
+    this.users.add(n);
+    return n;
+  }
+
+  /** A vhost name unique to this run and case, deleted after the case. */
+  vhost(suffix = 'v'): string {
+    const n = this.name(suffix);
+    this.vhosts.add(n);
+    return n;
+  }
+
+  /** The case's URL with other credentials (and vhost). */
+  urlFor(user: string, password: string, vhost?: string): string {
+    const u = new URL(this.url);
+    u.username = user;
+    u.password = password;
+    if (vhost !== undefined) u.pathname = `/${encodeURIComponent(vhost)}`;
+    return u.toString();
+  }
 
   // --- management API (policies) -------------------------------------------------------------
 

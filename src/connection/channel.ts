@@ -5,10 +5,12 @@ import { encodeBasicDeliver } from '../frame/fast.js';
 import { encodeMethodFrame, type MethodArgsInput, type MethodName } from '../frame/generated/methods.js';
 import { F } from '../frame/field-table.js';
 import { encodeContentHeaderPayload } from '../frame/generated/properties.js';
+import { ChannelCounters, type ChannelQueueCounters } from '../metrics/counters.js';
 import type { Consumer, ConsumerHost } from '../queue/consumer.js';
 import type { Queue } from '../queue/queue.js';
 import type { QueuedMessage } from '../queue/queued-message.js';
 import type { VHost } from '../vhost/vhost.js';
+import type { Authorizer } from '../access/authorizer.js';
 import type { Connection } from './connection.js';
 import { ContentAssembler } from './content-assembler.js';
 import { cancelReplyTo, type ReplyConsumer } from './direct-reply-to.js';
@@ -23,6 +25,8 @@ export interface Delivery {
   consumer: Consumer | null;
   /** When it was delivered (monotonic clock ms), for the consumer delivery-acknowledgement timeout. */
   at: number;
+  /** This channel's counters for the queue, where the ack is counted. */
+  counters: ChannelQueueCounters;
 }
 
 /**
@@ -58,18 +62,42 @@ export class Channel implements ConsumerHost {
   replyConsumer: ReplyConsumer | undefined;
   /** The last queue this channel declared; '' in later methods means this one. */
   lastQueueName: string | null = null;
+  /** What it published and was given, per exchange and per queue (src/metrics). */
+  readonly counters: ChannelCounters;
+
+  /** When the channel was opened (wall clock ms). */
+  readonly createdAt: number;
 
   constructor(
     readonly id: number,
     readonly conn: Connection,
   ) {
+    this.createdAt = conn.broker.clock.now();
     this.assembler = new ContentAssembler(conn.broker.config.maxMessageSize);
-    this.publisher = new Publisher(id, conn, this);
+    this.counters = new ChannelCounters(conn.broker.metrics.nextPid());
+    this.publisher = new Publisher(id, conn, this, this.counters);
+  }
+
+  /** Opened and not closed (nor being closed by the server). */
+  get isOpen(): boolean {
+    return this.opened && !this.closing && !this.released;
+  }
+
+  /** Acknowledgements (ack, nack, reject) held by the transaction until tx.commit. */
+  get acksUncommitted(): number {
+    let n = 0;
+    for (const a of this.txAcks) n += a.deliveries.length;
+    return n;
   }
 
   /** A channel exists only on an open connection, which has its vhost from connection.open. */
   get vhost(): VHost {
     return this.conn.vhost!;
+  }
+
+  /** The permission checks of the connection's user in its vhost (set at connection.open, like the vhost). */
+  get access(): Authorizer {
+    return this.conn.access!;
   }
 
   send<N extends MethodName>(name: N, args: MethodArgsInput<N>): void {
@@ -86,12 +114,21 @@ export class Channel implements ConsumerHost {
 
   deliver(consumer: Consumer, queue: Queue, entry: QueuedMessage): void {
     const tag = this.nextTag++;
+    const counters = this.counters.queue(queue);
     if (consumer.noAck) {
       queue.settle(entry);
+      queue.counters.deliverNoAck++;
+      counters.deliverNoAck++;
     } else {
-      this.track(tag, queue, entry, consumer);
+      this.track(tag, queue, entry, consumer, counters);
       consumer.unacked++;
       this.consumerUnacked++;
+      queue.counters.deliver++;
+      counters.deliver++;
+    }
+    if (entry.redelivered) {
+      queue.counters.redeliver++;
+      counters.redeliver++;
     }
     const msg = entry.msg;
     this.conn.writer.writeContent(
@@ -104,10 +141,10 @@ export class Channel implements ConsumerHost {
   }
 
   /** A delivery that waits for its ack (consumer null: basic.get). */
-  private track(tag: number, queue: Queue, entry: QueuedMessage, consumer: Consumer | null): void {
-    this.unacked.set(tag, { tag, queue, entry, consumer, at: this.conn.broker.clock.monotonic() });
+  private track(tag: number, queue: Queue, entry: QueuedMessage, consumer: Consumer | null, counters: ChannelQueueCounters): void {
+    this.unacked.set(tag, { tag, queue, entry, consumer, at: this.conn.broker.clock.monotonic(), counters });
     this.armAckTimeout();
-    queue.delivered();
+    queue.delivered(entry);
   }
 
   /** Takes the next delivery tag (for deliveries outside queues: direct reply-to). */
@@ -118,8 +155,20 @@ export class Channel implements ConsumerHost {
   /** basic.get-ok: delivers entry (taken from queue) outside any consumer. */
   deliverGet(queue: Queue, entry: QueuedMessage, noAck: boolean): void {
     const tag = this.nextTag++;
-    if (noAck) queue.settle(entry);
-    else this.track(tag, queue, entry, null);
+    const counters = this.counters.queue(queue);
+    if (noAck) {
+      queue.settle(entry);
+      queue.counters.getNoAck++;
+      counters.getNoAck++;
+    } else {
+      this.track(tag, queue, entry, null, counters);
+      queue.counters.get++;
+      counters.get++;
+    }
+    if (entry.redelivered) {
+      queue.counters.redeliver++;
+      counters.redeliver++;
+    }
     const msg = entry.msg;
     this.conn.writer.writeContent(
       this.id,
@@ -130,6 +179,13 @@ export class Channel implements ConsumerHost {
       queue.isQuorum ? withDeliveryCount(entry) : msg.header,
       msg.body,
     );
+  }
+
+  /** basic.get-empty: counted for the queue and this channel. */
+  getEmpty(queue: Queue): void {
+    queue.counters.getEmpty++;
+    this.counters.queue(queue).getEmpty++;
+    this.send('basic.get-empty', { reserved1: '' });
   }
 
   cancelledByServer(consumer: Consumer): void {
@@ -181,6 +237,8 @@ export class Channel implements ConsumerHost {
     for (const d of deliveries) {
       this.releaseCredit(d);
       d.queue.ack(d.entry);
+      d.queue.counters.ack++;
+      d.counters.ack++;
     }
     this.afterCreditReleased();
   }
@@ -249,6 +307,7 @@ export class Channel implements ConsumerHost {
 
   // ---- transactions -------------------------------------------------------------------------
 
+
   /** tx.commit: applies the acknowledgements held by the transaction, in order. */
   commitAcks(): void {
     const acks = this.txAcks;
@@ -280,6 +339,7 @@ export class Channel implements ConsumerHost {
   release(): void {
     if (this.released) return;
     this.released = true;
+    if (this.opened) this.conn.broker.metrics.churn.channelsClosed++;
     this.assembler.reset();
     this.ackTimer?.cancel();
     // Uncommitted publishes are dropped (and confirms stop); uncommitted acks never happened.
@@ -330,7 +390,7 @@ function groupByQueue(deliveries: Delivery[]): Map<Queue, QueuedMessage[]> {
 }
 
 /** A quorum queue tells every delivery how often the message was returned (x-delivery-count). */
-function withDeliveryCount(entry: QueuedMessage): Buffer {
+export function withDeliveryCount(entry: QueuedMessage): Buffer {
   const props = entry.msg.properties;
   const headers = { ...(props.headers ?? {}), 'x-delivery-count': F.int64(entry.deliveryCount) };
   return encodeContentHeaderPayload(60, entry.msg.body.length, { ...props, headers });

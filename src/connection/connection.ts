@@ -8,12 +8,16 @@ import { FrameWriter, HEARTBEAT_FRAME } from '../frame/frame-writer.js';
 import { decodeMethod, encodeMethodFrame, type MethodArgsInput, type MethodName } from '../frame/generated/methods.js';
 import { AMQP_0_9_1_HEADER, checkProtocolHeader, classifyProtocolHeader } from '../frame/protocol-header.js';
 import type { Logger } from '../log.js';
+import { ConnectionCounters } from '../metrics/counters.js';
 import type { VHost } from '../vhost/vhost.js';
+import type { Authorizer } from '../access/authorizer.js';
+import { isLoopbackAddress } from '../access/loopback.js';
 import { AbruptClose, unexpectedFrameError } from '../frame/frame-errors.js';
 import { Channel } from './channel.js';
 import type { BrokerContext } from './context.js';
 import { dispatchBody, dispatchHeader, dispatchMethod } from './dispatch.js';
 import { handleConnectionMethod } from './handlers/connection.js';
+import { checkUserChannelLimit } from './user-limits.js';
 
 /** The spec's frame-min-size: what a peer must accept before tuning. */
 const FRAME_MIN_SIZE = 4096;
@@ -27,6 +31,25 @@ const FRAME_MIN_SIZE = 4096;
  */
 export const OUTPUT_HIGH_WATER = 1024 * 1024;
 const OUTPUT_LOW_WATER = 256 * 1024;
+
+/**
+ * An address and port as RabbitMQ prints them (rabbit_misc:ntoab): IPv4 as is (an IPv4-mapped
+ * IPv6 address too), IPv6 in brackets.
+ */
+export function hostPort(address: string | undefined, port: number | undefined): string {
+  return `${printableAddress(address)}:${port ?? 0}`;
+}
+
+/** rabbit_misc:ntoab without the brackets: what RabbitMQ shows as host and peer_host. */
+export function plainAddress(address: string | undefined): string {
+  const a = address ?? '';
+  return a.startsWith('::ffff:') && a.includes('.') ? a.slice(7) : a;
+}
+
+function printableAddress(address: string | undefined): string {
+  const a = plainAddress(address);
+  return a.includes(':') ? `[${a}]` : a;
+}
 
 /** Why the socket is not being read: a resource alarm (publishers only) or a full output. */
 export type ReadPause = 'alarm' | 'output';
@@ -45,12 +68,20 @@ export class Connection {
   private readonly reader: FrameReader;
   readonly channels = new Map<number, Channel>();
   vhost: VHost | undefined;
+  /** The user's permission checks in the vhost (set with the vhost at connection.open). */
+  access: Authorizer | undefined;
   username = '';
   clientProperties: FieldTable = {};
   /** Client capabilities from connection.start-ok (consumer_cancel_notify, ...). */
   capabilities: FieldTable = {};
   channelMax: number;
   heartbeat = 0;
+  /** RabbitMQ's name for the connection: "peer:port -> local:port". */
+  readonly name: string;
+  /** When the socket was accepted (wall clock ms). */
+  readonly connectedAt: number;
+  /** The SASL mechanism of connection.start-ok. */
+  authMechanism = '';
   /** Reasons the socket is not read now; it is read when there are none. */
   private readonly readPauses = new Set<ReadPause>();
   /** Output reached OUTPUT_HIGH_WATER: reading and delivery resume at OUTPUT_LOW_WATER. */
@@ -62,6 +93,8 @@ export class Connection {
   private handshakeTimer: Timer | undefined;
   private closeTimer: Timer | undefined;
   private readonly onClosedHooks: Array<() => void> = [];
+  /** Bytes and reads from the socket (src/metrics); bytes sent are writer.bytesWritten. */
+  readonly counters: ConnectionCounters;
 
   constructor(
     readonly socket: Socket,
@@ -69,7 +102,10 @@ export class Connection {
     readonly id: number,
   ) {
     const { config } = broker;
+    this.counters = new ConnectionCounters(broker.metrics.nextPid());
     this.channelMax = config.channelMax;
+    this.name = `${hostPort(socket.remoteAddress, socket.remotePort)} -> ${hostPort(socket.localAddress, socket.localPort)}`;
+    this.connectedAt = broker.clock.now();
     this.log = broker.log.child({ conn: id, peer: `${socket.remoteAddress}:${socket.remotePort}` });
     // RabbitMQ enforces the spec's minimum frame size until connection.tune-ok.
     this.reader = new FrameReader(FRAME_MIN_SIZE);
@@ -103,13 +139,11 @@ export class Connection {
 
   /** The client's address; an IPv4-mapped IPv6 address as the IPv4 address. */
   get remoteAddress(): string {
-    const a = this.socket.remoteAddress ?? '';
-    return a.startsWith('::ffff:') ? a.slice(7) : a;
+    return plainAddress(this.socket.remoteAddress);
   }
 
   get isLoopback(): boolean {
-    const a = this.socket.remoteAddress ?? '';
-    return a.startsWith('127.') || a === '::1' || a.startsWith('::ffff:127.');
+    return isLoopbackAddress(this.socket.remoteAddress ?? '');
   }
 
   private readonly onOpenHooks: Array<() => void> = [];
@@ -146,6 +180,15 @@ export class Connection {
     if (this.publisher) this.pauseReading('alarm');
   }
 
+  /**
+   * RabbitMQ's connection state under an alarm: 'blocked' for a publisher that is no longer
+   * read, 'blocking' for one that has not published since; undefined when not blocked.
+   */
+  get blockState(): 'blocked' | 'blocking' | undefined {
+    if (!this.blocked) return undefined;
+    return this.publisher ? 'blocked' : 'blocking';
+  }
+
   unblock(): void {
     if (!this.blocked) return;
     this.blocked = false;
@@ -161,6 +204,8 @@ export class Connection {
   // ---- input --------------------------------------------------------------------------------
 
   private onData(chunk: Buffer): void {
+    this.counters.recvOct += chunk.length;
+    this.counters.recvCnt++;
     if (this.state === 'closed') return;
     this.lastReceived = this.broker.clock.monotonic();
     if (this.state === 'awaiting-header') {
@@ -269,13 +314,14 @@ export class Connection {
 
   /**
    * rabbit_reader:create_channel: any frame on a channel not yet open takes a new channel, and
-   * past the negotiated channel_max (counting open channels, not channel numbers) the
-   * connection is closed with 530.
+   * past the negotiated channel_max (counting open channels, not channel numbers) or the
+   * user's max-channels limit the connection is closed with 530.
    */
   private checkChannelLimit(): void {
     if (this.channelMax !== 0 && this.channels.size >= this.channelMax) {
       throw new ConnectionError(ReplyCode.NOT_ALLOWED, `number of channels opened (${this.channels.size}) has reached the negotiated channel_max (${this.channelMax})`);
     }
+    checkUserChannelLimit(this);
   }
 
   private onClosingMethod(payload: Buffer): void {
@@ -398,7 +444,7 @@ export class Connection {
       versionMinor: 9,
       serverProperties: {
         capabilities: F.table(capabilities),
-        cluster_name: F.str('warren@localhost'),
+        cluster_name: F.str(this.broker.identity.cluster),
         copyright: F.str('Copyright (c) Warren contributors'),
         information: F.str('Warren, an AMQP 0-9-1 broker compatible with RabbitMQ'),
         platform: F.str(`Node.js ${process.version}`),
@@ -426,8 +472,10 @@ export class Connection {
     if (heartbeat > 0) this.scheduleHeartbeat();
   }
 
-  opened(vhost: VHost): void {
+  /** connection.open accepted: the vhost and the permission checks of this user in it. */
+  opened(vhost: VHost, access: Authorizer): void {
     this.vhost = vhost;
+    this.access = access;
     this.state = 'open';
     this.handshakeTimer?.cancel();
     for (const hook of this.onOpenHooks) hook();
@@ -498,6 +546,16 @@ export class Connection {
     // A connection blocked by an alarm or a full output must be read again to see the close-ok.
     this.resumeAllReading();
     this.closeTimer = this.broker.clock.setTimeout(() => this.destroy(), this.broker.config.closeTimeout);
+  }
+
+  /**
+   * Closed by an operator (the management API's DELETE /api/connections/{name}): the client
+   * gets connection.close 320 "CONNECTION_FORCED - <reason>", as rabbit_networking:close_connection
+   * sends it.
+   */
+  forceClose(reason: string): void {
+    this.log.info({ reason }, 'closing connection on request');
+    this.closeWithError(ReplyCode.CONNECTION_FORCED, replyText(ReplyCode.CONNECTION_FORCED, reason), 0, 0);
   }
 
   /**

@@ -2,9 +2,13 @@ import type { Clock } from '../clock.js';
 import type { BrokerConfig } from '../config.js';
 import type { Hooks } from '../hooks.js';
 import type { Logger } from '../log.js';
+import type { BrokerMetrics } from '../metrics/broker-metrics.js';
+import type { NodeIdentity } from '../node-name.js';
 import type { CommitBatcher } from '../queue/commit-batcher.js';
 import type { VHost } from '../vhost/vhost.js';
 import type { LoginThrottle } from '../login-throttle.js';
+import type { AccessControl } from '../access/access-control.js';
+import type { Connection } from './connection.js';
 import type { ReplyToRegistry } from './direct-reply-to.js';
 
 /** What a connection needs from the broker that accepted it (no singletons: passed in). */
@@ -17,8 +21,16 @@ export interface BrokerContext {
   readonly replyTo: ReplyToRegistry;
   /** The test toolkit's seams (src/hooks.ts): faults in the publish and confirm paths. */
   readonly hooks: Hooks;
+  /** Churn and login counters, and identifiers for per-object metrics (src/metrics). */
+  readonly metrics: BrokerMetrics;
+  /** The node and cluster names (connection.start's cluster_name). */
+  readonly identity: NodeIdentity;
   /** Failed-login back-off per client address (config.loginFailureLimit). */
   readonly loginThrottle: LoginThrottle;
+  /** Users, permissions and topic permissions: logins and every permission check. */
+  readonly access: AccessControl;
+  /** Every open connection (user limits count a user's connections and channels). */
+  readonly connections: ReadonlySet<Connection>;
   /** A broker-wide unique message id. */
   nextMessageId(): number;
 }

@@ -1,5 +1,10 @@
 import { encodeBasicAck, encodeBasicNack } from '../frame/fast.js';
 
+/** Where confirms are counted: a channel's counters for an exchange, the vhost's. */
+export interface ConfirmCounter {
+  confirmed: number;
+}
+
 /** The group commit confirms wait on (the broker's CommitBatcher). */
 export interface DurableCommits {
   /** Increments each time a batch is handed to the store. */
@@ -22,6 +27,8 @@ export class PublisherConfirms {
   private seq = 0;
   /** Seqs waiting for a store commit, in order. */
   private awaitingDisk: number[] = [];
+  /** The counter each of them is counted in once confirmed. */
+  private awaitingCounters: ConfirmCounter[] = [];
   private awaitingDiskHead = 0;
   private readyAcks: number[] = [];
   private readyNacks: number[] = [];
@@ -33,6 +40,8 @@ export class PublisherConfirms {
     private readonly channelId: number,
     private readonly commits: DurableCommits,
     private readonly out: FrameSink,
+    /** Counts every confirm (the vhost's counters). */
+    private readonly total: ConfirmCounter = { confirmed: 0 },
     /**
      * Asked before the confirms gathered go out: true keeps them until resume is called (the
      * test toolkit's faults.holdConfirms, src/hooks.ts).
@@ -44,19 +53,30 @@ export class PublisherConfirms {
     if (!this.flushScheduled) this.flush();
   };
 
+  /** Publishes not yet confirmed: waiting for the store, or for this tick's ack/nack to go out. */
+  get unconfirmed(): number {
+    return this.awaitingDisk.length - this.awaitingDiskHead + this.readyAcks.length + this.readyNacks.length;
+  }
+
   /** Assigns the next publish sequence number. */
   next(): number {
     return ++this.seq;
   }
 
-  /** The message with seq is routed and enqueued; durable is true when a store commit holds it. */
-  confirmWhenSafe(seq: number, durable: boolean): void {
+  /**
+   * The message with seq is routed and enqueued; durable is true when a store commit holds it.
+   * Its basic.ack is counted in counter (and the total) when it is decided.
+   */
+  confirmWhenSafe(seq: number, durable: boolean, counter: ConfirmCounter = { confirmed: 0 }): void {
     if (!durable) {
+      counter.confirmed++;
+      this.total.confirmed++;
       this.readyAcks.push(seq);
       this.scheduleFlush();
       return;
     }
     this.awaitingDisk.push(seq);
+    this.awaitingCounters.push(counter);
     const commits = this.commits;
     // One callback per channel per commit batch, not one per message.
     if (this.diskBatch && this.diskBatch.generation === commits.generation) {
@@ -82,14 +102,20 @@ export class PublisherConfirms {
   private diskCommitted(upTo: number, err?: Error): void {
     const out = err ? this.readyNacks : this.readyAcks;
     const waiting = this.awaitingDisk;
+    const counters = this.awaitingCounters;
     let head = this.awaitingDiskHead;
     for (; head < waiting.length; head++) {
       const seq = waiting[head]!;
       if (seq > upTo) break;
       out.push(seq);
+      if (!err) {
+        counters[head]!.confirmed++;
+        this.total.confirmed++;
+      }
     }
     if (head === waiting.length) {
       this.awaitingDisk = [];
+      this.awaitingCounters = [];
       head = 0;
     }
     this.awaitingDiskHead = head;

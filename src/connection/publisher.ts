@@ -1,14 +1,16 @@
-import { accessRefused, notFound, preconditionFailed, ReplyCode, resourceName } from '../errors.js';
+import { preconditionFailed, ReplyCode } from '../errors.js';
 import { delayOf, DelayedMessageExchange } from '../exchange/delayed-message-exchange.js';
 import { encodeMethodFrame, type BasicPublishArgs } from '../frame/generated/methods.js';
 import { decodeContentHeader, encodeContentHeaderPayload, type BasicProperties } from '../frame/generated/properties.js';
 import { Message, senderSelectedRoutingKeys } from '../queue/message.js';
 import { parseExpiration } from '../queue/queue-arguments.js';
 import { fieldTypeName } from '../frame/field-table.js';
+import type { ChannelCounters, ChannelExchangeCounters } from '../metrics/counters.js';
 import type { Queue } from '../queue/queue.js';
 import type { Exchange } from '../vhost/exchange.js';
 import type { Connection } from './connection.js';
-import { deliverReply, isReplyAddress, rewriteReplyTo, type ReplyConsumer } from './direct-reply-to.js';
+import { deliverReply, isReplyAddress, rewriteReplyTo, type ReplyConsumer, type ReplyToRegistry } from './direct-reply-to.js';
+import type { VHost } from '../vhost/vhost.js';
 import { PublisherConfirms } from './publisher-confirms.js';
 
 /** What publishing reads from its channel: the channel's direct reply-to consumer, if any. */
@@ -19,6 +21,7 @@ export interface ReplySource {
 /** A publish inside a transaction, checked and routed at basic.publish, enqueued at tx.commit. */
 interface HeldPublish {
   args: BasicPublishArgs;
+  exchange: Exchange;
   /** The message as it will be queued (and returned to a mandatory publisher): without BCC. */
   message: Message;
   /** The queues it was routed to, by name: they are looked up again at commit. */
@@ -58,7 +61,18 @@ export class Publisher {
     private readonly channelId: number,
     private readonly conn: Connection,
     private readonly replies: ReplySource,
+    private readonly counters: ChannelCounters,
   ) {}
+
+  /** Publishes in confirm mode not yet confirmed (RabbitMQ's messages_unconfirmed). */
+  get unconfirmed(): number {
+    return this.confirms?.unconfirmed ?? 0;
+  }
+
+  /** Publishes held by the open transaction (RabbitMQ's messages_uncommitted). */
+  get uncommitted(): number {
+    return this.held.length;
+  }
 
   /** The channel is in confirm mode. */
   get confirming(): boolean {
@@ -73,7 +87,7 @@ export class Publisher {
       const hold = conn.broker.hooks.holdConfirms;
       return hold !== undefined && hold(conn, resume);
     };
-    this.confirms ??= new PublisherConfirms(this.channelId, conn.broker.commits, conn.writer, held);
+    this.confirms ??= new PublisherConfirms(this.channelId, conn.broker.commits, conn.writer, conn.vhost!.counters, held);
   }
 
   /**
@@ -82,8 +96,12 @@ export class Publisher {
    * store for persistent messages on durable queues. Returns true when a store commit holds it.
    */
   publish(args: BasicPublishArgs, header: Buffer, body: Buffer): boolean {
+    const vhost = this.conn.vhost!;
+    // rabbit_channel counts a publish as received before checking it.
+    vhost.counters.received++;
     const { exchange, message: published, cc } = this.accept(args, header, body, false);
     const confirms = this.confirms;
+    if (confirms) vhost.counters.receivedConfirm++;
     const seq = confirms?.next() ?? 0;
     if (confirms !== undefined) {
       // The toolkit's faults.nackPublishes (src/hooks.ts): dropped and nacked, as a queue that
@@ -94,37 +112,52 @@ export class Publisher {
         return false;
       }
     }
+    const counters = this.counters.exchange(exchange);
     const aside = this.routeAside(args, exchange, published, cc);
     if (aside) {
+      this.countRouted(exchange, counters, undefined, args.mandatory);
       if (args.mandatory) this.sendReturn(args, aside.message);
-      confirms?.confirmWhenSafe(seq, aside.durable);
+      confirms?.confirmWhenSafe(seq, aside.durable, counters);
       return aside.durable;
     }
-    const { message, queues, durable, rejected } = this.conn.vhost!.publish(exchange, published, cc);
+    const { message, queues, durable, rejected } = vhost.publish(exchange, published, cc);
+    this.countRouted(exchange, counters, queues, args.mandatory);
     if (queues.size === 0 && args.mandatory) this.sendReturn(args, message);
     // x-overflow=reject-publish: RabbitMQ nacks a message any of its queues refused.
     if (rejected) confirms?.nack(seq);
-    else confirms?.confirmWhenSafe(seq, durable);
+    else confirms?.confirmWhenSafe(seq, durable, counters);
     return durable;
   }
 
   /**
-   * Direct reply-to and the delayed-message exchange take a message aside while routing it
-   * (rabbit_exchange:route delivers a reply, the plugin's route stores a delayed message) and
-   * route it to no queue, so a mandatory publish of either is returned. Returns the message to
-   * return and whether a store commit holds it, or undefined for an ordinary publish.
+   * Counts a publish routed to queues (none: unroutable, returned if mandatory, else dropped)
+   * as rabbit_channel's deliver_to_queues does: for the channel and exchange, the exchange, each
+   * queue reached and the vhost.
    */
-  private routeAside(args: BasicPublishArgs, exchange: Exchange, published: Message, cc: string[] | undefined): { message: Message; durable: boolean } | undefined {
-    if (args.exchange === '' && isReplyAddress(args.routingKey)) {
-      // The reply goes straight to the waiting channel, if any.
-      deliverReply(this.conn.broker.replyTo, args.routingKey, published);
-      return { message: published, durable: false };
+  private countRouted(exchange: Exchange, counters: ChannelExchangeCounters, queues: ReadonlySet<Queue> | undefined, mandatory: boolean): void {
+    counters.published++;
+    exchange.counters.publishIn++;
+    if (queues === undefined || queues.size === 0) {
+      const vhostCounters = this.conn.vhost!.counters;
+      if (mandatory) {
+        vhostCounters.unroutableReturned++;
+        counters.unroutableReturned++;
+      } else {
+        vhostCounters.unroutableDropped++;
+        counters.unroutableDropped++;
+      }
+      return;
     }
-    const delay = exchange.type instanceof DelayedMessageExchange ? delayOf(published.properties.headers) : undefined;
-    if (delay === undefined) return undefined;
-    // Held as published (BCC included), so a restart can still route to the BCC keys.
-    const durable = this.conn.vhost!.delay(exchange, published, cc, delay);
-    return { message: published.withoutBcc(), durable };
+    exchange.counters.publishOut += queues.size;
+    for (const q of queues) {
+      q.counters.published++;
+      counters.queue(q).published++;
+    }
+  }
+
+  /** A reply or a delayed message taken aside while routing (the function routeAside). */
+  private routeAside(args: BasicPublishArgs, exchange: Exchange, published: Message, cc: string[] | undefined): { message: Message; durable: boolean } | undefined {
+    return routeAside(this.conn.vhost!, this.conn.broker.replyTo, exchange, args.routingKey, published, cc);
   }
 
   /**
@@ -132,20 +165,11 @@ export class Publisher {
    * message that is kept (queued, or held by a transaction) gets its own compact memory.
    */
   private accept(args: BasicPublishArgs, header: Buffer, body: Buffer, held: boolean): Accepted {
-    const exchange = this.publishable(args.exchange);
-    let properties = decodeContentHeader(header).properties;
-    const username = this.conn.username;
-    if (properties.userId !== undefined && properties.userId !== username) {
-      throw preconditionFailed(`user_id property set to '${properties.userId}' but authenticated user was '${username}'`);
-    }
-    const withReplyAddress = rewriteReplyTo(this.replies.replyConsumer, properties);
-    if (withReplyAddress) {
-      properties = withReplyAddress;
-      header = encodeContentHeaderPayload(60, body.length, properties);
-    }
-    const ttl = parseExpiration(properties.expiration);
-    checkMessage(properties);
-    const cc = senderSelectedRoutingKeys(properties.headers);
+    const exchange = this.publishable(args.exchange, args.routingKey);
+    const decoded = decodeContentHeader(header).properties;
+    const access = this.conn.access!;
+    const { properties, ttl, cc } = checkPublished(decoded, (claimed) => access.checkUserId(claimed), this.replies.replyConsumer);
+    if (properties !== decoded) header = encodeContentHeaderPayload(60, body.length, properties);
     if (!held && args.exchange === '' && isReplyAddress(args.routingKey)) {
       // A reply is written out at once, never queued: no id, no compaction.
       return { exchange, message: new Message(0, '', args.routingKey, header, body, properties), cc };
@@ -162,10 +186,14 @@ export class Publisher {
    * message stored), enqueued at commit in the queues routed to that still exist then.
    */
   hold(args: BasicPublishArgs, header: Buffer, body: Buffer): void {
+    const counters = this.conn.vhost!.counters;
+    counters.received++;
     const { exchange, message, cc } = this.accept(args, header, body, true);
+    // RabbitMQ counts a transactional publish as one that expects a confirm.
+    counters.receivedConfirm++;
     const aside = this.routeAside(args, exchange, message, cc);
-    if (aside) this.held.push({ args, message: aside.message, queues: [], durable: aside.durable });
-    else this.held.push({ args, message: message.withoutBcc(), queues: this.conn.vhost!.routeNames(exchange, message, cc), durable: false });
+    if (aside) this.held.push({ args, exchange, message: aside.message, queues: [], durable: aside.durable });
+    else this.held.push({ args, exchange, message: message.withoutBcc(), queues: this.conn.vhost!.routeNames(exchange, message, cc), durable: false });
   }
 
   /** tx.commit: enqueues the held publishes in order; returns go out now. */
@@ -181,6 +209,7 @@ export class Publisher {
         if (q) queues.add(q);
       }
       const { durable, rejected } = vhost.offer(h.message, queues);
+      this.countRouted(h.exchange, this.counters.exchange(h.exchange), queues, h.args.mandatory);
       if (queues.size === 0 && h.args.mandatory) this.sendReturn(h.args, h.message);
       if (durable || h.durable) committed.durable = true;
       if (rejected) committed.rejected = true;
@@ -201,12 +230,15 @@ export class Publisher {
 
   // ---- checks and answers -------------------------------------------------------------------
 
-  /** The exchange a basic.publish names, if it exists and may be published to (404 / 403). */
-  private publishable(name: string): Exchange {
-    const vhost = this.conn.vhost!;
-    const exchange = vhost.exchanges.get(name);
-    if (!exchange) throw notFound(`no ${resourceName('exchange', name, vhost.name)}`);
-    if (exchange.internal) throw accessRefused(`cannot publish to internal ${resourceName('exchange', name, vhost.name)}`);
+  /**
+   * The exchange a basic.publish names, in rabbit_channel's order: write permission on it
+   * (403), it exists (404), it is not internal (403), topic write permission on the routing key.
+   */
+  private publishable(name: string, routingKey: string): Exchange {
+    const access = this.conn.access!;
+    access.write('exchange', name);
+    const exchange = this.conn.vhost!.publishableExchange(name);
+    access.topicWrite(exchange, routingKey);
     return exchange;
   }
 
@@ -219,6 +251,44 @@ export class Publisher {
       msg.body,
     );
   }
+}
+
+/**
+ * rabbit_channel's checks of a published message's properties, in its order (after the
+ * exchange's): the user_id property, a reply_to of amq.rabbitmq.reply-to (rewritten to the
+ * channel's reply address), the expiration, CC/BCC and delivery-mode. Returns the properties
+ * (rewritten, or the same object), the per-message TTL and the CC/BCC routing keys.
+ */
+export function checkPublished(
+  properties: BasicProperties, checkUserId: (claimed: string | undefined) => void, replyConsumer: ReplyConsumer | undefined,
+): { properties: BasicProperties; ttl: number | undefined; cc: string[] | undefined } {
+  checkUserId(properties.userId);
+  const withReplyAddress = rewriteReplyTo(replyConsumer, properties);
+  if (withReplyAddress) properties = withReplyAddress;
+  const ttl = parseExpiration(properties.expiration);
+  checkMessage(properties);
+  return { properties, ttl, cc: senderSelectedRoutingKeys(properties.headers) };
+}
+
+/**
+ * Direct reply-to and the delayed-message exchange take a message aside while routing it
+ * (rabbit_exchange:route delivers a reply, the plugin's route stores a delayed message) and
+ * route it to no queue, so a mandatory publish of either is returned. Returns the message to
+ * return and whether a store commit holds it, or undefined for an ordinary publish.
+ */
+export function routeAside(
+  vhost: VHost, replyTo: ReplyToRegistry, exchange: Exchange, routingKey: string, published: Message, cc: string[] | undefined,
+): { message: Message; durable: boolean } | undefined {
+  if (exchange.name === '' && isReplyAddress(routingKey)) {
+    // The reply goes straight to the waiting channel, if any.
+    deliverReply(replyTo, routingKey, published);
+    return { message: published, durable: false };
+  }
+  const delay = exchange.type instanceof DelayedMessageExchange ? delayOf(published.properties.headers) : undefined;
+  if (delay === undefined) return undefined;
+  // Held as published (BCC included), so a restart can still route to the BCC keys.
+  const durable = vhost.delay(exchange, published, cc, delay);
+  return { message: published.withoutBcc(), durable };
 }
 
 /** rabbit_basic:message's checks: CC/BCC must be arrays, delivery-mode 1 or 2 (or absent). */

@@ -226,3 +226,9 @@ function makeHash2(term: ErlTerm): number {
 export function phash2(term: ErlTerm): number {
   return makeHash2(term) & 0x7ffffff;
 }
+
+/** erlang:phash2(Term, Range): make_hash2 modulo Range (1..2^32; 2^32 keeps all 32 bits). */
+export function phash2Range(term: ErlTerm, range: number): number {
+  const hash = makeHash2(term);
+  return range >= 2 ** 32 ? hash : hash % range;
+}

@@ -79,6 +79,8 @@ export class FrameWriter {
   /** Called with what a scheduled flush threw (the flush's caller is the event loop). */
   onError?: (err: unknown) => void;
 
+  /** Batches handed to the sink so far, one writev each (RabbitMQ's send_cnt). */
+  writes = 0;
   private items: Item[] = [];
   /** Index of the first item not completely handed over. */
   private head = 0;
@@ -179,6 +181,7 @@ export class FrameWriter {
         try {
           while (this.head < this.items.length && this.batched < BATCH_SIZE) this.emitItem();
           this.cut();
+          this.writes++;
         } finally {
           this.sink.uncork?.();
         }

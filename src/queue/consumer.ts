@@ -1,3 +1,4 @@
+import { decodeTable, encodeTable, type FieldTable } from '../frame/field-table.js';
 import type { Queue } from './queue.js';
 import type { QueuedMessage } from './queued-message.js';
 
@@ -19,6 +20,8 @@ export interface ConsumerOptions {
   prefetch: number;
   /** x-priority from basic.consume arguments. */
   priority: number;
+  /** basic.consume's arguments as given (the management API shows them). */
+  arguments?: FieldTable;
 }
 
 export class Consumer {
@@ -26,6 +29,7 @@ export class Consumer {
   readonly exclusive: boolean;
   readonly prefetch: number;
   readonly priority: number;
+  readonly arguments: FieldTable;
   /** Messages delivered to this consumer and not yet acknowledged. */
   unacked = 0;
 
@@ -39,6 +43,9 @@ export class Consumer {
     this.exclusive = options.exclusive;
     this.prefetch = options.prefetch;
     this.priority = options.priority;
+    // Decoded values are views into a socket chunk: a copy keeps the consumer from pinning it.
+    const args = options.arguments;
+    this.arguments = args && Object.keys(args).length > 0 ? decodeTable(encodeTable(args), 0).table : {};
   }
 
   /** Whether the per-consumer prefetch limit leaves room for one more delivery. */

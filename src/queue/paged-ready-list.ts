@@ -156,6 +156,11 @@ export class PagedReadyList {
     return this.window.byteSize + this.held.byteSize + this.stored.bytes + (this.paged?.bytes ?? 0);
   }
 
+  /** Bytes of the ready messages in memory now (window and held). */
+  get bytesInMemory(): number {
+    return this.window.byteSize + this.held.byteSize;
+  }
+
   /** Ready messages in memory now (window and held). */
   get inMemory(): number {
     return this.window.length + this.held.length;
@@ -173,6 +178,11 @@ export class PagedReadyList {
 
   peek(): QueuedMessage | undefined {
     if (this.window.length === 0) this.pageIn();
+    return this.window.peek();
+  }
+
+  /** The head if the window holds it; nothing is read from the store. */
+  peekWindow(): QueuedMessage | undefined {
     return this.window.peek();
   }
 

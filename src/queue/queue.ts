@@ -2,6 +2,7 @@ import type { Clock, Timer } from '../clock.js';
 import type { FieldTable } from '../frame/field-table.js';
 import type { Hooks } from '../hooks.js';
 import type { Logger } from '../log.js';
+import { QueueCounters } from '../metrics/counters.js';
 import type { MessageStore, QueueEntry } from '../store/message-store.js';
 import type { Consumer } from './consumer.js';
 import { ConsumerList } from './consumer-list.js';
@@ -96,7 +97,15 @@ export class Queue {
   private unusedTimer: Timer | undefined;
   /** Messages delivered (to consumers or basic.get) and not yet acknowledged. */
   unackedCount = 0;
+  /** Body bytes of those messages. */
+  private unackedSize = 0;
+  /** Messages (ready and unacknowledged) the store holds for this queue, and their body bytes. */
+  private persistent = { count: 0, bytes: 0 };
+  /** When the queue was created (wall clock ms). */
+  readonly createdAt: number;
   deleted = false;
+  /** Publishes, deliveries, gets and acks (src/metrics): counted by the channels that make them. */
+  readonly counters = new QueueCounters();
 
   constructor(
     options: QueueOptions,
@@ -132,6 +141,7 @@ export class Queue {
       transient: paging ? { key: transientStoreKey(this.storeKey), mayPageOut: () => paging.active() } : undefined,
       returnsFirst,
     });
+    this.createdAt = deps.clock.now();
     this.touch();
     this.changed();
   }
@@ -179,8 +189,38 @@ export class Queue {
     return this.ready.inMemory;
   }
 
+  /** Bytes of the ready messages' bodies, in memory and paged out (RabbitMQ's message_bytes_ready). */
+  get readyBytes(): number {
+    return this.ready.byteSize;
+  }
+
   get consumerCount(): number {
     return this.consumers.length;
+  }
+
+  /**
+   * What the management API reports of the queue's contents: bytes of ready messages (all, and
+   * those in memory) and body bytes of unacknowledged ones, and the messages (with their body
+   * bytes) the store holds.
+   */
+  get stats(): { readyBytes: number; readyBytesInMemory: number; unackedBytes: number; persistentCount: number; persistentBytes: number } {
+    return {
+      readyBytes: this.ready.byteSize, readyBytesInMemory: this.ready.bytesInMemory, unackedBytes: this.unackedSize,
+      persistentCount: this.persistent.count, persistentBytes: this.persistent.bytes,
+    };
+  }
+
+  /** The consumers, in registration order. */
+  get consumerList(): readonly Consumer[] {
+    return this.consumers.all;
+  }
+
+  /**
+   * The next message a consumer or basic.get would take (not taking it), if it is in memory:
+   * nothing is read back from the store for a look.
+   */
+  peekHead(): QueuedMessage | undefined {
+    return this.ready.peekWindow();
   }
 
   get isQuorum(): boolean {
@@ -202,7 +242,11 @@ export class Queue {
     const persisted = this.durable && msg.persistent;
     const entry = this.entryFor(msg, persisted);
     // Written before it is placed: an entry beyond the window may stay only in the store.
-    if (persisted) this.deps.store.enqueue(this.storeKey, this.storeEntry(entry), msg);
+    if (persisted) {
+      this.deps.store.enqueue(this.storeKey, this.storeEntry(entry), msg);
+      this.persistent.count++;
+      this.persistent.bytes += msg.size;
+    }
     this.ready.push(entry);
     if (!persisted && this.pagesTransient && this.ready.overWindow) this.pagesTransient.wake();
     // A consumer that can take the message now gets it even with a TTL of 0 (RabbitMQ ttl guide).
@@ -254,6 +298,8 @@ export class Queue {
     if (last < 0) return;
     this.nextSeq = last + 1;
     this.ready.recover(crashed ? last : 0, !this.pageable);
+    // Every recovered entry is a stored one.
+    this.persistent = { count: this.ready.length, bytes: this.ready.byteSize };
     this.expireHead();
   }
 
@@ -292,8 +338,9 @@ export class Queue {
    * written: a requeue stores the redelivered mark, and after a crash every recovered message
    * counts as redelivered (see Broker.recover).
    */
-  delivered(): void {
+  delivered(entry: QueuedMessage): void {
     this.unackedCount++;
+    this.unackedSize += entry.msg.size;
     this.changed();
   }
 
@@ -304,12 +351,13 @@ export class Queue {
   }
 
   private forget(entry: QueuedMessage): void {
-    if (entry.persisted && !this.deleted) this.deps.store.remove(this.storeKey, entry.seq);
+    if (entry.persisted && !this.deleted) this.unstore(entry);
   }
 
   /** A delivered message was acknowledged. */
   ack(entry: QueuedMessage): void {
     this.unackedCount--;
+    this.unackedSize -= entry.msg.size;
     this.forget(entry);
     this.maybeDispatch();
     this.changed();
@@ -317,10 +365,23 @@ export class Queue {
 
   /** basic.reject / basic.nack with requeue=false: dead-letter (reason rejected) or drop. */
   discard(entries: QueuedMessage[]): void {
-    this.unackedCount -= entries.length;
+    this.undelivered(entries);
     if (!this.deleted) this.remove(entries, 'rejected');
     this.maybeDispatch();
     this.changed();
+  }
+
+  /** Delivered messages that are no longer unacknowledged (requeued or discarded). */
+  private undelivered(entries: QueuedMessage[]): void {
+    this.unackedCount -= entries.length;
+    for (const e of entries) this.unackedSize -= e.msg.size;
+  }
+
+  /** A persisted entry leaves the queue for good: out of the store. */
+  private unstore(entry: QueuedMessage): void {
+    this.deps.store.remove(this.storeKey, entry.seq);
+    this.persistent.count--;
+    this.persistent.bytes -= entry.msg.size;
   }
 
   /**
@@ -328,7 +389,7 @@ export class Queue {
    * queue counts the return and dead-letters a message past its x-delivery-limit.
    */
   requeue(entries: QueuedMessage[]): void {
-    this.unackedCount -= entries.length;
+    this.undelivered(entries);
     if (this.deleted) return;
     const limit = this.settings.deliveryLimit;
     const overLimit: QueuedMessage[] = [];
@@ -366,17 +427,20 @@ export class Queue {
     this.changed();
   }
 
-  /** Takes entries out of the queue for good: dead-lettered when the queue has a DLX. */
+  /**
+   * Takes entries out of the queue for good: dead-lettered when the queue has a DLX (deadLetter
+   * is told either way: RabbitMQ counts messages dropped for want of a DLX too).
+   */
   private remove(entries: QueuedMessage[], reason: DeadLetterReason): void {
-    if (this.settings.deadLetterExchange !== undefined) this.deps.deadLetter(this, entries, reason);
-    for (const entry of entries) if (entry.persisted) this.deps.store.remove(this.storeKey, entry.seq);
+    this.deps.deadLetter(this, entries, reason);
+    for (const entry of entries) if (entry.persisted) this.unstore(entry);
   }
 
   /** queue.purge: removes every ready message (paged-out ones are read back a window at a time). */
   purge(): number {
     let count = 0;
     for (let entry = this.ready.shift(); entry; entry = this.ready.shift()) {
-      if (entry.persisted) this.deps.store.remove(this.storeKey, entry.seq);
+      if (entry.persisted) this.unstore(entry);
       count++;
     }
     this.changed();
@@ -476,6 +540,7 @@ export class Queue {
     this.expiryTimer?.cancel();
     this.unusedTimer?.cancel();
     this.ready.clear();
+    this.persistent = { count: 0, bytes: 0 };
     if (this.durable) this.deps.store.deleteQueue(this.storeKey);
     for (const c of this.consumers.clear()) c.host.cancelledByServer(c);
     this.changed();

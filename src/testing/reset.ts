@@ -1,3 +1,4 @@
+import { seedConfigUsers } from '../access/config-users.js';
 import type { Broker } from '../broker.js';
 import { ReplyCode, replyText } from '../errors.js';
 import type { PolicyKind } from '../policy/policy.js';
@@ -11,12 +12,13 @@ function isBuiltIn(name: string): boolean {
 }
 
 /**
- * broker.reset(): back to the state right after start — the configured vhosts with their
- * standard exchanges, the configured policies — and nothing else: every queue, message,
- * declared exchange, binding, delayed message and policy set since is gone, from memory and
- * from the store (a data dir too, in one commit). Open connections are closed with
- * 320 CONNECTION_FORCED, as a broker stop closes them. Faults are cleared. Resolves once the
- * connections are closed and the store has committed; waits of broker.until stay pending.
+ * broker.reset(): back to the state of a broker just started on a new data dir — the
+ * configured vhosts with their standard exchanges, the configured users with their
+ * permissions, the configured policies — and nothing else: every vhost, user, permission,
+ * queue, message, declared exchange, binding, delayed message and policy added since is gone,
+ * from memory and from the store (a data dir too, in one commit). Open connections are closed
+ * with 320 CONNECTION_FORCED, as a broker stop closes them. Faults are cleared. Resolves once
+ * the connections are closed and the store has committed; waits of broker.until stay pending.
  */
 export async function resetBroker(broker: Broker, faults: Faults): Promise<void> {
   const text = replyText(ReplyCode.CONNECTION_FORCED, SHUTDOWN_REASON);
@@ -25,6 +27,16 @@ export async function resetBroker(broker: Broker, faults: Faults): Promise<void>
   const closing = closeConnections(broker, [...broker.connections], ReplyCode.CONNECTION_FORCED, text);
   // Its synchronous part now (hooks unset, alarms cleared); a failed store resumes below.
   const cleared = faults.clear();
+  // Vhosts: the configured ones, with the metadata a new one has; the others are deleted with
+  // everything in them.
+  const configured = new Set(broker.config.vhosts);
+  for (const [name, vhost] of [...broker.vhosts]) {
+    if (!configured.has(name) || vhost.metadata.defaultQueueType !== undefined) broker.deleteVhost(name);
+  }
+  for (const name of configured) broker.putVhost(name, { description: '', tags: [] });
+  // Users and their permissions: the configured ones, as a new data dir gets them.
+  for (const user of broker.access.users()) broker.access.deleteUser(user.name);
+  seedConfigUsers(broker.config.users, broker.config.vhosts, broker.access, broker.log);
   for (const kind of POLICY_KINDS) for (const p of broker.policies.list(kind)) broker.policies.delete(kind, p.vhost, p.name);
   for (const vhost of broker.vhosts.values()) {
     for (const q of [...vhost.queues.values()]) vhost.removeQueue(q);

@@ -41,8 +41,13 @@ export interface SubjectAttribute {
  * the values here are unescaped.
  */
 export function subjectAttributes(cert: X509Certificate): SubjectAttribute[] {
+  return nameAttributes(cert.subject);
+}
+
+/** The attributes of a name as Node prints it (X509Certificate's subject or issuer), unescaped. */
+function nameAttributes(text: string): SubjectAttribute[] {
   const out: SubjectAttribute[] = [];
-  for (const line of cert.subject.split('\n')) {
+  for (const line of text.split('\n')) {
     const eq = line.indexOf('=');
     if (eq > 0) out.push({ type: line.slice(0, eq), value: unescapeRfc2253(line.slice(eq + 1)) });
   }
@@ -88,7 +93,17 @@ export function escapeRdnValue(value: string): string {
 
 /** The distinguished name RabbitMQ builds from a certificate's subject. */
 export function distinguishedName(cert: X509Certificate): string {
-  return subjectAttributes(cert)
+  return formatName(subjectAttributes(cert));
+}
+
+/** The issuer's name as RabbitMQ shows it (rabbit_cert_info:issuer/1: the management API's peer_cert_issuer). */
+export function issuerName(cert: X509Certificate): string {
+  return formatName(nameAttributes(cert.issuer));
+}
+
+/** rabbit_cert_info:format_rdn_sequence/1. */
+function formatName(attributes: SubjectAttribute[]): string {
+  return attributes
     .reverse()
     .map((a) => `${RABBIT_NAMES[a.type] ?? a.type}=${escapeRdnValue(a.value)}`)
     .join(',');

@@ -1,5 +1,6 @@
 import type { ExchangeType, Router } from '../exchange/exchange-type.js';
 import { fieldString, ownField, type FieldTable } from '../frame/field-table.js';
+import { ExchangeCounters } from '../metrics/counters.js';
 import type { Queue } from '../queue/queue.js';
 
 export type Destination = Queue | Exchange;
@@ -12,6 +13,8 @@ export interface ExchangeOptions {
   autoDelete: boolean;
   internal: boolean;
   arguments: FieldTable;
+  /** Who declared it (RabbitMQ's user_who_performed_action); built-in and recovered ones: rmq-internal. */
+  actingUser?: string;
 }
 
 /** A declared exchange: its settings and the router of its type holding its bindings. */
@@ -21,6 +24,7 @@ export class Exchange {
   readonly autoDelete: boolean;
   readonly internal: boolean;
   readonly args: FieldTable;
+  readonly actingUser: string;
   readonly router: Router<Destination>;
   /**
    * The alternate exchange in force (RabbitMQ's "ae" doc page): the alternate-exchange
@@ -28,6 +32,8 @@ export class Exchange {
    */
   alternateExchange: string | undefined;
   deleted = false;
+  /** Messages clients published to it and copies it routed to queues (src/metrics). */
+  readonly counters = new ExchangeCounters();
 
   constructor(
     readonly vhost: string,
@@ -39,6 +45,7 @@ export class Exchange {
     this.autoDelete = options.autoDelete;
     this.internal = options.internal;
     this.args = options.arguments;
+    this.actingUser = options.actingUser ?? 'rmq-internal';
     this.router = type.createRouter<Destination>(options.arguments);
     this.alternateExchange = fieldString(ownField(this.args, 'alternate-exchange'));
   }

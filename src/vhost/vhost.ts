@@ -3,9 +3,10 @@ import {
   accessRefused, ChannelError, commandInvalid, notFound, preconditionFailed, resourceLocked, resourceName,
 } from '../errors.js';
 import type { ExchangeTypeLookup, RoutingInput } from '../exchange/exchange-type.js';
-import { encodeTable, fieldString, fieldTypeName, type FieldTable } from '../frame/field-table.js';
+import { encodeTable, F, fieldString, fieldTypeName, type FieldTable } from '../frame/field-table.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../clock.js';
+import { VHostCounters, type ChurnCounters } from '../metrics/counters.js';
 import { deadLetterMessage, isDeadLetterCycle } from '../queue/dead-letter.js';
 import { parseQueueArguments, type QueueSettings } from '../queue/queue-arguments.js';
 import { EnqueueResult, Queue, type DeadLetterReason, type QueueDeps, type QueueOptions } from '../queue/queue.js';
@@ -20,6 +21,7 @@ import { BindingTable, type Binding } from './binding-table.js';
 import { DelayedMessages } from './delayed-messages.js';
 import { assertArgsEquivalent, assertFieldEquivalent } from './equivalence.js';
 import { Exchange, isExchange, type Destination, type ExchangeOptions } from './exchange.js';
+import { defaultVHostMetadata, type VHostMetadata } from './vhost-metadata.js';
 
 export type { Binding } from './binding-table.js';
 
@@ -35,8 +37,21 @@ export interface Published {
   rejected: boolean;
 }
 
+/**
+ * The permission checks RabbitMQ makes in the middle of a declare or delete (rabbit_channel's
+ * check_configure_permitted, check_read_permitted, check_write_permitted), each throwing its
+ * 403 when the user may not. The vhost calls them at the points RabbitMQ does, so refusals come
+ * in RabbitMQ's order; without a guard (recovery, internal callers) nothing is checked.
+ */
+export interface AccessGuard {
+  configure(kind: 'queue' | 'exchange', name: string): void;
+  write(kind: 'queue' | 'exchange', name: string): void;
+  read(kind: 'queue' | 'exchange', name: string): void;
+}
+
 export interface ExchangeDeclare extends ExchangeOptions {
   passive: boolean;
+  guard?: AccessGuard;
 }
 
 export interface QueueDeclare {
@@ -48,6 +63,7 @@ export interface QueueDeclare {
   arguments: FieldTable;
   /** The declaring connection (owner of an exclusive queue). */
   owner: object;
+  guard?: AccessGuard;
 }
 
 /** Queue arguments RabbitMQ compares on redeclaration (rabbit_amqqueue:assert_args_equivalence). */
@@ -72,6 +88,8 @@ export interface VHostDeps {
   metadata: MetadataStore;
   queueDeps: Omit<QueueDeps, 'onAutoDelete' | 'deadLetter'>;
   nextMessageId: () => number;
+  /** The broker's queue churn counters (declared, created, deleted). */
+  churn: ChurnCounters;
 }
 
 /**
@@ -91,10 +109,14 @@ export class VHost {
   readonly policies: PolicyTable;
   /** The policies that apply to each queue and exchange (absent: none). */
   private readonly applied = new WeakMap<Queue | Exchange, PolicyMatch>();
+  /** What clients publish into this vhost, dead-lettering, and the counts of deleted queues (src/metrics). */
+  readonly counters = new VHostCounters();
 
   constructor(
     readonly name: string,
     private readonly deps: VHostDeps,
+    /** Description, tags and default queue type (Broker.putVhost changes them). */
+    public metadata: VHostMetadata = defaultVHostMetadata(),
   ) {
     this.policies = new PolicyTable(name, deps.metadata);
     this.delayed = new DelayedMessages(name, deps.clock, deps.metadata, (x, msg, cc) => this.publish(x, msg, cc));
@@ -117,6 +139,13 @@ export class VHost {
     return x;
   }
 
+  /** The exchange a publish names, if it exists and may be published to (404 / 403, basic.publish's checks). */
+  publishableExchange(name: string): Exchange {
+    const exchange = this.getExchange(name);
+    if (exchange.internal) throw accessRefused(`cannot publish to internal ${this.rs('exchange', name)}`);
+    return exchange;
+  }
+
   declareExchange(d: ExchangeDeclare): Exchange {
     if (d.passive) {
       if (d.name === '') throw accessRefused('operation not permitted on the default exchange');
@@ -127,6 +156,7 @@ export class VHost {
     // rabbit_exchange:check_type: '' is a known atom but no type ("invalid"), others "unknown".
     if (!type) throw commandInvalid(`${d.type === '' ? 'invalid' : 'unknown'} exchange type '${d.type}'`);
     if (d.name === '') throw accessRefused('operation not permitted on the default exchange');
+    d.guard?.configure('exchange', d.name);
     const existing = this.exchanges.get(d.name);
     if (existing) {
       const rs = this.rs('exchange', d.name);
@@ -141,6 +171,10 @@ export class VHost {
     const ae = d.arguments['alternate-exchange'];
     if (ae && ae.type !== 'S') {
       throw preconditionFailed(`invalid type '${fieldTypeName(ae.type)}' for arg 'alternate-exchange' in ${this.rs('exchange', d.name)}`);
+    }
+    if (ae && d.guard) {
+      d.guard.read('exchange', d.name);
+      d.guard.write('exchange', fieldString(ae) ?? '');
     }
     type.validateDeclareArgs(d.arguments);
     const x = this.createExchange(d);
@@ -161,9 +195,10 @@ export class VHost {
     return x;
   }
 
-  deleteExchange(name: string, { ifUnused }: { ifUnused: boolean }): void {
+  deleteExchange(name: string, { ifUnused, guard }: { ifUnused: boolean; guard?: AccessGuard }): void {
     if (name === '') throw accessRefused('operation not permitted on the default exchange');
     if (name.startsWith('amq.')) throw accessRefused(`deletion of system ${this.rs('exchange', name)} not allowed`);
+    guard?.configure('exchange', name);
     const x = this.exchanges.get(name);
     if (!x) return;
     if (ifUnused && this.bindings.hasSource(x)) throw preconditionFailed(`${this.rs('exchange', name)} in use`);
@@ -205,9 +240,18 @@ export class VHost {
       q.touch(); // a declare, even passive, renews an x-expires lease
       return q;
     }
+    d = this.withDefaultQueueType(d);
     let name = d.name;
-    if (name === '') name = `amq.gen-${randomBytes(16).toString('base64url')}`;
+    if (name === '') {
+      // rabbit_amqqueue:is_server_named_allowed, before any permission check.
+      if (queueTypeOf(d.arguments) === 'quorum') throw preconditionFailed('Cannot declare a server-named queue for type rabbit_quorum_queue');
+      name = `amq.gen-${randomBytes(16).toString('base64url')}`;
+    }
     else if (name.startsWith('amq.')) throw accessRefused(`queue name '${name}' contains reserved prefix 'amq.*'`);
+    d.guard?.configure('queue', name);
+    // rabbit_channel counts a declare here, after the permission check and before the
+    // equivalence and argument checks.
+    this.deps.churn.queuesDeclared++;
     const durable = d.durable && !d.exclusive;
     const existing = this.queues.get(name);
     if (existing) {
@@ -229,17 +273,33 @@ export class VHost {
     if (dlx && dlx.type !== 'S') {
       throw preconditionFailed(`invalid type '${fieldTypeName(dlx.type)}' for arg 'x-dead-letter-exchange' in ${rs}`);
     }
+    if (dlx && d.guard) {
+      d.guard.read('queue', name);
+      d.guard.write('exchange', fieldString(dlx) ?? '');
+    }
     const settings = parseQueueArguments(d.arguments, rs);
     if (settings.queueType === 'quorum') {
-      if (d.name === '') throw preconditionFailed('Cannot declare a server-named queue for type rabbit_quorum_queue');
       // rabbit_quorum_queue:declare refuses what a replicated queue cannot be.
       if (!d.durable) throw preconditionFailed(`invalid property 'non-durable' for ${rs}`);
       if (d.exclusive) throw preconditionFailed(`invalid property 'exclusive-owner' for ${rs}`);
       if (d.autoDelete) throw preconditionFailed(`invalid property 'auto-delete' for ${rs}`);
     }
     const q = this.createQueue({ name, durable, exclusiveOwner: d.exclusive ? d.owner : null, autoDelete: d.autoDelete, arguments: d.arguments, settings });
+    this.deps.churn.queuesCreated++;
     if (durable) this.deps.metadata.putQueue({ vhost: this.name, name, durable: true, autoDelete: d.autoDelete, arguments: encodeTable(d.arguments) });
     return q;
+  }
+
+  /**
+   * rabbit_amqqueue:augment_declare_args: a queue declared without x-queue-type gets the vhost's
+   * default queue type, when that type can be declared so (quorum and stream queues must be
+   * durable, not exclusive, not auto-delete; classic ones can be anything).
+   */
+  private withDefaultQueueType(d: QueueDeclare): QueueDeclare {
+    const type = this.metadata.defaultQueueType;
+    if (type === undefined || d.arguments['x-queue-type'] !== undefined) return d;
+    if (type !== 'classic' && (!d.durable || d.exclusive || d.autoDelete)) return d;
+    return { ...d, arguments: { ...d.arguments, 'x-queue-type': F.str(type) } };
   }
 
   /** Creates a queue without declare's checks (recovery); settings are parsed from the arguments unless given. */
@@ -274,9 +334,22 @@ export class VHost {
   removeQueue(q: Queue): number {
     if (q.deleted) return 0;
     this.queues.delete(q.name);
+    this.deps.churn.queuesDeleted++;
+    this.counters.retire(q);
     for (const b of this.bindings.to(q)) this.removeBinding(b);
     if (q.durable) this.deps.metadata.deleteQueue(this.name, q.name);
     return q.destroy();
+  }
+
+  /**
+   * The vhost is being deleted (Broker.deleteVhost): its policies go, then every queue, with its
+   * stored messages (consumers are told by basic.cancel), then every exchange, with its bindings
+   * and delayed messages.
+   */
+  destroy(): void {
+    this.policies.clearAll();
+    for (const q of [...this.queues.values()]) this.removeQueue(q);
+    for (const x of [...this.exchanges.values()]) if (!x.deleted) this.removeExchange(x);
   }
 
   /** An exclusive queue lives as long as its connection. */
@@ -354,6 +427,16 @@ export class VHost {
     return this.bindings.all();
   }
 
+  /** Bindings whose source is exchange. */
+  bindingsFrom(exchange: Exchange): Binding[] {
+    return this.bindings.from(exchange);
+  }
+
+  /** Bindings whose destination is d. */
+  bindingsTo(d: Destination): Binding[] {
+    return this.bindings.to(d);
+  }
+
   /** queue.unbind / exchange.unbind: unbinding what is not bound is fine, as in RabbitMQ. */
   unbind(source: Exchange, destination: Destination, routingKey: string, args: FieldTable): void {
     if (source === this.defaultExchange || destination === this.defaultExchange) {
@@ -416,12 +499,15 @@ export class VHost {
   /**
    * Republishes messages that left queue (rejected, expired, maxlen, delivery_limit) to its
    * dead-letter exchange with an updated x-death header (RabbitMQ's dlx guide). A missing DLX
-   * drops them, as RabbitMQ does; cycles without a rejection are cut.
+   * drops them, as RabbitMQ does; cycles without a rejection are cut. Queues report every
+   * message they drop for these reasons, DLX or not, and all are counted.
    */
   deadLetter(queue: Queue, entries: QueuedMessage[], reason: DeadLetterReason): void {
     const dlxName = queue.settings.deadLetterExchange;
+    const dlx = dlxName === undefined ? undefined : this.exchanges.get(dlxName);
+    // Counted whether the messages go anywhere or not (strategy at_most_once or disabled).
+    this.counters.deadLettered.count(queue.isQuorum, dlx !== undefined, reason, entries.length);
     if (dlxName === undefined) return;
-    const dlx = this.exchanges.get(dlxName);
     if (!dlx) {
       this.deps.log.warn({ queue: queue.name, dlx: dlxName }, 'dead-letter exchange not found; message dropped');
       return;

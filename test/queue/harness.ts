@@ -58,7 +58,9 @@ export function makeQueue(options: HarnessOptions = {}): QueueHarness {
     {
       log: silent, clock, store, memoryWindow: options.window ?? 4096, memoryWindowBytes: options.windowBytes, transientPaging: options.transientPaging,
       onAutoDelete: () => { h.autoDeleted = true; },
-      deadLetter: (_q, entries, reason) => {
+      deadLetter: (q, entries, reason) => {
+        // As VHost.deadLetter: only a queue with a dead-letter exchange republishes.
+        if (q.settings.deadLetterExchange === undefined) return;
         for (const e of entries) h.deadLettered.push([reason, e.msg.body.toString()]);
       },
     },
@@ -97,7 +99,7 @@ export function takeAll(q: Queue): string[] {
 export function get(q: Queue): QueuedMessage {
   const e = q.take();
   if (!e) throw new Error('queue is empty');
-  q.delivered();
+  q.delivered(e);
   return e;
 }
 
@@ -129,7 +131,7 @@ export class FakeChannel implements ConsumerHost {
 
   deliver(consumer: Consumer, queue: Queue, entry: QueuedMessage): void {
     consumer.unacked++;
-    queue.delivered();
+    queue.delivered(entry);
     this.deliveries.push({ consumer, entry });
     this.log.push(`${consumer.tag}:${entry.msg.body.toString()}`);
   }

@@ -316,7 +316,7 @@ for (const kind of ['memory', 'lmdb'] as const) {
               const e = h.queue.take();
               expect(e && Number(e.msg.body.toString()), `seed ${seed} step ${step}`).to.equal(lowest());
               if (!e) continue;
-              h.queue.delivered();
+              h.queue.delivered(e);
               ready.delete(Number(e.msg.body.toString()));
               unacked.set(Number(e.msg.body.toString()), e);
             } else if (unacked.size > 0) {

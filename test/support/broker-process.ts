@@ -29,7 +29,7 @@ export class BrokerProcess {
     dataDir: string,
     opts: { fileSizeLimitKiB?: number; openFilesLimit?: number; port?: number; nodeArgs?: string[]; env?: NodeJS.ProcessEnv; args?: string[]; onLine?: (line: string) => void } = {},
   ): Promise<BrokerProcess> {
-    const args = [...(opts.nodeArgs ?? []), '--import', 'tsx', 'src/main.ts', '--port', String(opts.port ?? 0), '--host', '127.0.0.1', '--data-dir', dataDir, '--log-level', 'info', ...(opts.args ?? [])];
+    const args = [...(opts.nodeArgs ?? []), '--import', 'tsx', 'src/main.ts', '--port', String(opts.port ?? 0), '--host', '127.0.0.1', '--data-dir', dataDir, '--log-level', 'info', '--prometheus-port', 'off', '--management-port', 'off', ...(opts.args ?? [])];
     const options = { stdio: ['ignore', 'pipe', 'inherit'] as ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...opts.env } };
     const limits = [
       ...(opts.fileSizeLimitKiB ? [`ulimit -f ${opts.fileSizeLimitKiB}`] : []),

@@ -15,6 +15,10 @@ import { TestPki } from '../support/tls-certs.js';
 describe('test toolkit: --ready-json', () => {
   it('parses the flag; the line has a URL per listener, a wildcard address given as loopback', () => {
     expect(parseCli(['--ready-json'], {})).to.include({ readyJson: true });
+    const urls = { managementUrl: 'http://localhost:15672', prometheusUrl: 'http://localhost:15692' };
+    expect(readyLine({ config: { host: '0.0.0.0' } as never, tlsPort: undefined, ...urls }, 5672)).to.deep.equal({
+      amqp: 'amqp://127.0.0.1:5672', management: 'http://127.0.0.1:15672', prometheus: 'http://127.0.0.1:15692',
+    });
     expect(parseCli([], {})).not.to.have.property('readyJson');
     const line = (host: string, tlsPort?: number) => readyLine({ config: { host } as never, tlsPort }, 5672);
     expect(line('0.0.0.0')).to.deep.equal({ amqp: 'amqp://127.0.0.1:5672' });
@@ -31,7 +35,7 @@ describe('test toolkit: --ready-json', () => {
     // As bin/warren.js runs it (the launcher, then the broker in a second Node), from the sources.
     const child = spawn(process.execPath, [
       '--import', 'tsx', 'test/fixtures/launch.ts', '--port', '0', '--data-dir', dir, '--ready-json',
-      '--tls-port', '0', '--tls-cert', server.cert, '--tls-key', server.key,
+      '--tls-port', '0', '--tls-cert', server.cert, '--tls-key', server.key, '--management-port', '0', '--prometheus-port', '0',
     ], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -45,10 +49,12 @@ describe('test toolkit: --ready-json', () => {
         });
         void exited.then((code) => reject(new Error(`warren exited with ${code}: ${stderr}`)));
       });
-      const ready = JSON.parse(first) as { amqp: string; amqps: string };
-      expect(Object.keys(ready)).to.deep.equal(['amqp', 'amqps']);
+      const ready = JSON.parse(first) as { amqp: string; amqps: string; management: string; prometheus: string };
+      expect(Object.keys(ready)).to.deep.equal(['amqp', 'amqps', 'management', 'prometheus']);
       expect(ready.amqp).to.match(/^amqp:\/\/127\.0\.0\.1:\d+$/);
       expect(ready.amqps).to.match(/^amqps:\/\/127\.0\.0\.1:\d+$/);
+      expect(ready.management).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(ready.prometheus).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
 
       // Every listener is up when the line is out: both take connections at once.
       const conn = await connect(ready.amqp); // clients default to guest/guest and vhost '/'
@@ -63,6 +69,11 @@ describe('test toolkit: --ready-json', () => {
         });
         socket.once('error', reject);
       });
+      const auth = { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` };
+      const overview = await fetch(`${ready.management}/api/overview`, { headers: auth });
+      expect(overview.status).to.equal(200);
+      expect(((await overview.json()) as { product_name: string }).product_name).to.equal('RabbitMQ');
+      expect((await fetch(`${ready.prometheus}/metrics`)).status).to.equal(200);
     } finally {
       child.kill('SIGTERM');
       expect(await exited).to.equal(0);

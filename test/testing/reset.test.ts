@@ -48,6 +48,12 @@ describe('test toolkit: reset', () => {
     await populate(running.url, '/');
     await populate(running.url, 'other');
     running.broker.policies.put('policy', 'other', 'added', { pattern: '.*', definition: { 'max-length': 5 } });
+    // Vhosts, users and permissions changed at run time.
+    running.broker.putVhost('extra', { description: 'made by a test' });
+    running.broker.putVhost('other', { description: 'changed', tags: ['t'] });
+    running.broker.access.putUser('temp', { password: 'pw', tags: ['monitoring'] });
+    running.broker.access.setPermission('temp', 'extra', { configure: '.*', write: '.*', read: '.*' });
+    running.broker.access.clearPermission('guest', 'other');
     // An open connection with an exclusive queue, an unacknowledged delivery and a consumer.
     const conn = await connect(running.url);
     const ch = await channel(conn);
@@ -64,8 +70,14 @@ describe('test toolkit: reset', () => {
     expect(running.inspect.connections()).to.deep.equal([]);
     expectPristine(running, '/');
     expectPristine(running, 'other');
+    const other = await connect(`${running.url}/other`); // guest may use 'other' again
+    await other.close();
     expect(running.inspect.queue(exclusive)).to.equal(undefined);
     expect(running.broker.policies.list('policy')).to.deep.equal([CONFIG_POLICY]);
+    expect([...running.broker.vhosts.keys()].sort()).to.deep.equal(['/', 'other']);
+    expect(running.broker.vhosts.get('other')!.metadata).to.deep.include({ description: '', tags: [] });
+    expect(running.broker.access.users().map((u) => u.name)).to.deep.equal(['guest']);
+    expect(running.broker.access.permissions().map((p) => `${p.user}@${p.vhost}`).sort()).to.deep.equal(['guest@/', 'guest@other']);
     expect(running.broker.store.messages.stats()).to.deep.equal({ messages: 0, entries: 0 });
     expect(running.broker.store.metadata.loadDelayed()).to.deep.equal([]);
 
@@ -87,6 +99,8 @@ describe('test toolkit: reset', () => {
       running = await startBroker({ ...OPTIONS, dataDir: dir, freeDiskSpace: () => 10e9 });
       await populate(running.url, '/');
       running.broker.policies.put('policy', '/', 'added', { pattern: '.*', definition: { 'max-length': 5 } });
+      running.broker.putVhost('extra', {});
+      running.broker.access.putUser('temp', { password: 'pw', tags: [] });
       expect(running.broker.store.metadata.loadDelayed()).to.have.length(1);
       await running.reset();
       expectPristine(running, '/');
@@ -94,9 +108,11 @@ describe('test toolkit: reset', () => {
 
       running = await startBroker({ ...OPTIONS, dataDir: dir, freeDiskSpace: () => 10e9 });
       expectPristine(running, '/');
+      expect(running.broker.access.users().map((u) => u.name)).to.deep.equal(['guest']);
       expect(running.broker.store.messages.stats()).to.deep.equal({ messages: 0, entries: 0 });
       expect(running.broker.store.metadata.loadDelayed()).to.deep.equal([]);
       expect(running.broker.policies.list('policy')).to.deep.equal([CONFIG_POLICY]);
+      expect([...running.broker.vhosts.keys()].sort()).to.deep.equal(['/', 'other']);
     } finally {
       await running.close();
       rmSync(dir, { recursive: true, force: true });

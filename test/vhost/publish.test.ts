@@ -4,6 +4,7 @@ import { defaultExchangeTypes } from '../../src/exchange/exchange-type-registry.
 import { F, type FieldTable } from '../../src/frame/field-table.js';
 import { encodeContentHeaderPayload, type BasicProperties } from '../../src/frame/generated/properties.js';
 import { createLogger } from '../../src/log.js';
+import { ChurnCounters } from '../../src/metrics/counters.js';
 import { Message, senderSelectedRoutingKeys } from '../../src/queue/message.js';
 import type { Queue } from '../../src/queue/queue.js';
 import { openMemoryStore } from '../../src/store/memory-store.js';
@@ -30,6 +31,7 @@ describe('VHost.publish', () => {
       log, clock, exchangeTypes: defaultExchangeTypes(), metadata: store.metadata,
       queueDeps: { log, clock, store: store.messages, memoryWindow: 4096 },
       nextMessageId: () => store.messages.nextMessageId(),
+      churn: new ChurnCounters(),
     });
   });
 
@@ -109,7 +111,7 @@ describe('VHost.publish', () => {
 
     vhost.publish(vhost.defaultExchange, message('q', 'rejected', {}, ''), undefined);
     const e = q.take();
-    q.delivered();
+    q.delivered(e!);
     q.discard([e!]);
     // Rejected: the cycle rule does not apply, so it comes back to q too.
     expect([takeAll(other), q.messageCount]).to.deep.equal([['rejected'], 1]);

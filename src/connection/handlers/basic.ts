@@ -9,6 +9,7 @@ export const basicHandlers: ChannelHandlers = {
   'basic.publish': (ch, args) => {
     if (args.immediate) throw new ConnectionError(ReplyCode.NOT_IMPLEMENTED, 'immediate=true');
     ch.conn.markPublisher();
+    ch.counters.publisher = true;
     ch.assembler.start(60, 40, args);
   },
 
@@ -26,7 +27,9 @@ export const basicHandlers: ChannelHandlers = {
       return;
     }
     const vhost = ch.vhost;
-    const queue = vhost.getQueue(ch.queueName(args.queue), ch.conn);
+    const name = ch.queueName(args.queue);
+    ch.access.read('queue', name);
+    const queue = vhost.getQueue(name, ch.conn);
     const rs = resourceName('queue', queue.name, vhost.name);
     // Single-active-consumer queues refuse exclusive consumers outright.
     if (queue.hasExclusiveConsumer() || (args.exclusive && (queue.consumerCount > 0 || queue.settings.singleActiveConsumer))) {
@@ -34,7 +37,7 @@ export const basicHandlers: ChannelHandlers = {
     }
     const tag = args.consumerTag === '' ? ch.generateConsumerTag() : args.consumerTag;
     const priority = parseConsumerPriority(args.arguments, rs);
-    const consumer = new Consumer(tag, ch, queue, { noAck: args.noAck, exclusive: args.exclusive, prefetch: ch.consumerPrefetch, priority });
+    const consumer = new Consumer(tag, ch, queue, { noAck: args.noAck, exclusive: args.exclusive, prefetch: ch.consumerPrefetch, priority, arguments: args.arguments });
     ch.consumers.set(tag, consumer);
     if (!args.noWait) ch.send('basic.consume-ok', { consumerTag: tag });
     queue.addConsumer(consumer);
@@ -52,9 +55,11 @@ export const basicHandlers: ChannelHandlers = {
   },
 
   'basic.get': (ch, args) => {
-    const queue = ch.vhost.getQueue(ch.queueName(args.queue), ch.conn);
+    const name = ch.queueName(args.queue);
+    ch.access.read('queue', name);
+    const queue = ch.vhost.getQueue(name, ch.conn);
     const entry = queue.take();
-    if (!entry) ch.send('basic.get-empty', { reserved1: '' });
+    if (!entry) ch.getEmpty(queue);
     else ch.deliverGet(queue, entry, args.noAck);
   },
 

@@ -6,6 +6,7 @@ export const channelClassHandlers: ChannelHandlers = {
   'channel.open': (ch) => {
     if (ch.opened) throw new ConnectionError(ReplyCode.CHANNEL_ERROR, "second 'channel.open' seen");
     ch.opened = true;
+    ch.conn.broker.metrics.churn.channelsOpened++;
     ch.send('channel.open-ok', { reserved1: Buffer.alloc(0) });
   },
   'channel.flow': (ch, args) => {

@@ -3,6 +3,7 @@ import { decodeTable, toJS, type FieldTable } from '../../frame/field-table.js';
 import type { Method } from '../../frame/generated/methods.js';
 import { peerCertAuthName } from '../../tls/peer-identity.js';
 import type { Connection } from '../connection.js';
+import { checkUserConnectionLimit } from '../user-limits.js';
 
 /** The minimum frame size every peer must accept (spec: frame-min-size). */
 const FRAME_MIN_SIZE = 4096;
@@ -37,6 +38,7 @@ export function handleConnectionMethod(conn: Connection, method: Method): void {
           throttle.succeeded(peer);
         }
       }
+      conn.broker.metrics.authAttempt('amqp091', username !== undefined);
       if (username === undefined) {
         // With authentication_failure_close (which RabbitMQ advertises) the client gets a close.
         throw new ConnectionError(
@@ -45,6 +47,7 @@ export function handleConnectionMethod(conn: Connection, method: Method): void {
         ).withoutMethod();
       }
       conn.username = username;
+      conn.authMechanism = mechanism;
       conn.state = 'tuning';
       const { config } = conn.broker;
       conn.send(0, 'connection.tune', { channelMax: config.channelMax, frameMax: config.frameMax, heartbeat: config.heartbeat });
@@ -67,12 +70,13 @@ export function handleConnectionMethod(conn: Connection, method: Method): void {
       if (!vhost) {
         throw new ConnectionError(ReplyCode.NOT_ALLOWED, `vhost ${method.args.virtualHost} not found`).at(method.classId, method.methodId);
       }
-      const user = conn.broker.config.users.find((u) => u.username === conn.username);
-      if (user?.vhosts && !user.vhosts.includes(vhost.name)) {
+      checkUserConnectionLimit(conn);
+      // Deny by default: only a permission entry in the vhost opens it (check_vhost_access).
+      if (!conn.broker.access.mayAccessVhost(conn.username, vhost.name)) {
         throw new ConnectionError(ReplyCode.NOT_ALLOWED, `access to vhost '${vhost.name}' refused for user '${conn.username}'`).at(method.classId, method.methodId);
       }
       conn.send(0, 'connection.open-ok', { reserved1: '' });
-      conn.opened(vhost);
+      conn.opened(vhost, conn.broker.access.authorizer(conn.username, vhost.name));
       conn.log.info({ user: conn.username, vhost: vhost.name }, 'connection opened');
       return;
     }
@@ -132,9 +136,9 @@ function parseCredentials(mechanism: string, response: Buffer): { username: stri
 
 /** The user a PLAIN or AMQPLAIN login authenticates, or undefined (logged) if it is refused. */
 function passwordLogin(conn: Connection, { username, password }: { username: string; password: string }): string | undefined {
-  const user = conn.broker.config.users.find((u) => u.username === username);
-  if (!user || user.password !== password) {
-    conn.log.warn({ user: username }, 'login refused: invalid credentials');
+  // The password is compared with the stored hash in constant time, and never logged.
+  if (!conn.broker.access.authenticate(username, password)) {
+    conn.log.warn({ user: username }, password === '' ? 'login refused: empty password' : 'login refused: invalid credentials');
     return undefined;
   }
   return loopbackAllows(conn, username) ? username : undefined;
@@ -155,13 +159,13 @@ function externalLogin(conn: Connection): string | undefined {
   if (!der) return refuse('connection peer presented no TLS (x.509) certificate');
   const username = peerCertAuthName(der, tls.ssl_cert_login_from ?? 'distinguished_name');
   if (username === undefined) return refuse('no name found');
-  if (!conn.broker.config.users.some((u) => u.username === username)) return refuse(`user '${username}' (from the peer certificate) does not exist`);
+  if (!conn.broker.access.hasUser(username)) return refuse(`user '${username}' (from the peer certificate) does not exist`);
   return loopbackAllows(conn, username) ? username : undefined;
 }
 
 /** RabbitMQ's loopback_users: these users may only connect from loopback, whatever the mechanism. */
 function loopbackAllows(conn: Connection, username: string): boolean {
-  if (conn.broker.config.loopbackUsers.includes(username) && !conn.isLoopback) {
+  if (!conn.broker.access.loopbackAllows(username, conn.socket.remoteAddress ?? '')) {
     conn.log.warn({ user: username }, `login refused: user '${username}' can only connect via localhost`);
     return false;
   }

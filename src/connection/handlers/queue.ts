@@ -1,4 +1,5 @@
 import { declareReplyAddress, REPLY_TO } from '../direct-reply-to.js';
+import { checkBindingAccess } from './binding-access.js';
 import type { ChannelHandlers } from './types.js';
 
 export const queueHandlers: ChannelHandlers = {
@@ -9,9 +10,11 @@ export const queueHandlers: ChannelHandlers = {
       if (!args.noWait) ch.send('queue.declare-ok', ok);
       return;
     }
+    // Passive declares check no permission; the rest check configure on the (generated) name,
+    // and read on the queue and write on its dead-letter exchange when it is new.
     const q = ch.vhost.declareQueue({
       name: args.queue, passive: args.passive, durable: args.durable, exclusive: args.exclusive,
-      autoDelete: args.autoDelete, arguments: args.arguments, owner: ch.conn,
+      autoDelete: args.autoDelete, arguments: args.arguments, owner: ch.conn, guard: ch.access,
     });
     ch.lastQueueName = q.name;
     if (!args.noWait) ch.send('queue.declare-ok', { queue: q.name, messageCount: q.messageCount, consumerCount: q.consumerCount });
@@ -21,6 +24,7 @@ export const queueHandlers: ChannelHandlers = {
     const queueName = ch.queueName(args.queue);
     // RabbitMQ: an empty queue name and routing key both mean the last declared queue.
     const routingKey = args.queue === '' && args.routingKey === '' ? queueName : args.routingKey;
+    checkBindingAccess(ch, args.exchange, 'queue', queueName, routingKey);
     // rabbit_binding reports a missing source before a missing destination.
     const exchange = vhost.getExchange(args.exchange);
     const queue = vhost.getQueue(queueName, ch.conn);
@@ -29,22 +33,30 @@ export const queueHandlers: ChannelHandlers = {
   },
   'queue.unbind': (ch, args) => {
     const vhost = ch.vhost;
+    const queueName = ch.queueName(args.queue);
+    // The same shortcut as queue.bind (rabbit_channel:expand_shortcuts).
+    const routingKey = args.queue === '' && args.routingKey === '' ? queueName : args.routingKey;
+    checkBindingAccess(ch, args.exchange, 'queue', queueName, routingKey);
     // RabbitMQ 3.10 answers unbind-ok when the exchange or the queue does not exist.
     const exchange = vhost.exchanges.get(args.exchange);
-    const queue = vhost.queues.get(ch.queueName(args.queue));
+    const queue = vhost.queues.get(queueName);
     if (exchange && queue) {
       vhost.getQueue(queue.name, ch.conn);
-      vhost.unbind(exchange, queue, args.routingKey, args.arguments);
+      vhost.unbind(exchange, queue, routingKey, args.arguments);
     }
     ch.send('queue.unbind-ok', {});
   },
   'queue.purge': (ch, args) => {
-    const queue = ch.vhost.getQueue(ch.queueName(args.queue), ch.conn);
+    const name = ch.queueName(args.queue);
+    ch.access.read('queue', name);
+    const queue = ch.vhost.getQueue(name, ch.conn);
     const messageCount = queue.purge();
     if (!args.noWait) ch.send('queue.purge-ok', { messageCount });
   },
   'queue.delete': (ch, args) => {
-    const messageCount = ch.vhost.deleteQueue(ch.queueName(args.queue), ch.conn, { ifUnused: args.ifUnused, ifEmpty: args.ifEmpty });
+    const name = ch.queueName(args.queue);
+    ch.access.configure('queue', name);
+    const messageCount = ch.vhost.deleteQueue(name, ch.conn, { ifUnused: args.ifUnused, ifEmpty: args.ifEmpty });
     if (!args.noWait) ch.send('queue.delete-ok', { messageCount });
   },
 };

@@ -1,0 +1,200 @@
+/**
+ * The query parameters every list takes, with rabbit_mgmt_util's exact rules:
+ *
+ * - `columns=a,b.c`: keep those keys. A dotted column descends into a nested object that
+ *   RabbitMQ holds as a proplist (garbage_collection, message_stats, *_details, listeners) but
+ *   returns the whole of one it holds as a map (arguments, backing_queue_status, client
+ *   properties, the overview's totals): formatters mark the latter with asMap(). A proplist
+ *   left with no key is written as [], as jsx writes an empty proplist.
+ * - `sort=field` (dotted allowed) before the default sort keys, `sort_reverse=true`; values
+ *   compare in Erlang term order (numbers < atoms < maps < lists < binaries), a missing one as 0.
+ * - `page`, `page_size` (default 100, at most 500), `name` (case-insensitive substring, or a
+ *   regular expression with `use_regex=true`): the paginated envelope.
+ */
+import { HttpError, badRequest } from './http.js';
+import { Float, type Json, type JsonObject } from './json.js';
+
+const maps = new WeakSet<object>();
+
+/** Marks a nested object as one RabbitMQ holds as a map: `columns` never descends into it. */
+export function asMap<T extends JsonObject>(obj: T): T {
+  maps.add(obj);
+  return obj;
+}
+
+/** columns=a,b.c as lists of path segments; undefined when absent (all columns). */
+export function parseColumns(q: URLSearchParams): string[][] | undefined {
+  const raw = q.get('columns');
+  if (raw === null) return undefined;
+  return raw.split(',').filter((c) => c !== '').map((c) => c.split('.').filter((s) => s !== ''));
+}
+
+/** rabbit_mgmt_util:extract_column_items. */
+export function extractColumns(value: Json, cols: string[][] | undefined | 'all'): Json {
+  if (cols === undefined || cols === 'all') return value;
+  if (Array.isArray(value)) return (value as Json[]).map((v) => extractColumns(v, cols));
+  if (value === null || typeof value !== 'object' || value instanceof Float || maps.has(value)) return value;
+  const out: Record<string, Json> = {};
+  let kept = 0;
+  for (const [k, v] of Object.entries(value as JsonObject)) {
+    if (v === undefined || !cols.some((c) => c[0] === k)) continue;
+    out[k] = extractColumns(v, descend(k, cols));
+    kept++;
+  }
+  return kept === 0 ? [] : out;
+}
+
+function descend(key: string, cols: string[][]): string[][] | 'all' {
+  const sub: string[][] = [];
+  for (const c of cols) {
+    if (c[0] !== key) continue;
+    if (c.length === 1) return 'all';
+    sub.push(c.slice(1));
+  }
+  return sub;
+}
+
+/** Erlang's term order over the JSON values facts hold. */
+function rank(v: Json | undefined): number {
+  if (v === undefined || typeof v === 'number' || v instanceof Float) return 0;
+  if (v === null || typeof v === 'boolean') return 1; // atoms
+  if (typeof v === 'string') return 4; // binaries
+  if (Array.isArray(v)) return 3;
+  return maps.has(v as object) ? 2 : 3; // maps, proplists
+}
+
+export function compareTerms(a: Json | undefined, b: Json | undefined): number {
+  const ra = rank(a);
+  const rb = rank(b);
+  if (ra !== rb) return ra - rb;
+  switch (ra) {
+    case 0: {
+      const x = a === undefined ? 0 : a instanceof Float ? a.value : (a as number);
+      const y = b === undefined ? 0 : b instanceof Float ? b.value : (b as number);
+      return x - y;
+    }
+    case 1:
+      return compareBytes(String(a), String(b));
+    case 4:
+      return compareBytes(a as string, b as string);
+    default:
+      return compareBytes(JSON.stringify(a), JSON.stringify(b));
+  }
+}
+
+function compareBytes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+/** rabbit_mgmt_util:get_dotted_value: a missing key (at any depth) sorts as 0. */
+function dotted(item: Json, path: string): Json {
+  let v: Json | undefined = item;
+  for (const key of path.split('.').filter((k) => k !== '')) {
+    if (v === null || v === undefined || typeof v !== 'object' || Array.isArray(v) || v instanceof Float) return 0;
+    v = (v as JsonObject)[key];
+  }
+  return v ?? 0;
+}
+
+/** rabbit_mgmt_util:sort_list: by sort (if given) then the default keys; "" leaves the order. */
+export function sortItems(items: Json[], defaultSort: readonly string[], q: URLSearchParams): Json[] {
+  const sort = q.get('sort');
+  if (sort === '') return items;
+  const keys = sort === null ? [...defaultSort] : [sort, ...defaultSort];
+  const sorted = items
+    .map((item) => ({ item, key: keys.map((k) => dotted(item, k)) }))
+    .sort((a, b) => {
+      for (let i = 0; i < keys.length; i++) {
+        const c = compareTerms(a.key[i], b.key[i]);
+        if (c !== 0) return c;
+      }
+      return compareTerms(a.item, b.item);
+    })
+    .map((x) => x.item);
+  return q.get('sort_reverse') === 'true' ? sorted.reverse() : sorted;
+}
+
+interface Pagination {
+  page: number;
+  pageSize: number;
+  name: string | null;
+  useRegex: boolean;
+}
+
+const DEFAULT_PAGE_SIZE = 100;
+const MAX_PAGE_SIZE = 500;
+
+/** rabbit_mgmt_util:pagination_params; undefined without `page`. */
+export function parsePagination(q: URLSearchParams): Pagination | undefined {
+  const int = (name: string): number | undefined => {
+    const v = q.get(name);
+    if (v === null) return undefined;
+    if (!/^[+-]?[0-9]+$/.test(v)) throw badRequest('Pagination parameters are invalid');
+    return Number(v);
+  };
+  const page = int('page');
+  const pageSize = int('page_size');
+  if (page === undefined) return undefined;
+  const size = pageSize ?? DEFAULT_PAGE_SIZE;
+  if (page > 0 && size > 0 && size <= MAX_PAGE_SIZE) return { page, pageSize: size, name: q.get('name'), useRegex: q.get('use_regex') === 'true' };
+  throw new HttpError(400, 'invalid_pagination_parameters',
+    `Invalid pagination parameters: page number ${page}, page size ${pageSize ?? 'undefined'}`);
+}
+
+function matchesName(item: Json, p: Pagination): boolean {
+  if (p.name === null || p.name === '') return true;
+  const v = item !== null && typeof item === 'object' && !Array.isArray(item) ? (item as JsonObject)['name'] : undefined;
+  if (typeof v !== 'string') return false;
+  if (p.useRegex) {
+    let re: RegExp;
+    try {
+      re = new RegExp(p.name, 'i');
+    } catch {
+      throw badRequest('Pagination parameters are invalid');
+    }
+    return re.test(v);
+  }
+  return v.toLowerCase().includes(p.name.toLowerCase());
+}
+
+/** The paginated envelope of already sorted items. */
+function paginate(items: Json[], p: Pagination): Json {
+  const filtered = items.filter((i) => matchesName(i, p));
+  const offset = (p.page - 1) * p.pageSize;
+  if (offset > filtered.length) {
+    throw new HttpError(400, 'page_out_of_range', `Page out of range, page: ${p.page} page size: ${p.pageSize}, len: ${filtered.length}`);
+  }
+  const page = filtered.slice(offset, offset + p.pageSize);
+  return {
+    filtered_count: filtered.length,
+    item_count: page.length,
+    items: page,
+    page: p.page,
+    page_count: Math.trunc((filtered.length + p.pageSize - 1) / p.pageSize),
+    page_size: p.pageSize,
+    total_count: items.length,
+  };
+}
+
+/**
+ * A list reply: sorted (default keys, then `sort`), paginated when `page` is given, then cut to
+ * `columns` (rabbit_mgmt_util:augment_resources and reply_list_or_paginate). With
+ * columnsFirst, columns are cut before sorting, as reply_list does (bindings, channels,
+ * connections, consumers): sorting by a column left out then sorts by nothing.
+ */
+export function listReply(items: Json[], q: URLSearchParams, defaultSort: readonly string[], opts: { columnsFirst?: boolean; paginate?: boolean } = {}): Json {
+  const cols = parseColumns(q);
+  const pagination = opts.paginate === false ? undefined : parsePagination(q);
+  let list = opts.columnsFirst ? items.map((i) => extractColumns(i, cols)) : items;
+  list = sortItems(list, defaultSort, q);
+  if (pagination) {
+    const env = paginate(list, pagination) as { items: Json[] };
+    return { ...env, items: env.items.map((i) => extractColumns(i, cols)) };
+  }
+  return list.map((i) => extractColumns(i, cols));
+}
+
+/** A single object reply cut to `columns`. */
+export function objectReply(obj: Json, q: URLSearchParams): Json {
+  return extractColumns(obj, parseColumns(q));
+}

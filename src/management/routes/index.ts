@@ -1,0 +1,31 @@
+/**
+ * Warren's management routes, in RabbitMQ's dispatcher order (rabbit_mgmt_dispatcher: the
+ * first matching route wins). Users, permissions, vhost creation, policies, definitions and
+ * the rest are added by their own modules (ManagementServerOptions.routes).
+ */
+import type { Route } from '../router.js';
+import { bindingRoutes } from './bindings.js';
+import { connectionRoutes, vhostConnectionRoutes } from './connections.js';
+import { exchangeRoutes } from './exchanges.js';
+import { healthRoutes } from './health.js';
+import { nodeRoutes } from './nodes.js';
+import { identityRoutes, overviewRoutes } from './overview.js';
+import { policyRoutes } from './policies.js';
+import { queueRoutes } from './queues.js';
+import { vhostRoutes } from './vhosts.js';
+
+export function managementRoutes(): Route[] {
+  return [
+    ...overviewRoutes,
+    ...nodeRoutes,
+    ...connectionRoutes,
+    ...exchangeRoutes,
+    ...queueRoutes,
+    ...bindingRoutes,
+    ...vhostRoutes,
+    ...vhostConnectionRoutes,
+    ...policyRoutes,
+    ...identityRoutes,
+    ...healthRoutes,
+  ];
+}

@@ -1,0 +1,197 @@
+/**
+ * /api/queues: list, show, declare (PUT), delete, purge (DELETE …/contents), get (POST …/get),
+ * and a queue's bindings. Declaring, deleting and purging go through the same VHost and Queue
+ * operations as queue.declare, queue.delete and queue.purge, so the same rules, reply texts and
+ * persistence apply.
+ */
+import { withDeliveryCount } from '../../connection/channel.js';
+import { decodeContentHeader } from '../../frame/generated/properties.js';
+import type { Queue } from '../../queue/queue.js';
+import type { QueuedMessage } from '../../queue/queued-message.js';
+import type { VHost } from '../../vhost/vhost.js';
+import { jsonToTable, propertiesToJson } from '../amqp-json.js';
+import { bindingFacts, formatBinding, formatQueue, implicitBinding } from '../format.js';
+import { HttpError, badRequest, noContent, notFound, objectNotFound, ok, parseBool, parseInt, requireKeys, type Reply } from '../http.js';
+import type { Json } from '../json.js';
+import { checkAccess, run } from '../ops.js';
+import { listReply, objectReply } from '../query.js';
+import type { RequestContext, Route } from '../router.js';
+
+export const BINDING_SORT = ['vhost', 'source', 'type', 'destination', 'routing_key', 'properties_key'];
+
+/** The vhost a request names (path, or the X-Vhost header on lists); 404 when it does not exist. */
+export function requestVhost(ctx: RequestContext): VHost | undefined {
+  const name = ctx.params['vhost'] ?? headerVhost(ctx);
+  if (name === undefined) return undefined;
+  const vhost = ctx.broker.vhosts.get(name);
+  if (!vhost) throw objectNotFound();
+  return vhost;
+}
+
+function headerVhost(ctx: RequestContext): string | undefined {
+  const v = ctx.headers['x-vhost'];
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+/** The vhosts a list covers: the one named, or every one the user may list objects of. */
+export function listedVhosts(ctx: RequestContext): VHost[] {
+  const named = requestVhost(ctx);
+  const allowed = ctx.objectVhosts();
+  return (named ? [named] : [...ctx.broker.vhosts.values()]).filter((v) => allowed.has(v.name));
+}
+
+/** The path's vhost, which must exist (a direct request into a missing vhost is 404 vhost_not_found). */
+export function targetVhost(ctx: RequestContext): VHost {
+  const vhost = ctx.broker.vhosts.get(ctx.params['vhost']!);
+  if (!vhost) throw notFound('vhost_not_found');
+  return vhost;
+}
+
+function existingQueue(ctx: RequestContext): { vhost: VHost; queue: Queue } {
+  const vhost = ctx.broker.vhosts.get(ctx.params['vhost']!);
+  const queue = vhost?.queues.get(ctx.params['queue']!);
+  if (!vhost || !queue) throw objectNotFound();
+  return { vhost, queue };
+}
+
+function list(ctx: RequestContext): Reply {
+  const items: Json[] = [];
+  for (const vhost of listedVhosts(ctx)) for (const q of vhost.queues.values()) items.push(formatQueue(vhost.name, q, ctx.stats, ctx.broker.policies.infoOf(vhost.name, q)));
+  return ok(listReply(items, ctx.query, ['vhost', 'name']));
+}
+
+function show(ctx: RequestContext): Reply {
+  const { vhost, queue } = existingQueue(ctx);
+  return ok(objectReply(formatQueue(vhost.name, queue, ctx.stats, ctx.broker.policies.infoOf(vhost.name, queue), true), ctx.query));
+}
+
+/**
+ * PUT: queue.declare with the body's durable, auto_delete and arguments. The management API's
+ * declaring "connection" owns nothing: exclusive makes the queue transient, not exclusive.
+ */
+async function declare(ctx: RequestContext): Promise<Reply> {
+  const name = ctx.params['queue']!;
+  const size = Buffer.byteLength(name, 'utf8');
+  if (size > 255) throw badRequest(`queue should be less than 255 bytes, actually was ${size}\n`);
+  const vhost = targetVhost(ctx);
+  const body = await ctx.body();
+  const durable = parseBool(body['durable']) ?? false;
+  const autoDelete = parseBool(body['auto_delete']) ?? false;
+  const exclusive = parseBool(body['exclusive']) ?? false;
+  const passive = parseBool(body['passive']) ?? false;
+  const args = body['arguments'] === undefined ? {} : jsonToTable(body['arguments']);
+  checkAccess(ctx, 'direct', vhost.name, [{ kind: 'queue', name, permission: 'configure' }]);
+  const existed = vhost.queues.has(name);
+  run('direct', () => vhost.declareQueue({
+    name, passive, durable: durable && !exclusive, exclusive: false, autoDelete, arguments: args, owner: {},
+  }));
+  return { status: existed ? 204 : 201 };
+}
+
+/** DELETE: queue.delete, with if-unused=true / if-empty=true in the query. */
+function remove(ctx: RequestContext): Reply {
+  const { vhost, queue } = existingQueue(ctx);
+  checkAccess(ctx, 'direct', vhost.name, [{ kind: 'queue', name: queue.name, permission: 'configure' }]);
+  const ifUnused = ctx.query.get('if-unused') === 'true';
+  const ifEmpty = ctx.query.get('if-empty') === 'true';
+  run('direct', () => vhost.deleteQueue(queue.name, {}, { ifUnused, ifEmpty }));
+  return noContent();
+}
+
+/** DELETE …/contents: queue.purge. */
+function purge(ctx: RequestContext): Reply {
+  const { vhost, queue } = existingQueue(ctx);
+  checkAccess(ctx, 'direct', vhost.name, [{ kind: 'queue', name: queue.name, permission: 'read' }]);
+  run('direct', () => vhost.getQueue(queue.name, {}).purge());
+  return noContent();
+}
+
+const ACKMODES = ['ack_requeue_true', 'ack_requeue_false', 'reject_requeue_true', 'reject_requeue_false'];
+
+/**
+ * POST …/get, as rabbit_mgmt_wm_queue_get does it: up to `count` basic.gets (no_ack only for
+ * ack_requeue_false), then each message rejected in order (reject_requeue_*) or left unacked
+ * until its channel closes (ack_requeue_true), so a requeued message comes back redelivered.
+ */
+async function get(ctx: RequestContext): Promise<Reply> {
+  const body = await ctx.body();
+  const [ackmode, countValue, encoding] = requireKeys(body, ['ackmode', 'count', 'encoding']);
+  const vhostName = ctx.params['vhost']!;
+  if (!ctx.broker.vhosts.has(vhostName)) throw new HttpError(500, null);
+  checkAccess(ctx, 'channel', vhostName, []);
+  const count = parseInt(countValue);
+  if (encoding !== 'auto' && encoding !== 'base64') throw badRequest('Unsupported encoding. Please use auto or base64.');
+  const truncate = body['truncate'] === undefined || body['truncate'] === null ? undefined : parseInt(body['truncate']);
+  // An ackmode RabbitMQ does not know crashes its handler after the channel opened.
+  if (typeof ackmode !== 'string' || !ACKMODES.includes(ackmode)) throw new HttpError(500, null);
+  const vhost = ctx.broker.vhosts.get(vhostName)!;
+  const name = ctx.params['queue']!;
+  checkAccess(ctx, 'channel', vhostName, [{ kind: 'queue', name, permission: 'read' }]);
+  const queue = run('channel', () => vhost.getQueue(name, {}));
+  const noAck = ackmode === 'ack_requeue_false';
+  const taken: QueuedMessage[] = [];
+  const out: Json[] = [];
+  // A negative count, as in RabbitMQ, takes until the queue is empty.
+  for (let n = count; n !== 0; n--) {
+    const entry = queue.take();
+    if (!entry) break;
+    if (noAck) queue.settle(entry);
+    else {
+      queue.delivered(entry);
+      taken.push(entry);
+    }
+    out.push(getResult(queue, entry, encoding, truncate));
+  }
+  if (taken.length > 0) {
+    if (ackmode === 'reject_requeue_false') queue.discard(taken);
+    else queue.requeue(taken);
+  }
+  return ok(out);
+}
+
+function getResult(queue: Queue, entry: QueuedMessage, encoding: string, truncate: number | undefined): Json {
+  const msg = entry.msg;
+  // A quorum queue's x-delivery-count header, as basic.get-ok carries it.
+  const properties = queue.isQuorum ? decodeContentHeader(withDeliveryCount(entry)).properties : msg.properties;
+  const body = truncate !== undefined && truncate >= 0 && msg.body.length >= truncate ? msg.body.subarray(0, truncate) : msg.body;
+  const asText = encoding === 'auto' ? utf8(body) : undefined;
+  return {
+    payload_bytes: msg.body.length,
+    redelivered: entry.redelivered,
+    exchange: msg.exchange,
+    routing_key: msg.routingKey,
+    message_count: queue.messageCount,
+    properties: propertiesToJson(properties),
+    payload: asText ?? body.toString('base64'),
+    payload_encoding: asText === undefined ? 'base64' : 'string',
+  };
+}
+
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+function utf8(b: Buffer): string | undefined {
+  try {
+    return STRICT_UTF8.decode(b);
+  } catch {
+    return undefined;
+  }
+}
+
+/** GET /api/queues/{vhost}/{queue}/bindings: the default exchange's implicit binding, then the rest. */
+function queueBindings(ctx: RequestContext): Reply {
+  const vhost = requestVhost(ctx)!;
+  const name = ctx.params['destination']!;
+  const queue = vhost.queues.get(name);
+  const facts = [implicitBinding(name), ...(queue ? vhost.bindingsTo(queue).map(bindingFacts) : [])];
+  const items = ctx.objectVhosts().has(vhost.name) ? facts.map((b) => formatBinding(vhost.name, b)) : [];
+  return ok(listReply(items, ctx.query, BINDING_SORT, { columnsFirst: true, paginate: false }));
+}
+
+export const queueRoutes: Route[] = [
+  { path: '/api/queues', access: 'vhost', GET: list },
+  { path: '/api/queues/:vhost', access: 'vhost', GET: list },
+  { path: '/api/queues/:vhost/:queue', access: 'vhost', GET: show, PUT: declare, DELETE: remove },
+  { path: '/api/queues/:vhost/:destination/bindings', access: 'vhost', GET: queueBindings },
+  { path: '/api/queues/:vhost/:queue/contents', access: 'vhost', DELETE: purge },
+  { path: '/api/queues/:vhost/:queue/get', access: 'vhost', POST: get },
+];

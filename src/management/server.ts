@@ -1,0 +1,281 @@
+/**
+ * The management HTTP server (RabbitMQ's rabbitmq_management on port 15672): node:http, the
+ * segment router, basic auth through the ManagementAuth seam, and RabbitMQ's response
+ * conventions. Endpoints live in routes/; they use the broker's public operations only.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Broker } from '../broker.js';
+import type { Logger } from '../log.js';
+import { isAdmin, isManagementUser, isMonitor, type ManagementAuth, type ManagementUser } from './auth.js';
+import { AUTH_REALM, HttpError, decodeBody, loginFailed, notAuthorised, objectNotFound, type Reply } from './http.js';
+import { encodeJson } from './json.js';
+import { allowedMethods, accessFor, splitPath, Router, type Access, type Method, type RequestContext, type Route } from './router.js';
+import { managementRoutes } from './routes/index.js';
+import { NO_STATS, type MessageStatsSource } from './stats.js';
+
+export interface ManagementServerOptions {
+  auth: ManagementAuth;
+  /** Message and churn counters (src/metrics); without one, message_stats are left out. */
+  stats?: MessageStatsSource;
+  /** Routes besides Warren's own (users, permissions, policies): added after them. */
+  routes?: Route[];
+  /**
+   * Answers requests outside /api (the web UI's files); returns false to let the server answer
+   * 404 as RabbitMQ does for a missing file.
+   */
+  fallback?: (req: IncomingMessage, res: ServerResponse, segments: readonly string[]) => boolean;
+}
+
+/** Headers RabbitMQ's management listener puts on every response. */
+const COMMON_HEADERS = {
+  'content-security-policy': "script-src 'self' 'unsafe-eval' 'unsafe-inline'; object-src 'self'",
+};
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+/** A user for routes anyone may call. */
+const ANONYMOUS: ManagementUser = { name: '', tags: [] };
+
+export class ManagementServer {
+  readonly router = new Router();
+  /** Who may call (replaceable until the first request: a user database replaces the config's users). */
+  auth: ManagementAuth;
+  /** Where message_stats and churn counters come from. */
+  stats: MessageStatsSource;
+  /** Answers requests outside /api (the web UI); see ManagementServerOptions.fallback. */
+  fallback: ManagementServerOptions['fallback'];
+  private server: Server | undefined;
+  private readonly log: Logger;
+  /** Largest request body read: a base64 payload of the largest message, and room for the rest. */
+  private readonly maxBody: number;
+
+  constructor(
+    private readonly broker: Broker,
+    options: ManagementServerOptions,
+  ) {
+    this.log = broker.log.child({ component: 'management' });
+    this.auth = options.auth;
+    this.stats = options.stats ?? NO_STATS;
+    this.fallback = options.fallback;
+    this.maxBody = Math.ceil((broker.config.maxMessageSize * 4) / 3) + 1024 * 1024;
+    this.router.add(...managementRoutes(), ...(options.routes ?? []));
+  }
+
+  /** Starts listening on host:port (0: any free port); resolves with the bound port. */
+  listen(port: number, host: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const server = createServer((req, res) => void this.handle(req, res));
+      this.server = server;
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        server.on('error', (err) => this.log.error({ err: err.message }, 'management listener error'));
+        resolve((server.address() as AddressInfo).port);
+      });
+    });
+  }
+
+  /** Stops listening and drops open connections (idle keep-alive ones included). */
+  close(): Promise<void> {
+    const server = this.server;
+    if (!server) return Promise.resolve();
+    return new Promise((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      const reply = await this.dispatch(req, res);
+      if (reply) this.write(req, res, reply);
+    } catch (err) {
+      if (err instanceof HttpError) {
+        this.writeError(req, res, err);
+        return;
+      }
+      this.log.error({ err, method: req.method, url: req.url }, 'management request failed');
+      if (!res.headersSent) this.writeError(req, res, new HttpError(500, null));
+      else res.destroy();
+    }
+  }
+
+  /** Routes and authorises a request; undefined when the response was written already. */
+  private async dispatch(req: IncomingMessage, res: ServerResponse): Promise<Reply | undefined> {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const rawPath = q < 0 ? url : url.slice(0, q);
+    const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
+    const split = splitPath(rawPath);
+    if (!split) throw new HttpError(400, null);
+    if (split.decoded[0] !== 'api') {
+      if (this.fallback?.(req, res, split.decoded)) return undefined;
+      throw notFoundPath(split.decoded);
+    }
+    const match = this.router.match(split.decoded);
+    if (!match) throw notFoundPath(split.decoded);
+    const { route, params } = match;
+    const method = req.method ?? 'GET';
+    if (!KNOWN_METHODS.has(method)) throw new HttpError(501, null);
+    const allow = allowedMethods(route).join(', ');
+    if (method === 'OPTIONS') return { status: 200, headers: { allow } };
+    const name = (method === 'HEAD' ? 'GET' : method) as Method;
+    const handler = route[name];
+    if (!handler) throw new HttpError(405, null, '', { allow });
+    const access = accessFor(route, name);
+    const user = access === 'none' ? ANONYMOUS : this.authenticate(req, access, params);
+    let body: Promise<Record<string, unknown>> | undefined;
+    const ctx: RequestContext = {
+      broker: this.broker,
+      auth: this.auth,
+      stats: this.stats,
+      method: name,
+      params,
+      query,
+      headers: req.headers,
+      rawPath,
+      user,
+      body: () => (body ??= this.readBody(req)),
+      objectVhosts: () => this.objectVhosts(user),
+      visibleVhosts: () => this.visibleVhosts(user),
+    };
+    return handler(ctx);
+  }
+
+  /**
+   * rabbit_mgmt_util:is_authorized: basic auth through the seam, a management tag, then the
+   * route's rule. Failures are 401s worded as RabbitMQ words them.
+   */
+  private authenticate(req: IncomingMessage, access: Access, params: Record<string, string>): ManagementUser {
+    const credentials = basicCredentials(req.headers.authorization);
+    if (!credentials) throw new HttpError(401, null, '', { 'www-authenticate': AUTH_REALM });
+    const result = this.auth.login(credentials.name, credentials.password, req.socket.remoteAddress ?? '');
+    const deny = (message: string): never => {
+      this.log.warn({ user: credentials.name }, `HTTP access denied: user '${credentials.name}' - ${message}`);
+      throw notAuthorised(message);
+    };
+    if ('refusal' in result) {
+      if (result.refusal === 'loopback') deny('User can only log in via localhost');
+      this.log.warn({ user: credentials.name }, `HTTP access denied: user '${credentials.name}' - invalid credentials`);
+      throw loginFailed();
+    }
+    const { user } = result as { user: ManagementUser };
+    if (!isManagementUser(user)) deny('Not management user');
+    switch (access) {
+      case 'monitor':
+        if (!isMonitor(user)) deny('Not monitor user');
+        break;
+      case 'admin':
+        if (!isAdmin(user)) deny('Not administrator user');
+        break;
+      case 'policymaker': {
+        if (isAdmin(user)) break;
+        const vhost = params['vhost'];
+        const matches = vhost === undefined || !this.broker.vhosts.has(vhost) || this.auth.mayAccessVhost(user, vhost);
+        if (!user.tags.includes('policymaker') || !matches) deny('User not authorised to access object');
+        break;
+      }
+      case 'vhost': {
+        const vhost = params['vhost'] ?? vhostHeader(req);
+        if (vhost === undefined || !this.broker.vhosts.has(vhost) || isAdmin(user)) break;
+        if (!this.auth.mayAccessVhost(user, vhost)) deny('User not authorised to access virtual host');
+        break;
+      }
+      default:
+        break;
+    }
+    return user;
+  }
+
+  /** Vhosts the user may open (list_login_vhosts). */
+  private loginVhosts(user: ManagementUser): Set<string> {
+    return new Set([...this.broker.vhosts.keys()].filter((v) => this.auth.mayAccessVhost(user, v)));
+  }
+
+  /** list_visible_vhosts: monitors see every vhost. */
+  private visibleVhosts(user: ManagementUser): Set<string> {
+    return isMonitor(user) ? new Set(this.broker.vhosts.keys()) : this.loginVhosts(user);
+  }
+
+  /** filter_vhost: administrators list every vhost's objects, others those of vhosts they may open. */
+  private objectVhosts(user: ManagementUser): Set<string> {
+    return isAdmin(user) ? new Set(this.broker.vhosts.keys()) : this.loginVhosts(user);
+  }
+
+  private readBody(req: IncomingMessage): Promise<Record<string, unknown>> {
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      req.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > this.maxBody) {
+          reject(new HttpError(413, 'bad_request', 'request body too large'));
+          req.destroy();
+          return;
+        }
+        chunks.push(chunk);
+      });
+      req.on('end', () => {
+        try {
+          resolve(decodeBody(Buffer.concat(chunks).toString('utf8')));
+        } catch (err) {
+          reject(err);
+        }
+      });
+      req.on('error', reject);
+    });
+  }
+
+  private write(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
+    const headers: Record<string, string | number> = { ...COMMON_HEADERS, vary: 'accept, accept-encoding, origin', ...reply.headers };
+    let text = '';
+    if (reply.body !== undefined) {
+      text = encodeJson(reply.body);
+      headers['content-type'] = 'application/json';
+      headers['cache-control'] = 'no-cache';
+    }
+    this.send(req, res, reply.status, headers, text);
+  }
+
+  /** rabbit_mgmt_util:halt_response: {"error","reason"} without cache-control; empty for a bare status. */
+  private writeError(req: IncomingMessage, res: ServerResponse, err: HttpError): void {
+    const headers: Record<string, string | number> = { ...COMMON_HEADERS, vary: 'origin', ...err.headers };
+    let text = '';
+    if (err.error !== null) {
+      text = encodeJson({ error: err.error, reason: err.reason });
+      headers['content-type'] = 'application/json';
+    }
+    // The request may not have been read (an error before its body was needed).
+    this.send(req, res, err.status, headers, text);
+  }
+
+  private send(req: IncomingMessage, res: ServerResponse, status: number, headers: Record<string, string | number>, text: string): void {
+    const body = Buffer.from(text, 'utf8');
+    if (status !== 204 && status !== 304) headers['content-length'] = body.length;
+    res.writeHead(status, headers);
+    res.end(req.method === 'HEAD' || status === 204 ? undefined : body);
+  }
+}
+
+/**
+ * An unknown path: RabbitMQ's static-file handler answers it, with 404 Object Not Found, or a
+ * bare 400 when a segment decodes to something holding a '/' (cowboy_static refuses those).
+ */
+function notFoundPath(segments: readonly string[]): HttpError {
+  return segments.some((s) => s.includes('/')) ? new HttpError(400, null) : objectNotFound();
+}
+
+/** The X-Vhost header RabbitMQ reads when the path names no vhost (blank: all vhosts). */
+function vhostHeader(req: IncomingMessage): string | undefined {
+  const v = req.headers['x-vhost'];
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+/** `Authorization: Basic base64(name:password)`; undefined when absent or not basic. */
+function basicCredentials(header: string | undefined): { name: string; password: string } | undefined {
+  const m = header ? /^basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header) : null;
+  if (!m) return undefined;
+  const text = Buffer.from(m[1]!, 'base64').toString('utf8');
+  const colon = text.indexOf(':');
+  if (colon < 0) return undefined;
+  return { name: text.slice(0, colon), password: text.slice(colon + 1) };
+}
