@@ -670,9 +670,10 @@ export interface RunningBroker<C extends Clock = Clock> {
    */
   clock: C;
   /**
-   * Back to the state right after start: the configured vhosts, their standard exchanges and
-   * the configured policies; every other queue, message, exchange, binding and policy gone (from
-   * the data dir too), connections closed with 320 CONNECTION_FORCED (src/testing/reset.ts).
+   * Back to the state of a broker just started on a new data dir: the configured vhosts (with
+   * their standard exchanges), users and policies; every other vhost, user, permission, queue,
+   * message, exchange, binding and policy gone (from the data dir too), connections closed with
+   * 320 CONNECTION_FORCED (src/testing/reset.ts).
    */
   reset(): Promise<void>;
   /** Queues, exchanges, bindings, consumers, connections and messages as plain values (src/testing/inspect.ts). */

@@ -218,7 +218,7 @@ export class Inspector {
       for (const ch of conn.channels.values()) {
         for (const c of ch.consumers.values()) {
           out.push({
-            vhost: conn.vhost.name, queue: c.queue.name, consumerTag: c.tag, connection: connectionName(conn),
+            vhost: conn.vhost.name, queue: c.queue.name, consumerTag: c.tag, connection: conn.name,
             connectionName: clientConnectionName(conn), channel: ch.id, ack: !c.noAck, exclusive: c.exclusive, prefetch: c.prefetch,
             priority: c.priority, active: c.queue.settings.singleActiveConsumer ? c.queue.activeConsumer === c : true, unacked: c.unacked,
           });
@@ -277,7 +277,7 @@ export class Inspector {
 }
 
 function deliveryOf(conn: Connection, ch: Channel, deliveryTag: number, consumerTag: string | undefined): InspectedMessage['delivery'] {
-  return { connection: connectionName(conn), connectionName: clientConnectionName(conn), channel: ch.id, deliveryTag, consumerTag };
+  return { connection: conn.name, connectionName: clientConnectionName(conn), channel: ch.id, deliveryTag, consumerTag };
 }
 
 /** A queued message as plain values (its properties decoded from the header as received). */
@@ -303,22 +303,10 @@ function plainProperties(props: import('../frame/generated/properties.js').Basic
 
 export function connectionInfo(conn: Connection): ConnectionInfo {
   return {
-    name: connectionName(conn), connectionName: clientConnectionName(conn), user: conn.username, vhost: conn.vhost?.name,
+    name: conn.name, connectionName: clientConnectionName(conn), user: conn.username, vhost: conn.vhost?.name,
     state: conn.state, peerHost: conn.remoteAddress, peerPort: conn.socket.remotePort ?? 0, channels: conn.channels.size,
     heartbeat: conn.heartbeat, blocked: conn.readPausedBy.includes('alarm'), clientProperties: tableToJS(conn.clientProperties),
   };
-}
-
-/** RabbitMQ's name of a connection: "peer:port -> local:port", IPv6 addresses in brackets. */
-export function connectionName(conn: Connection): string {
-  const s = conn.socket;
-  return `${hostPort(s.remoteAddress, s.remotePort)} -> ${hostPort(s.localAddress, s.localPort)}`;
-}
-
-function hostPort(address: string | undefined, port: number | undefined): string {
-  let a = address ?? '';
-  if (a.startsWith('::ffff:') && a.includes('.')) a = a.slice(7);
-  return `${a.includes(':') ? `[${a}]` : a}:${port ?? 0}`;
 }
 
 /** The connection_name client property, if the client gave one. */
@@ -330,7 +318,7 @@ export function clientConnectionName(conn: Connection): string | undefined {
 /** Whether conn is one the selector names. */
 export function selects(selector: ConnectionSelector, conn: Connection): boolean {
   if (typeof selector === 'function') return selector(connectionInfo(conn));
-  return clientConnectionName(conn) === selector || connectionName(conn) === selector;
+  return clientConnectionName(conn) === selector || conn.name === selector;
 }
 
 /** How a selector reads in a message. */
