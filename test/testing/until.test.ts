@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type { ConsumeMessage } from 'amqplib';
+import { startBroker } from '../../src/broker.js';
 import { channel, connect, connectNamed } from '../support/amqp.js';
 import { useBroker } from '../support/broker.js';
 
@@ -122,6 +123,13 @@ describe('test toolkit: until', () => {
     expect(b.running.broker.hooks.queues).to.equal(undefined);
     expect(b.running.broker.hooks.connections).to.equal(undefined);
     await conn.close();
+  });
+
+  it('rejects what still waits when the broker closes', async () => {
+    const own = await startBroker({ port: 0, logLevel: 'silent' });
+    const waiting = own.until.queueLength('never', 1, { timeout: 60_000 }).catch((e: Error) => e.message);
+    await own.close();
+    expect(await waiting).to.equal('the broker was closed');
   });
 
   it('rejects when a predicate throws, and for a vhost that does not exist', async () => {
