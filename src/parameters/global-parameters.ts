@@ -139,6 +139,15 @@ export class GlobalParameters {
     this.put(INTERNAL_CLUSTER_ID, id);
   }
 
+  /**
+   * Deletes every global parameter but internal_cluster_id (broker.reset(): the broker keeps its
+   * identity), then sets a configured cluster name again.
+   */
+  reset(configuredClusterName?: string): void {
+    for (const name of [...this.values.keys()]) if (name !== INTERNAL_CLUSTER_ID) this.delete(name);
+    if (configuredClusterName !== undefined) this.setClusterName(configuredClusterName);
+  }
+
   // ---- boot and definitions ----------------------------------------------------------------
 
   /**

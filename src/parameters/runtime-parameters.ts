@@ -217,6 +217,19 @@ export class RuntimeParameters {
     return loaded;
   }
 
+  /**
+   * Deletes every stored parameter (vhost limits), from the store too, and lifts the limits
+   * (broker.reset()). Operator policies are the policy operations' to delete.
+   */
+  clear(): void {
+    for (const [key, r] of [...this.stored]) {
+      this.stored.delete(key);
+      this.deps.metadata.deleteDefinition('parameter', key);
+      const v = this.deps.vhosts.get(r.vhost);
+      if (v && r.component === VHOST_LIMITS) v.limits = NO_LIMITS;
+    }
+  }
+
   /** The vhost was deleted (Broker.onVhostDeleted): its parameters go with it, from the store too. */
   vhostDeleted(vhost: string): void {
     for (const [key, r] of this.stored) {
