@@ -8,6 +8,12 @@ export type { VHostMetadata } from './vhost/vhost-metadata.js';
 export { PolicyOperations, VHostNotFoundError, type PolicyInfo } from './policy/policy-operations.js';
 export { PolicyInternalError, PolicyValidationError, type PolicyInput } from './policy/validation.js';
 export type { PolicyKind, PolicyRecord } from './policy/policy.js';
+export type { RuntimeParameters } from './parameters/runtime-parameters.js';
+export type { VHostLimitOperations } from './parameters/vhost-limits.js';
+export type { GlobalParameters } from './parameters/global-parameters.js';
+export { ParameterInternalError, ParameterValidationError } from './parameters/errors.js';
+export type { GlobalParameterJson, GlobalParameterRecord, ParameterRecord, VHostLimitsRecord } from './parameters/records.js';
+export type { VHostLimits } from './vhost/vhost-limits.js';
 export type { Faults, CloseOptions, FaultScope } from './testing/faults.js';
 export type {
   BindingInfo, ConnectionInfo, ConnectionSelector, ConsumerInfo, ExchangeInfo, InspectedMessage, Inspector, MessageProperties,
