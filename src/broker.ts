@@ -166,7 +166,8 @@ export class Broker implements BrokerContext, PrometheusSource {
   private loadDefinitions(): void {
     const records = this.store.metadata.loadDefinitions();
     if (!records.some((r) => r.kind === 'vhost' || r.kind === 'user')) {
-      for (const name of this.config.vhosts) this.putVhost(name, {});
+      // RabbitMQ's default vhost is created with a description (rabbit:insert_default_data).
+      for (const name of this.config.vhosts) this.putVhost(name, name === '/' ? { description: 'Default virtual host' } : {});
       seedConfigUsers(this.config.users, this.config.vhosts, this.access, this.log);
       return;
     }
@@ -219,6 +220,8 @@ export class Broker implements BrokerContext, PrometheusSource {
     this.log.info({ vhost: name }, `deleting vhost '${name}'`);
     this.access.vhostDeleted(name);
     vhost.destroy();
+    // Its message counts stay in the broker's totals, as RabbitMQ's do.
+    this.metrics.vhostDeleted(vhost);
     this.vhosts.delete(name);
     this.store.metadata.deleteDefinition('vhost', name);
     for (const hook of this.vhostDeletedHooks) hook(name);
