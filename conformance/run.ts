@@ -280,10 +280,10 @@ async function main(): Promise<number> {
     let admin: BrokerAdmin | undefined;
     if (!url) {
       const { startBroker } = await import('../src/broker.js');
-      const b = await startBroker({ port: 0, logLevel: 'silent' });
+      const b = await startBroker({ port: 0, managementPort: 0, logLevel: 'silent' });
       url = b.url;
-      // Warren's management API, once it serves one (the policy cases set policies through it).
-      mgmt ??= (b as unknown as { managementUrl?: string }).managementUrl ?? 'none';
+      // Warren's management API: the policy cases set policies through it.
+      mgmt ??= b.managementUrl!;
       stop = () => b.close();
       admin = inProcessAdmin(b.broker);
     }

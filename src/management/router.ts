@@ -23,7 +23,9 @@ export type Access =
   /** administrator or monitoring (is_authorized_monitor). */
   | 'monitor'
   /** administrator (is_authorized_admin). */
-  | 'admin';
+  | 'admin'
+  /** administrator, or policymaker who may open the path's vhost (is_authorized_policies). */
+  | 'policymaker';
 
 export interface RequestContext {
   readonly broker: Broker;

@@ -171,6 +171,13 @@ export class ManagementServer {
       case 'admin':
         if (!isAdmin(user)) deny('Not administrator user');
         break;
+      case 'policymaker': {
+        if (isAdmin(user)) break;
+        const vhost = params['vhost'];
+        const matches = vhost === undefined || !this.broker.vhosts.has(vhost) || this.auth.mayAccessVhost(user, vhost);
+        if (!user.tags.includes('policymaker') || !matches) deny('User not authorised to access object');
+        break;
+      }
       case 'vhost': {
         const vhost = params['vhost'] ?? vhostHeader(req);
         if (vhost === undefined || !this.broker.vhosts.has(vhost) || isAdmin(user)) break;

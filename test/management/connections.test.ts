@@ -4,6 +4,9 @@ import { startBroker } from '../../src/broker.js';
 import { waitUntil } from '../support/broker.js';
 import { call, useManagedBroker } from '../support/management.js';
 import { TestPki } from '../support/tls-certs.js';
+import { nodeName } from '../../src/node-name.js';
+
+const NODE = nodeName();
 
 /** /api/connections, /api/channels, /api/consumers: live values of amqplib connections; closing one. */
 describe('management API: connections, channels and consumers', () => {
@@ -35,7 +38,7 @@ describe('management API: connections, channels and consumers', () => {
     expect(c).to.deep.include({
       name: `127.0.0.1:${local} -> 127.0.0.1:${b.running.port}`, user: 'guest', vhost: '/', protocol: 'AMQP 0-9-1', auth_mechanism: 'PLAIN',
       peer_host: '127.0.0.1', peer_port: local, host: '127.0.0.1', port: b.running.port, channels: 1, state: 'running', type: 'network',
-      ssl: false, frame_max: 131072, channel_max: 2047, timeout: 60, node: 'warren@localhost', user_provided_name: 'svc-a',
+      ssl: false, frame_max: 131072, channel_max: 2047, timeout: 60, node: NODE, user_provided_name: 'svc-a',
     });
     expect(c.client_properties).to.deep.include({ connection_name: 'svc-a', product: 'amqplib' });
     expect(c.recv_oct).to.be.greaterThan(0);

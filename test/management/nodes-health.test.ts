@@ -3,6 +3,11 @@ import amqp from 'amqplib';
 import { FakeClock } from '../../src/clock.js';
 import { parseCli } from '../../src/main.js';
 import { useManagedBroker } from '../support/management.js';
+import { hostname } from 'node:os';
+import { nodeName } from '../../src/node-name.js';
+
+const NODE = nodeName();
+const CLUSTER = `rabbit@${hostname()}`;
 
 /** /api/nodes, /api/overview's identity and listeners, and the health checks, from the live process. */
 describe('management API: node, overview and health checks', () => {
@@ -12,7 +17,7 @@ describe('management API: node, overview and health checks', () => {
     const [node] = (await b.api('GET', '/api/nodes')).json;
     const broker = b.running.broker;
     expect(node).to.deep.include({
-      name: 'warren@localhost', type: 'disc', running: true, os_pid: String(process.pid), mem_limit: broker.memory.limitBytes,
+      name: NODE, type: 'disc', running: true, os_pid: String(process.pid), mem_limit: broker.memory.limitBytes,
       mem_alarm: false, disk_free_alarm: false, disk_free_limit: broker.config.diskFreeLimit, mem_calculation_strategy: 'allocated',
     });
     expect(node.mem_used).to.be.greaterThan(1024 * 1024);
@@ -20,17 +25,17 @@ describe('management API: node, overview and health checks', () => {
     expect(node.disk_free).to.be.greaterThan(0);
     expect(node.uptime).to.be.within(1, Math.ceil(process.uptime() * 1000) + 1);
     expect(node.exchange_types.map((t: { name: string }) => t.name)).to.include.members(['direct', 'topic', 'x-consistent-hash', 'x-delayed-message']);
-    expect((await b.api('GET', '/api/nodes/warren@localhost?columns=name,os_pid')).json).to.deep.equal({ name: 'warren@localhost', os_pid: String(process.pid) });
+    expect((await b.api('GET', `/api/nodes/${NODE}?columns=name,os_pid`)).json).to.deep.equal({ name: NODE, os_pid: String(process.pid) });
   });
 
   it('names the product as connection.start does and lists its listeners and web context', async () => {
     const o = (await b.api('GET', '/api/overview')).json;
-    expect(o).to.deep.include({ product_name: 'RabbitMQ', product_version: '3.10.8', rabbitmq_version: '3.10.8', management_version: '3.10.8', node: 'warren@localhost', cluster_name: 'warren@localhost', rates_mode: 'basic' });
+    expect(o).to.deep.include({ product_name: 'RabbitMQ', product_version: '3.10.8', rabbitmq_version: '3.10.8', management_version: '3.10.8', node: NODE, cluster_name: CLUSTER, rates_mode: 'basic' });
     expect(o.warren_version).to.match(/^\d+\.\d+\.\d+/);
     const port = Number(new URL(b.base).port);
     expect(o.listeners.map((l: { protocol: string; port: number }) => [l.protocol, l.port])).to.deep.equal([['amqp', b.running.port], ['http', port]]);
-    expect(o.contexts).to.deep.equal([{ ssl_opts: [], node: 'warren@localhost', description: 'RabbitMQ Management', path: '/', cowboy_opts: '[{sendfile,false}]', ip: '127.0.0.1', port: String(port) }]);
-    expect((await b.api('GET', '/api/cluster-name')).json).to.deep.equal({ name: 'warren@localhost' });
+    expect(o.contexts).to.deep.equal([{ ssl_opts: [], node: NODE, description: 'RabbitMQ Management', path: '/', cowboy_opts: '[{sendfile,false}]', ip: '127.0.0.1', port: String(port) }]);
+    expect((await b.api('GET', '/api/cluster-name')).json).to.deep.equal({ name: CLUSTER });
   });
 
   it('counts objects and messages live in the overview', async () => {
@@ -82,7 +87,7 @@ describe('management API: health checks under a memory alarm', () => {
   it('answers 503 with the alarm, as rabbit_alarm:format_as_map shows it, and reports it on the node', async () => {
     clock.advance(1000);
     const alarms = await b.api('GET', '/api/health/checks/alarms');
-    expect([alarms.status, alarms.json]).to.deep.equal([503, { status: 'failed', reason: 'There are alarms in effect in the cluster', alarms: [{ node: 'warren@localhost', resource: 'memory' }] }]);
+    expect([alarms.status, alarms.json]).to.deep.equal([503, { status: 'failed', reason: 'There are alarms in effect in the cluster', alarms: [{ node: NODE, resource: 'memory' }] }]);
     const local = await b.api('GET', '/api/health/checks/local-alarms');
     expect([local.status, local.json.reason]).to.deep.equal([503, 'There are alarms in effect on the node']);
     expect((await b.api('GET', '/api/nodes')).json[0].mem_alarm).to.equal(true);
@@ -96,6 +101,6 @@ describe('management API: command line', () => {
     expect(parseCli([], { WARREN_MANAGEMENT_PORT: '0' })).to.include({ managementPort: 0 });
     expect(parseCli(['--management-port', '1'], { WARREN_MANAGEMENT_PORT: '2' })).to.include({ managementPort: 1 });
     expect(parseCli([], {})).to.not.have.property('managementPort');
-    expect(() => parseCli(['--management-port', 'on'], {})).to.throw("invalid management port 'on'");
+    expect(() => parseCli(['--management-port', 'on'], {})).to.throw("invalid management port: 'on' is not a port (0..65535) or \"off\"");
   });
 });

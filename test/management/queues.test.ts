@@ -5,6 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBroker } from '../../src/broker.js';
 import { call, useManagedBroker } from '../support/management.js';
+import { nodeName } from '../../src/node-name.js';
+
+const NODE = nodeName();
 
 const publishOver = (b: { api: ReturnType<typeof useManagedBroker>['api'] }, queue: string, payload: string, extra: Record<string, unknown> = {}) =>
   b.api('POST', '/api/exchanges/%2F/amq.default/publish', { body: { routing_key: queue, payload, payload_encoding: 'string', properties: {}, ...extra } });
@@ -34,7 +37,7 @@ describe('management API: queues', () => {
     const q = (await b.api('GET', '/api/queues/%2F/h.orders')).json;
     expect([q.messages, q.messages_ready, q.messages_unacknowledged, q.messages_persistent]).to.deep.equal([2, 2, 0, 1]);
     expect([q.message_bytes, q.message_bytes_persistent]).to.deep.equal([17, 14]);
-    expect([q.durable, q.arguments, q.type, q.state, q.node]).to.deep.equal([true, { 'x-message-ttl': 60000 }, 'classic', 'running', 'warren@localhost']);
+    expect([q.durable, q.arguments, q.type, q.state, q.node]).to.deep.equal([true, { 'x-message-ttl': 60000 }, 'classic', 'running', NODE]);
     const m = await ch.get('h.orders', { noAck: false });
     const held = (await b.api('GET', '/api/queues/%2F/h.orders')).json;
     expect([held.messages, held.messages_ready, held.messages_unacknowledged, held.message_bytes_unacknowledged]).to.deep.equal([2, 1, 1, 14]);

@@ -1,8 +1,12 @@
 import { expect } from 'chai';
 import amqp from 'amqplib';
-import { nodeName } from '../../src/node-name.js';
 import { rabbitmqadminPath, rabbitmqadminUnavailable, runRabbitmqadmin } from '../support/rabbitmqadmin.js';
 import { useManagedBroker } from '../support/management.js';
+import { hostname } from 'node:os';
+import { nodeName } from '../../src/node-name.js';
+
+const NODE = nodeName();
+const CLUSTER = `rabbit@${hostname()}`;
 
 /**
  * Debian's rabbitmqadmin 3.10.8 (taken from the rabbitmq-server .deb at test time) driving
@@ -33,7 +37,7 @@ describe('management API: Debian\'s rabbitmqadmin', function () {
   it('reports its version and shows the overview', async () => {
     expect((await admin('--version')).trim()).to.equal('rabbitmqadmin 3.10.8');
     const [overview] = await json('show', 'overview');
-    expect(overview).to.deep.include({ rabbitmq_version: '3.10.8', cluster_name: nodeName() });
+    expect(overview).to.deep.include({ rabbitmq_version: '3.10.8', cluster_name: CLUSTER });
     expect(overview.object_totals.queues).to.equal(0);
   });
 
@@ -74,7 +78,7 @@ describe('management API: Debian\'s rabbitmqadmin', function () {
 
   it('lists nodes, connections, channels and consumers, and closes a connection', async () => {
     const [node] = await json('list', 'nodes', 'name', 'type', 'mem_used');
-    expect([node.name, node.type, node.mem_used > 0]).to.deep.equal([nodeName(), 'disc', true]);
+    expect([node.name, node.type, node.mem_used > 0]).to.deep.equal([NODE, 'disc', true]);
     const conn = await amqp.connect(b.url, { clientProperties: { connection_name: 'admin-target' } });
     const closed = new Promise<string>((resolve) => conn.on('close', (err: Error) => resolve(err.message)));
     conn.on('error', () => {});

@@ -1,6 +1,6 @@
 /**
  * Warren's management routes, in RabbitMQ's dispatcher order (rabbit_mgmt_dispatcher: the
- * first matching route wins). Policies, definitions and the rest are added by their own
+ * first matching route wins). Definitions, parameters and the rest are added by their own
  * modules (ManagementServerOptions.routes).
  */
 import type { Route } from '../router.js';
@@ -11,6 +11,7 @@ import { healthRoutes } from './health.js';
 import { nodeRoutes } from './nodes.js';
 import { identityRoutes, overviewRoutes } from './overview.js';
 import { permissionRoutes, vhostPermissionRoutes } from './permissions.js';
+import { policyRoutes } from './policies.js';
 import { queueRoutes } from './queues.js';
 import { userRoutes } from './users.js';
 import { vhostRoutes } from './vhosts.js';
@@ -27,6 +28,7 @@ export function managementRoutes(): Route[] {
     ...vhostPermissionRoutes,
     ...vhostConnectionRoutes,
     ...userRoutes,
+    ...policyRoutes,
     ...identityRoutes,
     ...permissionRoutes,
     ...healthRoutes,

@@ -80,7 +80,7 @@ function overview(ctx: RequestContext): Reply {
     product_name: broker.config.product,
     rabbitmq_version: version,
     warren_version: WARREN_VERSION,
-    cluster_name: NODE,
+    cluster_name: ctx.broker.identity.cluster,
     erlang_version: process.versions.node,
     erlang_full_version: `Node.js ${process.version} [${arch()}]`,
     release_series_support_status: 'supported',
@@ -121,7 +121,7 @@ const FEATURE_FLAGS: Array<[string, string, string, string]> = [
 
 export const overviewRoutes: Route[] = [
   { path: '/api/overview', access: 'management', GET: overview },
-  { path: '/api/cluster-name', access: 'management', GET: (ctx) => ok(objectReply({ name: NODE }, ctx.query)) },
+  { path: '/api/cluster-name', access: 'management', GET: (ctx) => ok(objectReply({ name: ctx.broker.identity.cluster }, ctx.query)) },
   { path: '/api/extensions', access: 'management', GET: () => ok([]) },
 ];
 
