@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { SystemClock, type Clock } from './clock.js';
+import { FakeClock, SystemClock, type Clock } from './clock.js';
 import { memoryWatermark, resolveConfig, type BrokerConfig, type BrokerOptions } from './config.js';
 import { ConnectionLimits, FD_RESERVE, procFdProbe, REFUSALS, type FdProbe, type Refusal } from './connection-limits.js';
 import { Connection } from './connection/connection.js';
@@ -9,6 +9,7 @@ import type { BrokerContext } from './connection/context.js';
 import { ReplyToRegistry } from './connection/direct-reply-to.js';
 import { DiskMonitor } from './disk-monitor.js';
 import { ReplyCode, replyText } from './errors.js';
+import { Hooks } from './hooks.js';
 import { defaultExchangeTypes, type ExchangeTypeRegistry } from './exchange/exchange-type-registry.js';
 import { decodeTable } from './frame/field-table.js';
 import { createLogger, type Logger } from './log.js';
@@ -29,6 +30,10 @@ import { openLmdbStore } from './store/lmdb/index.js';
 import { openMemoryStore } from './store/memory-store.js';
 import type { Store } from './store/message-store.js';
 import { PolicyOperations } from './policy/policy-operations.js';
+import { Faults } from './testing/faults.js';
+import { Inspector } from './testing/inspect.js';
+import { resetBroker } from './testing/reset.js';
+import { Until } from './testing/until.js';
 import { VHost, type VHostDeps } from './vhost/vhost.js';
 import { defaultVHostMetadata, QUEUE_TYPES, vhostDefinition, vhostFromDefinition, type VHostMetadata } from './vhost/vhost-metadata.js';
 import { AccessControl, AccessError } from './access/access-control.js';
@@ -65,6 +70,8 @@ export class Broker implements BrokerContext, PrometheusSource {
   /** Policies and operator policies: set, delete, list, and what applies to a queue or exchange. */
   readonly policies: PolicyOperations;
   readonly loginThrottle: LoginThrottle;
+  /** The seams of the test toolkit (src/hooks.ts, src/testing); unset, they cost a null check. */
+  readonly hooks = new Hooks();
   /** Message, churn and login counters, and the read API of src/metrics. */
   readonly metrics: BrokerMetrics;
   /** Node name, cluster name and permanent cluster id (src/node-name.ts). */
@@ -97,7 +104,7 @@ export class Broker implements BrokerContext, PrometheusSource {
         onError: (err) => this.storeFailed(err),
       });
     } else {
-      this.store = openMemoryStore();
+      this.store = openMemoryStore({ onError: (err) => this.storeFailed(err) });
     }
     this.identity = nodeIdentity(this.store.metadata);
     this.commits = new CommitBatcher(this.store.messages, (err) => this.log.error({ err }, 'internal error after a store commit'));
@@ -125,7 +132,7 @@ export class Broker implements BrokerContext, PrometheusSource {
       clock: this.clock,
       exchangeTypes: this.exchangeTypes,
       metadata: this.store.metadata,
-      queueDeps: { log: this.log, clock: this.clock, store: this.store.messages, memoryWindow: this.config.queueMemoryWindow, transientPaging },
+      queueDeps: { log: this.log, clock: this.clock, store: this.store.messages, memoryWindow: this.config.queueMemoryWindow, transientPaging, hooks: this.hooks },
       nextMessageId: () => this.nextMessageId(),
       churn: this.metrics.churn,
     };
@@ -148,6 +155,25 @@ export class Broker implements BrokerContext, PrometheusSource {
       void this.store.close();
       throw err;
     }
+    // A FakeClock's advance() resolves once this broker has settled what fell due.
+    if (this.clock instanceof FakeClock) this.unregisterSettle = this.clock.onAdvance(() => this.settle());
+  }
+
+  private unregisterSettle: (() => void) | undefined;
+
+  /**
+   * Resolves once what the broker has set going is done: frames queued for clients written to
+   * their sockets (connections flush from setImmediate), store writes committed and the
+   * confirms waiting on them sent. FakeClock.advance() awaits it after firing what fell due.
+   * What a client makes of those frames reaches it as the client's own events.
+   */
+  async settle(): Promise<void> {
+    for (let round = 0; round < 2; round++) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      // A failed store rejects at once; its confirms were nacked (storeFailed).
+      await this.store.messages.sync().catch(() => undefined);
+    }
+    await new Promise<void>((resolve) => setImmediate(resolve));
   }
 
   /**
@@ -282,22 +308,45 @@ export class Broker implements BrokerContext, PrometheusSource {
     const now = this.clock.monotonic();
     if (now - this.storeResumedAt < STORE_RESUME_INTERVAL_MS) return;
     this.storeResumedAt = now;
-    this.store.resume().then(
-      () => {
-        if (!this.storeBroken) return;
-        this.storeBroken = false;
-        this.log.info({ dataDir: this.config.dataDir }, 'message store writes again; unblocking publishers');
-        this.updateBlocked();
-      },
-      (err: Error) => this.log.warn({ err: err.message, dataDir: this.config.dataDir }, 'message store still cannot write'),
-    );
+    this.retryStore().catch((err: Error) => this.log.warn({ err: err.message, dataDir: this.config.dataDir }, 'message store still cannot write'));
+  }
+
+  /**
+   * After a failed store commit: writes what the store could not (Store.resume) and, once that
+   * committed, unblocks publishers. The disk check does this by itself once the data dir's disk
+   * has room again; the test toolkit calls it (faults.resumeStore). Rejects if the store still
+   * cannot write; resolves at once when nothing failed.
+   */
+  async retryStore(): Promise<void> {
+    await this.store.resume();
+    if (!this.storeBroken) return;
+    this.storeBroken = false;
+    this.log.info({ dataDir: this.config.dataDir }, 'message store writes again; unblocking publishers');
+    this.updateBlocked();
+  }
+
+  /** Alarms raised by hand (setAlarm), on top of what the monitors measure. */
+  private readonly forcedAlarms = new Set<'memory' | 'disk'>();
+
+  /**
+   * Raises (or clears) a resource alarm by hand, whatever memory and disk measure — as
+   * `rabbitmqctl set_vm_memory_high_watermark 0` or `set_disk_free_limit` do to RabbitMQ:
+   * publishers are blocked as by a real alarm (connection.blocked, no longer read). Clearing
+   * only takes back what setAlarm raised; a measured alarm stays. The test toolkit's faults use it.
+   */
+  setAlarm(resource: 'memory' | 'disk', raised: boolean): void {
+    if (raised === this.forcedAlarms.has(resource)) return;
+    if (raised) this.forcedAlarms.add(resource);
+    else this.forcedAlarms.delete(resource);
+    this.log.warn({ resource, raised }, `${resource} alarm ${raised ? 'raised' : 'cleared'} by hand`);
+    this.updateBlocked();
   }
 
   /** RabbitMQ's blocked-by text: "low on disk", "low on memory" or "low on disk & memory". */
   private updateBlocked(): void {
     const resources: string[] = [];
-    if (this.storeBroken || this.diskAlarmed) resources.push('disk');
-    if (this.memory.isAlarmed) resources.push('memory');
+    if (this.storeBroken || this.diskAlarmed || this.forcedAlarms.has('disk')) resources.push('disk');
+    if (this.memory.isAlarmed || this.forcedAlarms.has('memory')) resources.push('memory');
     const reason = resources.length > 0 ? `low on ${resources.join(' & ')}` : undefined;
     this.blockedReason = reason;
     for (const conn of this.connections) {
@@ -521,6 +570,7 @@ export class Broker implements BrokerContext, PrometheusSource {
     // Blocked by whatever alarm is on when it opens (which may have come or gone since now).
     conn.onOpen(() => {
       if (this.blockedReason) conn.block(this.blockedReason);
+      this.hooks.connections?.opened(conn);
     });
     // RabbitMQ counts a connection opened once it is past connection.open, and closed whenever
     // its socket closes, handshake or not.
@@ -553,6 +603,7 @@ export class Broker implements BrokerContext, PrometheusSource {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.log.info('shutting down');
+      this.unregisterSettle?.();
       const managementClosed = this.management.close();
       this.memory.stop();
       this.disk?.stop();
@@ -606,7 +657,7 @@ function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-export interface RunningBroker {
+export interface RunningBroker<C extends Clock = Clock> {
   /** amqp://guest:guest@host:port */
   url: string;
   port: number;
@@ -615,15 +666,35 @@ export interface RunningBroker {
   /** The AMQPS port, with `tls` configured. */
   tlsPort: number | undefined;
   broker: Broker;
+  /**
+   * The broker's clock: the one given as `clock` (a FakeClock: `await clock.advance(ms)` fires
+   * what falls due — TTLs, x-expires, delayed messages, consumer timeouts, heartbeats — and
+   * resolves once the broker has settled it), else the system clock.
+   */
+  clock: C;
+  /**
+   * Back to the state of a broker just started on a new data dir: the configured vhosts (with
+   * their standard exchanges), users and policies; every other vhost, user, permission, queue,
+   * message, exchange, binding and policy gone (from the data dir too), connections closed with
+   * 320 CONNECTION_FORCED (src/testing/reset.ts).
+   */
+  reset(): Promise<void>;
+  /** Queues, exchanges, bindings, consumers, connections and messages as plain values (src/testing/inspect.ts). */
+  inspect: Inspector;
+  /** Promises resolved by broker events, with timeouts that say what was awaited (src/testing/until.ts). */
+  until: Until;
+  /** Failures injected through the broker's real failure paths (src/testing/faults.ts). */
+  faults: Faults;
   close(): Promise<void>;
 }
 
 /**
- * Starts a broker (e.g. `await startBroker({ port: 0 })` in a test suite). The management API
+ * Starts a broker (e.g. `await startBroker({ port: 0 })` in a test suite), with the test
+ * toolkit (docs/testing.md): reset, inspect, until, faults and the clock. The management API
  * and the Prometheus endpoint are off unless managementPort / prometheusPort is given (0: any
  * free port), so test brokers do not compete for ports 15672 and 15692.
  */
-export async function startBroker(options: BrokerOptions = {}): Promise<RunningBroker> {
+export async function startBroker<C extends Clock = Clock>(options: BrokerOptions & { clock?: C } = {}): Promise<RunningBroker<C>> {
   const broker = new Broker({
     host: '127.0.0.1',
     logLevel: 'warn',
@@ -633,5 +704,17 @@ export async function startBroker(options: BrokerOptions = {}): Promise<RunningB
   });
   const port = await broker.listen();
   const host = broker.config.host === '0.0.0.0' ? 'localhost' : broker.config.host;
-  return { url: `amqp://guest:guest@${host}:${port}`, port, tlsPort: broker.tlsPort, managementUrl: broker.managementUrl, broker, close: () => broker.close() };
+  const inspect = new Inspector(broker);
+  const until = new Until(broker, inspect);
+  const faults = new Faults(broker);
+  return {
+    url: `amqp://guest:guest@${host}:${port}`, port, tlsPort: broker.tlsPort, managementUrl: broker.managementUrl, broker,
+    clock: broker.clock as C,
+    reset: () => resetBroker(broker, faults),
+    inspect, until, faults,
+    close: () => {
+      until.cancelAll('the broker was closed');
+      return broker.close();
+    },
+  };
 }

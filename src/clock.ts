@@ -83,7 +83,9 @@ interface PendingTimer {
 /**
  * A clock that moves only when told to. Timers run on monotonic time and fire in due order
  * during advance(); an exception from a callback propagates to the caller of advance(), so a
- * test sees it.
+ * test sees it. advance() also returns a promise that resolves once every broker on this clock
+ * has settled what those timers set going (Broker.settle: frames written to the sockets, store
+ * commits done): `await clock.advance(ms)`.
  */
 export class FakeClock implements Clock {
   private mono = 0;
@@ -91,6 +93,7 @@ export class FakeClock implements Clock {
   private wallOffset: number;
   private seq = 0;
   private timers: PendingTimer[] = [];
+  private readonly settlers = new Set<() => Promise<void>>();
 
   constructor(start = Date.UTC(2026, 0, 1)) {
     this.wallOffset = start;
@@ -110,8 +113,12 @@ export class FakeClock implements Clock {
     return { cancel: () => { timer.cancelled = true; } };
   }
 
-  /** Lets ms pass (both clocks move), firing every timer that falls due, in order, at its due time. */
-  advance(ms: number): void {
+  /**
+   * Lets ms pass (both clocks move), firing every timer that falls due, in order, at its due
+   * time, before it returns; the promise it returns resolves once what they set going has
+   * settled (onAdvance).
+   */
+  advance(ms: number): Promise<void> {
     const target = this.mono + ms;
     for (;;) {
       this.timers = this.timers.filter((t) => !t.cancelled);
@@ -125,6 +132,20 @@ export class FakeClock implements Clock {
       next.fn();
     }
     this.mono = target;
+    return this.settle();
+  }
+
+  /**
+   * Registers what advance() waits for after firing timers (a broker on this clock registers
+   * its settle()); returns the function that takes it off.
+   */
+  onAdvance(settle: () => Promise<void>): () => void {
+    this.settlers.add(settle);
+    return () => this.settlers.delete(settle);
+  }
+
+  private async settle(): Promise<void> {
+    await Promise.all([...this.settlers].map((settle) => settle()));
   }
 
   /** Steps the wall clock by ms (negative: backwards), as NTP or an operator does; no time passes. */

@@ -46,13 +46,20 @@ Options:
                              env WARREN_CONNECTION_MAX)
   --connection-max-per-ip N  connections open at once from one address, 0 = no limit
                              (default 0; env WARREN_CONNECTION_MAX_PER_IP)
+  --ready-json      once every listener is up, print one JSON line to stdout with their URLs,
+                    {"amqp":"amqp://127.0.0.1:5672","management":"http://127.0.0.1:15672"}
+                    (and "amqps", "prometheus" when on), for a harness that spawns the
+                    broker; logs then go to stderr
   -h, --help        show this help
 `;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
+/** The settings from the command line: the broker's, and how the command reports (--ready-json). */
+export type CliSettings = Partial<BrokerConfig> & { readyJson?: boolean };
+
 /** Parses flags and WARREN_* variables (flags win) — the only place that reads the settings from process.env. */
-export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<BrokerConfig> | 'help' {
+export function parseCli(argv: string[], env: NodeJS.ProcessEnv): CliSettings | 'help' {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -71,6 +78,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<Broker
       'tls-cert': { type: 'string' },
       'tls-key': { type: 'string' },
       'tls-ca': { type: 'string' },
+      'ready-json': { type: 'boolean' },
       'prometheus-port': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -78,7 +86,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): Partial<Broker
   });
   if (values.help) return 'help';
   const configFile = values.config ?? env['WARREN_CONFIG'];
-  const config: Partial<BrokerConfig> = configFile ? readConfigFile(configFile) : {};
+  const config: CliSettings = configFile ? readConfigFile(configFile) : {};
+  if (values['ready-json']) config.readyJson = true;
   const port = values.port ?? env['WARREN_PORT'];
   if (port !== undefined) config.port = portNumber(port);
   const managementPort = values['management-port'] ?? env['WARREN_MANAGEMENT_PORT'];
@@ -144,7 +153,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     process.exitCode = await checkCommand(argv.slice(1), process.env, process.stdout);
     return;
   }
-  let config: Partial<BrokerConfig> | 'help';
+  let config: CliSettings | 'help';
   try {
     config = parseCli(argv, process.env);
   } catch (err) {
@@ -155,14 +164,18 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     process.stdout.write(USAGE);
     return;
   }
+  const { readyJson, ...settings } = config;
   let broker: Broker;
   try {
     // Loaded here, not at the top: the launcher (launcher.ts) parses the flags with this module
     // and starts another Node; it has no use for the broker's modules.
     const [{ Broker }, { createLogger, prettyDestination }] = await Promise.all([import('./broker.js'), import('./log.js')]);
-    // People at a terminal get readable lines; pipes and files get pino's JSON lines.
-    const logger = process.stdout.isTTY ? createLogger(config.logLevel ?? 'info', prettyDestination()) : undefined;
-    broker = new Broker({ ...config, logger });
+    // People at a terminal get readable lines; pipes and files get pino's JSON lines. With
+    // --ready-json, stdout carries the ready line only and logs go to stderr.
+    const out = readyJson ? process.stderr : process.stdout;
+    const level = settings.logLevel ?? 'info';
+    const logger = out.isTTY ? createLogger(level, prettyDestination(out)) : createLogger(level, out);
+    broker = new Broker({ ...settings, logger });
   } catch (err) {
     cannotStart(err);
   }
@@ -206,11 +219,36 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     broker.log.fatal({ err: reason }, 'unhandled promise rejection');
     process.exit(1);
   });
+  let port: number;
   try {
-    await broker.listen();
+    port = await broker.listen();
   } catch (err) {
     cannotStart(err);
   }
+  if (readyJson) process.stdout.write(`${JSON.stringify(readyLine(broker, port))}\n`);
+}
+
+/**
+ * What --ready-json prints once every listener is up: the URL of each — "amqp", "amqps" (with
+ * TLS), "management" and "prometheus" (when on) — with no credentials (clients default to
+ * guest/guest and the vhost '/'). A wildcard bind address is given as loopback.
+ */
+export function readyLine(
+  broker: Pick<Broker, 'config' | 'tlsPort'> & Partial<Pick<Broker, 'managementUrl' | 'prometheusUrl'>>, port: number,
+): Record<string, string> {
+  const host = urlHost(broker.config.host);
+  const line: Record<string, string> = { amqp: `amqp://${host}:${port}` };
+  if (broker.tlsPort !== undefined) line['amqps'] = `amqps://${host}:${broker.tlsPort}`;
+  if (broker.managementUrl !== undefined) line['management'] = `http://${host}:${new URL(broker.managementUrl).port}`;
+  if (broker.prometheusUrl !== undefined) line['prometheus'] = `http://${host}:${new URL(broker.prometheusUrl).port}`;
+  return line;
+}
+
+/** host as written in a URL that reaches it from this machine. */
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
 }
 
 function cannotStart(err: unknown): never {

@@ -242,6 +242,10 @@ export class Connection {
   /** Handles one frame; stops reading after it when the output is full. */
   private readonly onFrame = (type: number, channel: number, payload: Buffer): void => {
     this.handleFrame(type, channel, payload);
+    if (this.framesUntilDrop !== 0 && --this.framesUntilDrop === 0) {
+      this.dropAfterFrames(0);
+      return;
+    }
     if (!this.writable && (this.state === 'open' || this.state === 'opening')) this.pauseReading('output');
   };
 
@@ -514,9 +518,7 @@ export class Connection {
     if (err instanceof AbruptClose) {
       // RabbitMQ's reader process crashes on these: the client sees the socket reset, no close.
       this.log.warn({ reason: err.reason }, 'connection reset: undecodable input');
-      this.teardown();
-      this.state = 'closed';
-      this.socket.resetAndDestroy();
+      this.abort();
       return;
     }
     if (err instanceof AmqpError) {
@@ -596,6 +598,34 @@ export class Connection {
     this.heartbeatTimer?.cancel();
     this.handshakeTimer?.cancel();
     this.vhost?.connectionClosed(this);
+  }
+
+  /** Frames still to be read before the socket is dropped (dropAfterFrames); 0 = never. */
+  private framesUntilDrop = 0;
+
+  /**
+   * A test fault (the toolkit's faults.dropConnection): once `frames` more frames have been
+   * read from the client (0: now), the socket is reset without connection.close, which is how
+   * a network failure or a killed broker looks to the client. Channels are released (unacked
+   * messages requeued) as when any socket goes.
+   */
+  dropAfterFrames(frames: number): void {
+    if (this.state === 'closed') return;
+    if (frames > 0) {
+      this.framesUntilDrop = frames;
+      return;
+    }
+    this.log.info('connection dropped (faults.dropConnection)');
+    this.abort();
+  }
+
+  /** Ends the connection at once with a TCP reset: no close, nothing more written. */
+  private abort(): void {
+    if (this.state !== 'closing') this.teardown();
+    this.state = 'closed';
+    this.closeTimer?.cancel();
+    this.writer.discard();
+    this.socket.resetAndDestroy();
   }
 
   destroy(): void {

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { BrokerConfig } from '../config.js';
+import type { Hooks } from '../hooks.js';
 import type { Logger } from '../log.js';
 import type { BrokerMetrics } from '../metrics/broker-metrics.js';
 import type { NodeIdentity } from '../node-name.js';
@@ -18,6 +19,8 @@ export interface BrokerContext {
   readonly vhosts: ReadonlyMap<string, VHost>;
   readonly commits: CommitBatcher;
   readonly replyTo: ReplyToRegistry;
+  /** The test toolkit's seams (src/hooks.ts): faults in the publish and confirm paths. */
+  readonly hooks: Hooks;
   /** Churn and login counters, and identifiers for per-object metrics (src/metrics). */
   readonly metrics: BrokerMetrics;
   /** The node and cluster names (connection.start's cluster_name). */

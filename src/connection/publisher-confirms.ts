@@ -42,7 +42,16 @@ export class PublisherConfirms {
     private readonly out: FrameSink,
     /** Counts every confirm (the vhost's counters). */
     private readonly total: ConfirmCounter = { confirmed: 0 },
+    /**
+     * Asked before the confirms gathered go out: true keeps them until resume is called (the
+     * test toolkit's faults.holdConfirms, src/hooks.ts).
+     */
+    private readonly held: (resume: () => void) => boolean = () => false,
   ) {}
+
+  private readonly resume = (): void => {
+    if (!this.flushScheduled) this.flush();
+  };
 
   /** Publishes not yet confirmed: waiting for the store, or for this tick's ack/nack to go out. */
   get unconfirmed(): number {
@@ -126,7 +135,7 @@ export class PublisherConfirms {
    */
   private flush(): void {
     this.flushScheduled = false;
-    if (this.stopped) return;
+    if (this.stopped || this.held(this.resume)) return;
     const out = this.out;
     const id = this.channelId;
     // The oldest seq still waiting for the disk (none past the end).

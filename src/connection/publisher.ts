@@ -81,7 +81,13 @@ export class Publisher {
 
   /** confirm.select: every later publish gets a sequence number and a confirm. */
   selectConfirms(): void {
-    this.confirms ??= new PublisherConfirms(this.channelId, this.conn.broker.commits, this.conn.writer, this.conn.vhost!.counters);
+    const conn = this.conn;
+    // The toolkit's faults.holdConfirms (src/hooks.ts): consulted once per flush of this channel.
+    const held = (resume: () => void): boolean => {
+      const hold = conn.broker.hooks.holdConfirms;
+      return hold !== undefined && hold(conn, resume);
+    };
+    this.confirms ??= new PublisherConfirms(this.channelId, conn.broker.commits, conn.writer, conn.vhost!.counters, held);
   }
 
   /**
@@ -97,6 +103,15 @@ export class Publisher {
     const confirms = this.confirms;
     if (confirms) vhost.counters.receivedConfirm++;
     const seq = confirms?.next() ?? 0;
+    if (confirms !== undefined) {
+      // The toolkit's faults.nackPublishes (src/hooks.ts): dropped and nacked, as a queue that
+      // refuses a message (x-overflow=reject-publish) is seen by the publisher.
+      const nack = this.conn.broker.hooks.nackPublish;
+      if (nack !== undefined && nack(this.conn)) {
+        confirms.nack(seq);
+        return false;
+      }
+    }
     const counters = this.counters.exchange(exchange);
     const aside = this.routeAside(args, exchange, published, cc);
     if (aside) {

@@ -380,6 +380,49 @@ export class PagedReadyList {
     };
   }
 
+  /**
+   * Every ready message in delivery order, without taking or moving any: the window's, then
+   * the held ones merged by seq with those only in the store, read back as copies (the test
+   * toolkit's inspect). Nothing is paged in, and nothing read here stays in memory.
+   */
+  *entries(): Generator<QueuedMessage> {
+    yield* this.window.entries();
+    if (this.storedOnly === 0) {
+      yield* this.held.entries();
+      return;
+    }
+    const held = [...this.held.entries()];
+    // The stored range's entries include the persisted ones that are held too (same seq).
+    const s = this.stored.count > 0 ? this.store.readEntries(this.stored.key, this.stored.from, this.stored.count + held.length) : [];
+    const paged = this.paged;
+    const p = paged && paged.count > 0 ? this.store.readEntries(paged.key, paged.from, paged.count) : [];
+    let hi = 0;
+    let si = 0;
+    let pi = 0;
+    for (;;) {
+      const h = held[hi];
+      const se = s[si];
+      const pe = p[pi];
+      const hSeq = h?.seq ?? Infinity;
+      const sSeq = se?.seq ?? Infinity;
+      const pSeq = pe?.seq ?? Infinity;
+      if (hSeq === Infinity && sSeq === Infinity && pSeq === Infinity) return;
+      if (hSeq <= sSeq && hSeq <= pSeq) {
+        hi++;
+        if (sSeq === hSeq) si++;
+        yield h!;
+      } else if (sSeq <= pSeq) {
+        si++;
+        const stored = this.store.readMessage(se!.msgId);
+        if (stored) yield this.entry(se!, new Message(stored.id, stored.exchange, stored.routingKey, stored.header, stored.body), true);
+      } else {
+        pi++;
+        const stored = this.store.readMessage(pe!.msgId);
+        if (stored) yield this.entry(pe!, new Message(stored.id, stored.exchange, stored.routingKey, stored.header, stored.body), false);
+      }
+    }
+  }
+
   private takeHeld(): void {
     this.toWindow(this.held.shift() as QueuedMessage);
   }

@@ -1,5 +1,6 @@
 import type { Clock, Timer } from '../clock.js';
 import type { FieldTable } from '../frame/field-table.js';
+import type { Hooks } from '../hooks.js';
 import type { Logger } from '../log.js';
 import { QueueCounters } from '../metrics/counters.js';
 import type { MessageStore, QueueEntry } from '../store/message-store.js';
@@ -47,6 +48,8 @@ export interface QueueDeps {
    * page-out. Absent (no store on disk): they always stay in memory.
    */
   transientPaging?: { active(): boolean; wake(): void };
+  /** The broker's seams for the test toolkit (src/hooks.ts); absent in unit tests. */
+  hooks?: Hooks;
 }
 
 /** What became of a message offered to a queue. */
@@ -140,6 +143,13 @@ export class Queue {
     });
     this.createdAt = deps.clock.now();
     this.touch();
+    this.changed();
+  }
+
+  /** Tells the test toolkit the counts may have changed (src/hooks.ts); a null check otherwise. */
+  private changed(): void {
+    const watcher = this.deps.hooks?.queues;
+    if (watcher !== undefined) watcher.changed(this);
   }
 
   /**
@@ -162,6 +172,7 @@ export class Queue {
     this.touch();
     this.expireHead();
     this.maybeDispatch();
+    this.changed();
   }
 
   private get hasLengthLimit(): boolean {
@@ -242,6 +253,11 @@ export class Queue {
     if (this.consumers.length > 0) this.dispatch(entry);
     if (entry.expiresAt !== 0) this.expireHead();
     if (settings.maxLength !== undefined || settings.maxLengthBytes !== undefined) this.dropHeadOverLimit();
+    const watcher = this.deps.hooks?.queues;
+    if (watcher !== undefined) {
+      watcher.enqueued(this, entry);
+      watcher.changed(this);
+    }
     return persisted ? EnqueueResult.Durable : EnqueueResult.Transient;
   }
 
@@ -303,13 +319,17 @@ export class Queue {
 
   // ---- taking and settling ------------------------------------------------------------------
 
-  /** basic.get: takes the head message, or undefined when the queue is empty. */
+  /**
+   * basic.get: takes the head message, or undefined when the queue is empty. The caller goes on
+   * with delivered() or settle(), which tell the toolkit's watcher.
+   */
   take(): QueuedMessage | undefined {
     this.touch();
     this.expireHead();
     const m = this.ready.shift();
     // Messages that expired behind the head go now, so get-ok's message-count is exact.
     this.expireHead();
+    if (!m) this.changed();
     return m;
   }
 
@@ -321,10 +341,16 @@ export class Queue {
   delivered(entry: QueuedMessage): void {
     this.unackedCount++;
     this.unackedSize += entry.msg.size;
+    this.changed();
   }
 
   /** A message was delivered with no-ack (to a consumer or by basic.get): it is gone. */
   settle(entry: QueuedMessage): void {
+    this.forget(entry);
+    this.changed();
+  }
+
+  private forget(entry: QueuedMessage): void {
     if (entry.persisted && !this.deleted) this.unstore(entry);
   }
 
@@ -332,8 +358,9 @@ export class Queue {
   ack(entry: QueuedMessage): void {
     this.unackedCount--;
     this.unackedSize -= entry.msg.size;
-    this.settle(entry);
+    this.forget(entry);
     this.maybeDispatch();
+    this.changed();
   }
 
   /** basic.reject / basic.nack with requeue=false: dead-letter (reason rejected) or drop. */
@@ -341,6 +368,7 @@ export class Queue {
     this.undelivered(entries);
     if (!this.deleted) this.remove(entries, 'rejected');
     this.maybeDispatch();
+    this.changed();
   }
 
   /** Delivered messages that are no longer unacknowledged (requeued or discarded). */
@@ -396,6 +424,7 @@ export class Queue {
     if (this.settings.maxLength !== undefined || this.settings.maxLengthBytes !== undefined) this.dropHeadOverLimit();
     this.expireHead();
     this.maybeDispatch();
+    this.changed();
   }
 
   /**
@@ -414,7 +443,16 @@ export class Queue {
       if (entry.persisted) this.unstore(entry);
       count++;
     }
+    this.changed();
     return count;
+  }
+
+  /**
+   * Every ready message in delivery order, paged-out ones included (read back from the store
+   * as copies), without taking, moving or expiring any: the test toolkit's look inside.
+   */
+  readyEntries(): Iterable<QueuedMessage> {
+    return this.ready.entries();
   }
 
   // ---- TTL ----------------------------------------------------------------------------------
@@ -444,6 +482,7 @@ export class Queue {
         this.expiryTimer = undefined;
         this.expiryDue = 0;
         this.expireHead();
+        this.changed();
       }, due - now);
     }
   }
@@ -469,6 +508,7 @@ export class Queue {
     this.hadConsumer = true;
     this.touch();
     this.dispatch();
+    this.changed();
   }
 
   /** Removes a consumer (basic.cancel or its channel closed); may auto-delete the queue. */
@@ -481,6 +521,7 @@ export class Queue {
     this.touch();
     // Under single-active-consumer the next consumer in line takes over now.
     this.maybeDispatch();
+    this.changed();
   }
 
   hasExclusiveConsumer(): boolean {
@@ -502,6 +543,7 @@ export class Queue {
     this.persistent = { count: 0, bytes: 0 };
     if (this.durable) this.deps.store.deleteQueue(this.storeKey);
     for (const c of this.consumers.clear()) c.host.cancelledByServer(c);
+    this.changed();
     return count;
   }
 
@@ -519,6 +561,7 @@ export class Queue {
   dispatch(fresh?: QueuedMessage): void {
     if (this.dispatching || this.deleted) return;
     this.dispatching = true;
+    let expired = false;
     try {
       // Read the clock only once a message with a TTL reaches the head.
       let now = -1;
@@ -529,6 +572,7 @@ export class Queue {
           if (now < 0) now = this.deps.clock.now();
           if (head.expiresAt <= now) {
             this.expireHead();
+            expired = true;
             continue;
           }
         }
@@ -540,6 +584,8 @@ export class Queue {
     } finally {
       this.dispatching = false;
     }
+    // Each delivery told the watcher (delivered, settle); an expiry here has not.
+    if (expired) this.changed();
   }
 
   private storeEntry(entry: QueuedMessage): QueueEntry {

@@ -16,6 +16,8 @@ export interface ReadyStore {
   takeTail(n: number): QueuedMessage[];
   /** Forgets every message (the queue is being deleted). */
   clear(): void;
+  /** Every message in delivery order, none taken (a look inside, for the test toolkit). */
+  entries(): Iterable<QueuedMessage>;
 }
 
 /**
@@ -90,6 +92,11 @@ export class ReadyList implements ReadyStore {
     this.bytes -= m.msg.size;
     if (this.length === 0) this.clear();
     return m;
+  }
+
+  *entries(): Generator<QueuedMessage> {
+    // items[head..] all hold messages (see insertSorted).
+    for (let i = this.head; i < this.items.length; i++) yield this.items[i]!;
   }
 
   takeTail(n: number): QueuedMessage[] {
@@ -174,6 +181,11 @@ export class PriorityReadyList implements ReadyStore {
     this.bytes += m.msg.size;
   }
 
+  /** The highest level first, FIFO within a level: the order shift() takes them in. */
+  *entries(): Generator<QueuedMessage> {
+    for (let p = this.maxPriority; p >= 0; p--) yield* this.levels[p]!.entries();
+  }
+
   /** The lowest priorities are delivered last: their tails go first. */
   takeTail(n: number): QueuedMessage[] {
     let out: QueuedMessage[] = [];
@@ -236,6 +248,11 @@ export class ReturnsFirstList implements ReadyStore {
   insertSorted(m: QueuedMessage): void {
     this.returns.push(m);
     this.returnsBytes += m.msg.size;
+  }
+
+  *entries(): Generator<QueuedMessage> {
+    yield* this.returns;
+    yield* this.inner.entries();
   }
 
   /** Returns are delivered first, so the tail is the inner list's. */

@@ -35,8 +35,19 @@ interface MemMessage {
 
 const RESOLVED = Promise.resolve();
 
+/** What the in-memory store reports (the LMDB store's onError, for the test fault). */
+export interface MemoryStoreOptions {
+  /** Called once when a commit fails (only ever by Store.failNextCommit). */
+  onError?: (err: Error) => void;
+}
+
 class MemoryMessageStore implements MessageStore {
   private nextId = 1;
+  /** Store.failNextCommit: the next sync() fails, and every one after it until resume(). */
+  failNext = false;
+  failure: Error | undefined;
+
+  constructor(private readonly onError: ((err: Error) => void) | undefined) {}
   private readonly queueMap = new Map<string, MemQueue>();
   private readonly messageMap = new Map<number, MemMessage>();
 
@@ -86,7 +97,12 @@ class MemoryMessageStore implements MessageStore {
   }
 
   sync(): Promise<void> {
-    return RESOLVED;
+    if (this.failNext) {
+      this.failNext = false;
+      this.failure = Object.assign(new Error('commit failed: ENOSPC: no space left on device (faults.failNextCommit)'), { code: 'ENOSPC' });
+      this.onError?.(this.failure);
+    }
+    return this.failure ? Promise.reject(this.failure) : RESOLVED;
   }
 
   readEntries(queue: string, fromSeq: number, limit: number): QueueEntry[] {
@@ -174,6 +190,9 @@ class MemoryMessageStore implements MessageStore {
 }
 
 class MemoryMetadataStore implements MetadataStore {
+  /** The message store, whose sync() this one shares (one group commit, as with LMDB). */
+  constructor(private readonly messages: MemoryMessageStore) {}
+
   private readonly exchanges = new Map<string, ExchangeRecord>();
   private readonly queueRecords = new Map<string, QueueRecord>();
   private readonly bindings = new Map<string, BindingRecord>();
@@ -229,12 +248,23 @@ class MemoryMetadataStore implements MetadataStore {
     };
   }
   sync(): Promise<void> {
-    return RESOLVED;
+    return this.messages.sync();
   }
 }
 
-export function openMemoryStore(): Store {
-  const messages = new MemoryMessageStore();
-  const metadata = new MemoryMetadataStore();
-  return { messages, metadata, resume: () => RESOLVED, close: () => messages.close() };
+export function openMemoryStore(options: MemoryStoreOptions = {}): Store {
+  const messages = new MemoryMessageStore(options.onError);
+  const metadata = new MemoryMetadataStore(messages);
+  return {
+    messages,
+    metadata,
+    resume: () => {
+      messages.failure = undefined;
+      return RESOLVED;
+    },
+    failNextCommit: (armed) => {
+      messages.failNext = armed;
+    },
+    close: () => messages.close(),
+  };
 }

@@ -34,6 +34,8 @@ for (const kind of ['memory', 'lmdb'] as const) {
     });
 
     const persistent = (): boolean => true;
+    /** The ready messages as readyEntries() lists them (the test toolkit's inspect): nothing is taken. */
+    const listed = (h: QueueHarness): string[] => Array.from(h.queue.readyEntries(), (e) => e.msg.body.toString());
 
     it('keeps only the window in memory and refills it from the store once half of it is gone', () => {
       const h = makeQueue({ durable: true, window: 4, store });
@@ -119,6 +121,7 @@ for (const kind of ['memory', 'lmdb'] as const) {
       const e0 = get(h.queue);
       const e1 = get(h.queue);
       h.queue.requeue([e1, e0]);
+      expect(listed(h)).to.deep.equal(range(8));
       expect(takeAll(h.queue)).to.deep.equal(range(8));
     });
 
@@ -129,6 +132,7 @@ for (const kind of ['memory', 'lmdb'] as const) {
         const h = makeQueue({ durable: true, window: 4, store, name: `q${n}`, args: { 'x-queue-type': F.str('quorum') } });
         publish(h, range(n), persistent);
         h.queue.requeue([get(h.queue)]);
+        expect(listed(h)).to.deep.equal([...range(n - 1, 1), '0']);
         expect(takeAll(h.queue)).to.deep.equal([...range(n - 1, 1), '0']);
         expect(h.queue.messageCount).to.equal(0);
       }
@@ -210,6 +214,7 @@ for (const kind of ['memory', 'lmdb'] as const) {
         const pq = makeQueue({ name: 'pq', durable: false, window: 2, store, transientPaging: pp, args: { 'x-max-priority': F.int32(3) } });
         for (let i = 0; i < 5; i++) pq.queue.enqueue(message(store, String(i), { priority: i % 3 }));
         expect([pq.queue.pageOut(1 << 20), pq.queue.readyInMemory, pp.wakes]).to.deep.equal([0, 5, 0]);
+        expect(listed(pq)).to.deep.equal(['2', '1', '4', '0', '3']);
         expect(takeAll(pq.queue)).to.deep.equal(['2', '1', '4', '0', '3']);
       });
 
@@ -227,6 +232,10 @@ for (const kind of ['memory', 'lmdb'] as const) {
         publish(h, ['12', '13'], (i) => i === 0);
         h.queue.removeConsumer(c);
         ch.ack('0');
+        // Listed without paging anything in: the window, then held, stored and paged-out ones by seq.
+        const inMemory = h.queue.readyInMemory;
+        expect(listed(h)).to.deep.equal(range(13, 1));
+        expect(h.queue.readyInMemory).to.equal(inMemory);
         expect(takeAll(h.queue)).to.deep.equal(range(13, 1));
         expect([store.countEntries(h.queue.storeKey).messages, pagedOut(h)]).to.deep.equal([0, 0]);
       });
@@ -329,6 +338,8 @@ for (const kind of ['memory', 'lmdb'] as const) {
               }
             }
             expect(h.queue.messageCount, `seed ${seed} step ${step}`).to.equal(ready.size);
+            // A look costs a store read: every tenth step.
+            if (step % 10 === 0) expect(listed(h).map(Number), `readyEntries, seed ${seed} step ${step}`).to.deep.equal([...ready].sort((x, y) => x - y));
           }
           expect(takeAll(h.queue).map(Number)).to.deep.equal([...ready].sort((x, y) => x - y));
           expect(pagedOut(h)).to.equal(0);

@@ -265,6 +265,40 @@ describe('LMDB store', () => {
     expect(store.messages.readEntries('q', 0, 10).map((e) => e.seq)).to.deep.equal([1]);
   });
 
+  it('failNextCommit fails the next batch as a full disk does; resume() waits for a batch still committing before it', async () => {
+    const errors: Error[] = [];
+    store = openLmdbStore(dataDir, { onError: (e) => errors.push(e) });
+    const ms = store.messages;
+    const put = (seq: number) => {
+      const m = makeMessage(ms.nextMessageId(), `m${seq}`);
+      ms.enqueue('q', makeEntry(seq, m.id), m);
+    };
+    // A batch big enough to be still committing one turn later (tens of MB and an fsync).
+    const big = Buffer.alloc(64 * 1024, 1);
+    for (let seq = 1; seq <= 500; seq++) {
+      const m = { ...makeMessage(ms.nextMessageId()), body: big };
+      ms.enqueue('big', makeEntry(seq, m.id), m);
+    }
+    const first = ms.sync();
+    await new Promise((r) => setImmediate(r)); // the big batch goes to LMDB
+    store.failNextCommit(true);
+    put(1);
+    const failed = ms.sync().then(() => 'resolved', (e: Error) => e.message);
+    await new Promise((r) => setImmediate(r)); // this batch fails at once
+    expect(errors).to.have.length(1);
+    // resume() waits for the big batch instead of taking its turn, not yet on disk, for
+    // another writer's.
+    await store.resume();
+    expect(await failed).to.match(/ENOSPC/);
+    await first;
+    put(2);
+    await ms.sync();
+    await store.close();
+    store = openLmdbStore(dataDir);
+    expect(store.messages.readEntries('q', 0, 10).map((e) => e.seq)).to.deep.equal([1, 2]);
+    expect(store.messages.countEntries('big').messages).to.equal(500);
+  });
+
   it('resume() writes everything a failed commit left unwritten, in order, and takes writes again (disk full, then room)', async () => {
     const errors: Error[] = [];
     store = openLmdbStore(dataDir, { onError: (e) => errors.push(e) });

@@ -9,6 +9,26 @@ export async function connect(url: string): Promise<amqp.ChannelModel> {
   return conn;
 }
 
+/** connect() for a client that names its connection (the connection_name client property). */
+export async function connectNamed(url: string, name: string): Promise<amqp.ChannelModel> {
+  const conn = await amqp.connect(url, { noDelay: true, clientProperties: { connection_name: name } });
+  conn.on('error', () => {});
+  return conn;
+}
+
+/**
+ * The error a connection closed with (amqplib's 'close' event): the reply code and text of a
+ * connection.close, or a socket error's code ('ECONNRESET') and message.
+ */
+export function connectionClosed(conn: amqp.ChannelModel): Promise<{ code: number | string | undefined; text: string }> {
+  return new Promise((resolve) => {
+    conn.once('close', (err?: { code?: number | string; message: string }) => {
+      const m = err && /with message "(.*)"$/.exec(err.message);
+      resolve({ code: err?.code, text: m ? (m[1] as string) : (err?.message ?? '') });
+    });
+  });
+}
+
 export async function channel(conn: amqp.ChannelModel): Promise<amqp.Channel> {
   const ch = await conn.createChannel();
   ch.on('error', () => {});

@@ -66,6 +66,8 @@ export class CommitEngine implements BatchSource {
   private lastFlushed: Batch | undefined;
   private flushTimer: NodeJS.Immediate | undefined;
   failure: StoreFailedError | undefined;
+  /** A test fault (Store.failNextCommit): the next write fails as ENOSPC does. */
+  failNextCommit = false;
   /** Batches flushed since a commit failed, not written: retry() writes them in turn order. */
   private unwritten: Unwritten[] = [];
   private retrying: Promise<void> | undefined;
@@ -238,6 +240,10 @@ export class CommitEngine implements BatchSource {
     const dbs = this.dbs;
     let written: Promise<boolean>;
     try {
+      if (this.failNextCommit && parked) {
+        this.failNextCommit = false;
+        throw Object.assign(new Error('ENOSPC: no space left on device (faults.failNextCommit)'), { code: 'ENOSPC' });
+      }
       written = dbs.meta.ifVersion(TURN_KEY, turn, () => {
         // Each write inside the block returns the block's commit promise too; its failure is
         // handled once, on `written`, so these must not surface as unhandled rejections.
@@ -281,14 +287,25 @@ export class CommitEngine implements BatchSource {
   /**
    * After a failed commit (say the disk was full and has room again): writes every batch not
    * written since, in order, as one transaction; once it commits the store takes writes again.
-   * Rejects if that commit fails too, if a failed commit is still in flight, or if the file is
-   * no longer as this store left it (another process wrote to it). Resolves at once when
-   * nothing failed.
+   * A batch flushed before the failure and still committing is waited for first. Rejects if
+   * that commit fails too, if a failed commit is still in flight, or if the file is no longer
+   * as this store left it (another process wrote to it). Resolves at once when nothing failed.
    */
   retry(): Promise<void> {
     if (this.retrying) return this.retrying;
     if (!this.failure) return RESOLVED;
     if (this.closed) return Promise.reject(new Error(`store ${this.dbs.dir} is closed`));
+    // A batch handed to LMDB before the failure may still be committing: its turn is not on
+    // disk yet. Wait for it, rather than take the file for one another process wrote.
+    const inFlight = this.lastFlushed;
+    if (inFlight && inFlight.state === 'flushed') {
+      const waited = inFlight.wait().catch(() => undefined).then(() => {
+        this.retrying = undefined;
+        return this.retry();
+      });
+      this.retrying = waited;
+      return waited;
+    }
     this.flush();
     const parked = [...this.unwritten].sort((a, b) => a.turn - b.turn);
     const diskTurn = this.dbs.meta.getEntry(TURN_KEY)?.version ?? 0;

@@ -58,6 +58,10 @@ export class LmdbStore implements Store {
     return this.engine.retry();
   }
 
+  failNextCommit(armed: boolean): void {
+    this.engine.failNextCommit = armed;
+  }
+
   /** The commit failure this store stopped on, if any. */
   get failure(): StoreFailedError | undefined {
     return this.engine.failure;
