@@ -35,7 +35,7 @@ import { Inspector } from './testing/inspect.js';
 import { resetBroker } from './testing/reset.js';
 import { Until } from './testing/until.js';
 import { VHost, type VHostDeps } from './vhost/vhost.js';
-import { defaultVHostMetadata, QUEUE_TYPES, vhostDefinition, vhostFromDefinition, type VHostMetadata } from './vhost/vhost-metadata.js';
+import { configuredVhostMetadata, defaultVHostMetadata, QUEUE_TYPES, vhostDefinition, vhostFromDefinition, type VHostMetadata } from './vhost/vhost-metadata.js';
 import { AccessControl, AccessError } from './access/access-control.js';
 import { FULL_PERMISSIONS, reportUnappliedConfig, seedConfigUsers } from './access/config-users.js';
 import { metricsStats } from './management/message-stats.js';
@@ -192,8 +192,7 @@ export class Broker implements BrokerContext, PrometheusSource {
   private loadDefinitions(): void {
     const records = this.store.metadata.loadDefinitions();
     if (!records.some((r) => r.kind === 'vhost' || r.kind === 'user')) {
-      // RabbitMQ's default vhost is created with a description (rabbit:insert_default_data).
-      for (const name of this.config.vhosts) this.putVhost(name, name === '/' ? { description: 'Default virtual host' } : {});
+      for (const name of this.config.vhosts) this.putVhost(name, configuredVhostMetadata(name));
       seedConfigUsers(this.config.users, this.config.vhosts, this.access, this.log);
       return;
     }
