@@ -19,7 +19,6 @@ import { randomBytes } from 'node:crypto';
 import amqp, { type Channel, type ChannelModel } from 'amqplib';
 import './cases/index.js';
 import { AREAS, caseId, registry, type Area, type Case } from './lib/case.js';
-import type { BrokerAdmin } from './lib/admin.js';
 import { CaseContext, sleep } from './lib/context.js';
 import { describeDiff } from './lib/diff.js';
 import { stableStringify, type Json } from './lib/json.js';
@@ -124,9 +123,9 @@ class Janitor {
   }
 }
 
-async function runCase(c: Case, url: string, janitor: Janitor, timeoutMs: number | undefined, mgmtUrl?: string, admin?: BrokerAdmin): Promise<{ trace: Json; ms: number }> {
+async function runCase(c: Case, url: string, janitor: Janitor, timeoutMs: number | undefined, mgmtUrl?: string): Promise<{ trace: Json; ms: number }> {
   const token = randomBytes(4).toString('hex');
-  const t = new CaseContext(url, c.name, token, mgmtUrl, admin);
+  const t = new CaseContext(url, c.name, token, mgmtUrl);
   const started = Date.now();
   const limit = timeoutMs ?? c.timeoutMs ?? 8000;
   let timer: NodeJS.Timeout | undefined;
@@ -277,15 +276,14 @@ async function main(): Promise<number> {
     let url = o.url;
     let mgmt = o.mgmt;
     let stop: (() => Promise<void>) | undefined;
-    let admin: BrokerAdmin | undefined;
     if (!url) {
       const { startBroker } = await import('../src/broker.js');
       const b = await startBroker({ port: 0, managementPort: 0, logLevel: 'silent' });
       url = b.url;
-      // Warren's management API: the policy cases set policies through it.
+      // Warren's management API: the policy cases set policies, the access cases users,
+      // permissions and vhosts through it, as against RabbitMQ.
       mgmt ??= b.managementUrl!;
       stop = () => b.close();
-      admin = inProcessAdmin(b.broker);
     }
     const golden = new Map<Area, GoldenFile | undefined>(AREAS.map((a) => [a, loadGolden(a)]));
     // Differences Warren keeps on purpose apply only when the candidate is Warren itself.
@@ -294,7 +292,7 @@ async function main(): Promise<number> {
     await pool(
       cases,
       o.jobs,
-      (c) => runCase(c, url as string, janitor, o.timeoutMs, mgmt, admin),
+      (c) => runCase(c, url as string, janitor, o.timeoutMs, mgmt),
       (c, r) => {
         const g = golden.get(c.area)?.cases[c.name];
         if (!g) {
@@ -318,27 +316,6 @@ async function main(): Promise<number> {
   if (knownCount > 0) console.log(`${knownCount} known differences, each explained in conformance/known-differences.json`);
   console.log(`conformance: ${passed} passed, ${failed} failed`);
   return failed > 0 ? 1 : 0;
-}
-
-/**
- * The admin of a Warren the runner started itself: the broker's public operations, acting as
- * guest (a vhost made over RabbitMQ's API gives its creator full permissions in it).
- */
-function inProcessAdmin(broker: import('../src/broker.js').Broker): BrokerAdmin {
-  const { access } = broker;
-  const done = async (f: () => unknown) => {
-    f();
-  };
-  return {
-    putUser: (name, password, tags = [], limits) => done(() => access.putUser(name, { password, tags, limits })),
-    deleteUser: (name) => done(() => access.deleteUser(name)),
-    setPermissions: (vhost, user, p) => done(() => access.setPermission(user, vhost, p)),
-    clearPermissions: (vhost, user) => done(() => access.clearPermission(user, vhost)),
-    setTopicPermissions: (vhost, user, exchange, write, read) => done(() => access.setTopicPermission(user, vhost, exchange, { write, read })),
-    putVhost: (name) => done(() => broker.putVhost(name, {}, 'guest')),
-    deleteVhost: (name) => done(() => broker.deleteVhost(name)),
-    setVhostLimit: (vhost, name, value) => done(() => broker.vhostLimits.put(vhost, name, value)),
-  };
 }
 
 main().then(

@@ -38,7 +38,7 @@ import { Inspector } from './testing/inspect.js';
 import { resetBroker } from './testing/reset.js';
 import { Until } from './testing/until.js';
 import { VHost, type VHostDeps } from './vhost/vhost.js';
-import { defaultVHostMetadata, QUEUE_TYPES, vhostDefinition, vhostFromDefinition, type VHostMetadata } from './vhost/vhost-metadata.js';
+import { configuredVhostMetadata, defaultVHostMetadata, QUEUE_TYPES, vhostDefinition, vhostFromDefinition, type VHostMetadata } from './vhost/vhost-metadata.js';
 import { AccessControl, AccessError } from './access/access-control.js';
 import { FULL_PERMISSIONS, reportUnappliedConfig, seedConfigUsers } from './access/config-users.js';
 import { metricsStats } from './management/message-stats.js';
@@ -210,7 +210,7 @@ export class Broker implements BrokerContext, PrometheusSource {
   private loadDefinitions(): void {
     const records = this.store.metadata.loadDefinitions();
     if (!records.some((r) => r.kind === 'vhost' || r.kind === 'user')) {
-      for (const name of this.config.vhosts) this.putVhost(name, {});
+      for (const name of this.config.vhosts) this.putVhost(name, configuredVhostMetadata(name));
       seedConfigUsers(this.config.users, this.config.vhosts, this.access, this.log);
       return;
     }
@@ -263,6 +263,8 @@ export class Broker implements BrokerContext, PrometheusSource {
     this.log.info({ vhost: name }, `deleting vhost '${name}'`);
     this.access.vhostDeleted(name);
     vhost.destroy();
+    // Its message counts stay in the broker's totals, as RabbitMQ's do.
+    this.metrics.vhostDeleted(vhost);
     this.vhosts.delete(name);
     this.store.metadata.deleteDefinition('vhost', name);
     for (const hook of this.vhostDeletedHooks) hook(name);

@@ -1,15 +1,11 @@
 /**
  * What access and limits cases need besides AMQP: creating users, permissions, topic
  * permissions, vhosts and vhost limits on the broker under test, and removing them afterwards.
- * AMQP 0-9-1 has no method for that, so an admin is given to the runner:
- *
- * - HttpAdmin, RabbitMQ's management HTTP API (PUT/DELETE /api/users, /api/permissions,
- *   /api/topic-permissions, /api/vhosts, PUT /api/vhost-limits), found as the policy cases find
- *   it (lib/management.ts: `--mgmt URL`, else the AMQP port + 10000 on the AMQP host) and logged
- *   in to as the AMQP URL's user. This works for RabbitMQ and for any broker serving that API.
- * - For Warren started in-process by the runner, run.ts passes an admin over the broker's own
- *   public operations (Broker.putVhost/deleteVhost, Broker.access, Broker.vhostLimits), so the
- *   access and limits cases run without any HTTP server.
+ * AMQP 0-9-1 has no method for that: HttpAdmin does it over RabbitMQ's management HTTP API
+ * (PUT/DELETE /api/users, /api/permissions, /api/topic-permissions, /api/vhosts, PUT
+ * /api/vhost-limits), found as the policy cases find it (lib/management.ts: `--mgmt URL`, else
+ * the AMQP port + 10000 on the AMQP host; the management URL of a Warren the runner started
+ * itself) and logged in to as the AMQP URL's user. This works for RabbitMQ and for Warren alike.
  *
  * Cases that use an admin get unique names from the case context (t.user(), t.vhost()), which
  * the normaliser rewrites like other resource names, and the runner deletes them afterwards

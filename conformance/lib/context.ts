@@ -57,13 +57,11 @@ export class CaseContext {
     readonly token: string,
     /** The management API's base URL, when given explicitly (see lib/management.ts). */
     readonly mgmtUrl?: string,
-    /** The admin the access cases use, when not the management API (Warren started in process). */
-    private readonly brokerAdmin?: BrokerAdmin,
   ) {}
 
-  /** Creates users, permissions and vhosts on the broker under test (lib/admin.ts). */
+  /** Creates users, permissions and vhosts on the broker under test through its management API (lib/admin.ts). */
   get admin(): BrokerAdmin {
-    return this.brokerAdmin ?? new HttpAdmin(this.mgmt());
+    return new HttpAdmin(this.mgmt());
   }
 
   /** A user name unique to this run and case, deleted after the case. */

@@ -21,8 +21,10 @@ export class AccessError extends Error {
   constructor(
     readonly reason: string,
     message: string,
+    /** `cause`: for 'invalid_regexp', the InvalidPatternError (pattern, PCRE's message and offset). */
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 
@@ -323,7 +325,7 @@ export class AccessControl {
       try {
         checkPattern(source);
       } catch (err) {
-        throw new AccessError('invalid_regexp', (err as Error).message);
+        throw new AccessError('invalid_regexp', (err as Error).message, { cause: err });
       }
     }
     const entry: TopicPermissionEntry = { user, vhost, exchange, write: perms.write, read: perms.read };
@@ -407,7 +409,7 @@ function compileOrThrow(p: Permissions): CompiledPermissions {
   try {
     return { configure: new PermissionPattern(p.configure), write: new PermissionPattern(p.write), read: new PermissionPattern(p.read) };
   } catch (err) {
-    if (err instanceof InvalidPatternError) throw new AccessError('invalid_regexp', err.message);
+    if (err instanceof InvalidPatternError) throw new AccessError('invalid_regexp', err.message, { cause: err });
     throw err;
   }
 }

@@ -9,8 +9,11 @@ import type { Json, JsonObject } from './json.js';
 export class HttpError extends Error {
   constructor(
     readonly status: number,
-    /** The body's "error"; null for an empty body. */
-    readonly error: string | null,
+    /**
+     * The body's "error"; null for an empty body. Usually a string; RabbitMQ sends a few as
+     * Erlang strings, i.e. arrays of character codes (a vhost it failed to add).
+     */
+    readonly error: Json | null,
     /** The body's "reason": a string, or a tuple printed as a JSON array. */
     readonly reason: Json = '',
     readonly headers: Record<string, string> = {},
@@ -23,6 +26,12 @@ export class HttpError extends Error {
 export const objectNotFound = () => new HttpError(404, 'Object Not Found', 'Not Found');
 export const badRequest = (reason: Json) => new HttpError(400, 'bad_request', reason);
 export const notFound = (reason: Json) => new HttpError(404, 'not_found', reason);
+/**
+ * 500 with an empty body: what RabbitMQ answers when its handler crashes on a value of a type it
+ * did not expect (a number where a pattern or password goes, tags that are neither a string nor
+ * a list).
+ */
+export const handlerCrashed = () => new HttpError(500, null);
 /** 401 for a logged-in user refused something ("not_authorised", British spelling, as RabbitMQ). */
 export const notAuthorised = (reason: Json) => new HttpError(401, 'not_authorised', reason);
 /** 401 for a failed login, with the Basic challenge ("not_authorized", American spelling). */
@@ -52,10 +61,12 @@ export function decodeBody(text: string): Record<string, unknown> {
 
 /**
  * rabbit_mgmt_util:with_decode's required keys: the values of keys, or 400
- * "[{key_missing,k}]" naming every one missing (a null value counts as missing).
+ * "[{key_missing,k}]" naming every one missing. A null value counts as missing unless
+ * nullIsMissing is false (RabbitMQ's get_or_missing takes JSON null as a value: the handler
+ * then crashes on it, or not).
  */
-export function requireKeys(body: Record<string, unknown>, keys: readonly string[]): unknown[] {
-  const missing = keys.filter((k) => body[k] === undefined || body[k] === null);
+export function requireKeys(body: Record<string, unknown>, keys: readonly string[], nullIsMissing = true): unknown[] {
+  const missing = keys.filter((k) => body[k] === undefined || (nullIsMissing && body[k] === null));
   if (missing.length > 0) throw badRequest(`[${missing.map((k) => `{key_missing,${k}}`).join(',')}]`);
   return keys.map((k) => body[k]);
 }
@@ -66,6 +77,15 @@ export function parseBool(v: unknown): boolean | undefined {
   if (v === false || v === 'false') return false;
   if (v === undefined || v === null) return undefined;
   throw badRequest(['not_boolean', v as Json]);
+}
+
+/**
+ * rabbit_misc:parse_bool on a body value read with maps:get(Key, Body, undefined): a missing key
+ * is undefined, but JSON null is a value, and not a boolean (400 ["not_boolean",null]).
+ */
+export function parseBodyBool(v: unknown): boolean | undefined {
+  if (v === null) throw badRequest(['not_boolean', null]);
+  return parseBool(v);
 }
 
 /** rabbit_misc:parse_int: an integer, a number (truncated) or a string of digits. */

@@ -27,7 +27,7 @@ export function metricsStats(metrics: BrokerMetrics, vhosts: ReadonlyMap<string,
   };
   return {
     overview(visible: ReadonlySet<string>): JsonObject {
-      // A user who sees every vhost gets the node's counts (deleted vhosts' included).
+      // A user who sees every vhost gets the node's counts (the sum over every vhost).
       if ([...vhosts.keys()].every((v) => visible.has(v))) return shape(metrics.overview(), metrics) ?? {};
       const sum: Snapshot = {};
       const rates: Snapshot = {};

@@ -149,12 +149,16 @@ export class ManagementServer {
     const credentials = basicCredentials(req.headers.authorization);
     if (!credentials) throw new HttpError(401, null, '', { 'www-authenticate': AUTH_REALM });
     const result = this.auth.login(credentials.name, credentials.password, req.socket.remoteAddress ?? '');
+    // rabbit_mgmt_util:is_authorized counts every request with credentials as a login attempt
+    // over 'http' (rabbitmq_auth_attempts_total): failed when any check refuses it.
     const deny = (message: string): never => {
+      this.broker.metrics.authAttempt('http', false);
       this.log.warn({ user: credentials.name }, `HTTP access denied: user '${credentials.name}' - ${message}`);
       throw notAuthorised(message);
     };
     if ('refusal' in result) {
       if (result.refusal === 'loopback') deny('User can only log in via localhost');
+      this.broker.metrics.authAttempt('http', false);
       this.log.warn({ user: credentials.name }, `HTTP access denied: user '${credentials.name}' - invalid credentials`);
       throw loginFailed();
     }
@@ -183,6 +187,7 @@ export class ManagementServer {
       default:
         break;
     }
+    this.broker.metrics.authAttempt('http', true);
     return user;
   }
 

@@ -172,13 +172,21 @@ export class BrokerMetrics {
 
   // ---- the management API's message_stats ---------------------------------------------------
 
-  /** overview.message_stats: everything since the broker started. */
+  /**
+   * overview.message_stats: the sum of the vhosts' message_stats (deleted queues' counts stay in
+   * their vhost's; a deleted vhost's leave the overview, as in RabbitMQ 3.10.8, though they stay
+   * in global()).
+   */
   overview(): MessageStats {
-    const g = this.global();
+    const v = new VHostCounters();
     const d = new DeliveryCounters();
-    d.add(g.classic);
-    d.add(g.quorum);
-    return messageStats(g.received, g.confirmed, g.unroutableReturned, g.unroutableDropped, d);
+    for (const vhost of this.host.vhosts.values()) {
+      v.add(vhost.counters);
+      d.add(vhost.counters.retiredClassic);
+      d.add(vhost.counters.retiredQuorum);
+      for (const q of vhost.queues.values()) d.add(q.counters);
+    }
+    return messageStats(v.received, v.confirmed, v.unroutableReturned, v.unroutableDropped, d);
   }
 
   /** A vhost's message_stats. */

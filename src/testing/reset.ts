@@ -3,6 +3,7 @@ import type { Broker } from '../broker.js';
 import { ReplyCode, replyText } from '../errors.js';
 import type { PolicyKind } from '../policy/policy.js';
 import { closeConnections, SHUTDOWN_REASON, type Faults } from './faults.js';
+import { configuredVhostMetadata } from '../vhost/vhost-metadata.js';
 
 const POLICY_KINDS: readonly PolicyKind[] = ['policy', 'operator-policy'];
 /** Store definitions of what reset deletes outright (vhosts, users and permissions are left to their owners). */
@@ -37,7 +38,7 @@ export async function resetBroker(broker: Broker, faults: Faults): Promise<void>
   for (const [name, vhost] of [...broker.vhosts]) {
     if (!configured.has(name) || vhost.metadata.defaultQueueType !== undefined) broker.deleteVhost(name);
   }
-  for (const name of configured) broker.putVhost(name, { description: '', tags: [] });
+  for (const name of configured) broker.putVhost(name, configuredVhostMetadata(name));
   // Users and their permissions: the configured ones, as a new data dir gets them.
   for (const user of broker.access.users()) broker.access.deleteUser(user.name);
   seedConfigUsers(broker.config.users, broker.config.vhosts, broker.access, broker.log);
@@ -61,7 +62,8 @@ export async function resetBroker(broker: Broker, faults: Faults): Promise<void>
 /**
  * Deletes whatever the store still holds that the broker does not show (records of vhosts not
  * configured, transient messages paged out): topology, delayed messages, message entries,
- * stored policies and runtime parameters. Other definitions (users, permissions, vhosts) are left to their owners.
+ * stored policies and runtime parameters. Other definitions (users, permissions, vhosts,
+ * global parameters) are left to their owners.
  */
 function sweepStore(broker: Broker): void {
   const { messages, metadata } = broker.store;

@@ -21,6 +21,15 @@ export function defaultVHostMetadata(): VHostMetadata {
   return { description: '', tags: [], defaultQueueType: undefined };
 }
 
+/**
+ * The metadata a configured vhost is created with on a new data dir (and restored with by a
+ * reset): RabbitMQ creates its default vhost "/" described as "Default virtual host"
+ * (rabbit:insert_default_data), other vhosts without a description.
+ */
+export function configuredVhostMetadata(name: string): VHostMetadata {
+  return { ...defaultVHostMetadata(), description: name === '/' ? 'Default virtual host' : '' };
+}
+
 export function vhostDefinition(name: string, m: VHostMetadata): DefinitionRecord {
   const value: Record<string, unknown> = { name, description: m.description, tags: [...m.tags] };
   if (m.defaultQueueType !== undefined) value['default_queue_type'] = m.defaultQueueType;

@@ -95,6 +95,45 @@ describe('management API: Debian\'s rabbitmqadmin', function () {
     expect([missing.code, missing.stderr.trim()]).to.deep.equal([1, '*** Not found: /api/connections/does-not-exist']);
   });
 
+  it('declares and lists users, vhosts and permissions, and deletes them, printing what it prints against RabbitMQ 3.10.8', async () => {
+    expect(await admin('declare', 'user', 'name=ra.u', 'password=pw', 'tags=monitoring,management')).to.equal('user declared\n');
+    expect(await admin('declare', 'user', 'name=ra.h', 'password_hash=qNgDhkHdig4UGSylfhMlB1y1LB6fQpkF4scoWvxHp5iZxXyE', 'tags=')).to.equal('user declared\n');
+    expect(await admin('declare', 'vhost', 'name=ra.v')).to.equal('vhost declared\n');
+    expect(await admin('declare', 'permission', 'vhost=ra.v', 'user=ra.u', 'configure=^ra', 'write=.*', 'read=.*')).to.equal('permission declared\n');
+    expect(await json('list', 'users', 'name', 'tags')).to.deep.include.members([{ name: 'ra.h', tags: [] }, { name: 'ra.u', tags: ['monitoring', 'management'] }]);
+    const table = await admin('list', 'users', 'name', 'password_hash', 'tags');
+    expect(table).to.match(/^\| ra\.h +\| qNgDhkHdig4UGSylfhMlB1y1LB6fQpkF4scoWvxHp5iZxXyE \| +\|$/m);
+    expect(await json('list', 'permissions', 'user', 'vhost', 'configure')).to.deep.include.members([
+      { user: 'guest', vhost: 'ra.v', configure: '.*' }, { user: 'ra.u', vhost: 'ra.v', configure: '^ra' },
+    ]);
+    expect(await json('list', 'vhosts', 'name')).to.deep.include({ name: 'ra.v' });
+
+    // The declared user logs in over AMQP to the vhost and may declare ra.* only.
+    const url = new URL(b.url);
+    Object.assign(url, { username: 'ra.u', password: 'pw', pathname: '/ra.v' });
+    const conn = await amqp.connect(url.href);
+    const ch = await conn.createChannel();
+    await ch.assertQueue('ra.ok', { autoDelete: true });
+    await conn.close();
+
+    // Refusals print RabbitMQ's reason after "*** ".
+    const missingVhost = await runRabbitmqadmin(port, ['declare', 'permission', 'vhost=nov', 'user=ra.u', 'configure=.*', 'write=.*', 'read=.*']);
+    expect([missingVhost.code, missingVhost.stderr.trim()]).to.deep.equal([1, '*** vhost_or_user_not_found']);
+    const badPattern = await runRabbitmqadmin(port, ['declare', 'permission', 'vhost=ra.v', 'user=ra.u', 'configure=(', 'write=.*', 'read=.*']);
+    expect([badPattern.code, badPattern.stderr.trim()]).to.deep.equal([1, "*** ['invalid_regexp', [40], [[109, 105, 115, 115, 105, 110, 103, 32, 41], 1]]"]);
+
+    expect(await admin('delete', 'permission', 'vhost=ra.v', 'user=ra.u')).to.equal('permission deleted\n');
+    expect(await admin('delete', 'user', 'name=ra.u')).to.equal('user deleted\n');
+    const again = await runRabbitmqadmin(port, ['delete', 'user', 'name=ra.u']);
+    expect([again.code, again.stderr.trim()]).to.deep.equal([1, '*** Not found: /api/users/ra.u']);
+    expect(await admin('delete', 'vhost', 'name=ra.v')).to.equal('vhost deleted\n');
+    const vhostAgain = await runRabbitmqadmin(port, ['delete', 'vhost', 'name=ra.v']);
+    expect([vhostAgain.code, vhostAgain.stderr.trim()]).to.deep.equal([1, '*** Not found: /api/vhosts/ra.v']);
+    expect(await admin('delete', 'user', 'name=ra.h')).to.equal('user deleted\n');
+    const nobody = await runRabbitmqadmin(port, ['-u', 'ra.nobody', '-p', 'x', 'list', 'users']);
+    expect([nobody.code, nobody.stderr.trim()]).to.deep.equal([1, '*** Access refused: /api/users']);
+  });
+
   it('reports RabbitMQ\'s reason when a declaration is refused', async () => {
     await admin('declare', 'queue', 'name=ra.d', 'durable=true');
     const res = await runRabbitmqadmin(port, ['declare', 'queue', 'name=ra.d', 'durable=false']);

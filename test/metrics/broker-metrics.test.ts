@@ -2,9 +2,14 @@ import amqp from 'amqplib';
 import { expect } from 'chai';
 import { startBroker } from '../../src/broker.js';
 
-/** broker.metrics totals never go down: deleted queues and vhosts keep their counts in them. */
+/**
+ * broker.metrics totals never go down: deleted queues and vhosts keep their counts in them. The
+ * management overview is the sum of the vhosts' stats: a deleted queue's stay in it, a deleted
+ * vhost's leave it (RabbitMQ 3.10.8: GET /api/overview after DELETE /api/vhosts/v has no
+ * publish count from v any more).
+ */
 describe('BrokerMetrics totals (src/metrics/broker-metrics.ts)', () => {
-  it('counts of a deleted queue and of a deleted vhost stay in the overview and rabbitmq_global_*', async () => {
+  it('counts of a deleted queue stay in the overview; those of a deleted vhost stay in rabbitmq_global_* only', async () => {
     const b = await startBroker({ port: 0, logLevel: 'silent', vhosts: ['/', 'v2'] });
     try {
       const conn = await amqp.connect(`${b.url}/v2`);
@@ -20,10 +25,8 @@ describe('BrokerMetrics totals (src/metrics/broker-metrics.ts)', () => {
       const expected = { publish: 1, get: 1, ack: 1, deliver_get: 1 };
       expect(metrics.vhost(v2)).to.include(expected);
       expect(metrics.overview()).to.include(expected);
-      // As the management API will delete a vhost: tell the metrics, then forget it.
-      metrics.vhostDeleted(v2);
-      b.broker.vhosts.delete('v2');
-      expect(metrics.overview()).to.include(expected);
+      expect(b.broker.deleteVhost('v2')).to.equal(true);
+      expect(metrics.overview()).to.include({ publish: 0, get: 0, ack: 0, deliver_get: 0 });
       const g = metrics.global();
       expect([g.received, g.routed, g.classic.get, g.classic.ack]).to.deep.equal([1, 1, 1, 1]);
       expect(metrics.churnStats()).to.include({ queue_created: 1, queue_deleted: 1, connection_created: 1 });

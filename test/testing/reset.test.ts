@@ -51,6 +51,7 @@ describe('test toolkit: reset', () => {
     // Vhosts, users and permissions changed at run time.
     running.broker.putVhost('extra', { description: 'made by a test' });
     running.broker.putVhost('other', { description: 'changed', tags: ['t'] });
+    running.broker.putVhost('/', { description: 'changed too', tags: [] });
     running.broker.access.putUser('temp', { password: 'pw', tags: ['monitoring'] });
     running.broker.access.setPermission('temp', 'extra', { configure: '.*', write: '.*', read: '.*' });
     running.broker.access.clearPermission('guest', 'other');
@@ -76,6 +77,8 @@ describe('test toolkit: reset', () => {
     expect(running.broker.policies.list('policy')).to.deep.equal([CONFIG_POLICY]);
     expect([...running.broker.vhosts.keys()].sort()).to.deep.equal(['/', 'other']);
     expect(running.broker.vhosts.get('other')!.metadata).to.deep.include({ description: '', tags: [] });
+    // As on a new data dir: RabbitMQ's default vhost is "Default virtual host".
+    expect(running.broker.vhosts.get('/')!.metadata).to.deep.include({ description: 'Default virtual host', tags: [] });
     expect(running.broker.access.users().map((u) => u.name)).to.deep.equal(['guest']);
     expect(running.broker.access.permissions().map((p) => `${p.user}@${p.vhost}`).sort()).to.deep.equal(['guest@/', 'guest@other']);
     expect(running.broker.store.messages.stats()).to.deep.equal({ messages: 0, entries: 0 });

@@ -1,7 +1,7 @@
 /**
  * Warren's management routes, in RabbitMQ's dispatcher order (rabbit_mgmt_dispatcher: the
- * first matching route wins). Users, permissions, vhost creation, policies, definitions and
- * the rest are added by their own modules (ManagementServerOptions.routes).
+ * first matching route wins). Definitions, parameters and the rest are added by their own
+ * modules (ManagementServerOptions.routes).
  */
 import type { Route } from '../router.js';
 import { bindingRoutes } from './bindings.js';
@@ -10,8 +10,10 @@ import { exchangeRoutes } from './exchanges.js';
 import { healthRoutes } from './health.js';
 import { nodeRoutes } from './nodes.js';
 import { identityRoutes, overviewRoutes } from './overview.js';
+import { permissionRoutes, vhostPermissionRoutes } from './permissions.js';
 import { policyRoutes } from './policies.js';
 import { queueRoutes } from './queues.js';
+import { userRoutes } from './users.js';
 import { vhostRoutes } from './vhosts.js';
 
 export function managementRoutes(): Route[] {
@@ -23,9 +25,12 @@ export function managementRoutes(): Route[] {
     ...queueRoutes,
     ...bindingRoutes,
     ...vhostRoutes,
+    ...vhostPermissionRoutes,
     ...vhostConnectionRoutes,
+    ...userRoutes,
     ...policyRoutes,
     ...identityRoutes,
+    ...permissionRoutes,
     ...healthRoutes,
   ];
 }
