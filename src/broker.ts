@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { FakeClock, SystemClock, type Clock } from './clock.js';
@@ -44,6 +44,10 @@ import { FULL_PERMISSIONS, reportUnappliedConfig, seedConfigUsers } from './acce
 import { metricsStats } from './management/message-stats.js';
 import { ManagementServer } from './management/server.js';
 import { uiFiles } from './management/ui-files.js';
+import { brokerTarget } from './management/definitions/broker-definitions.js';
+import { DefinitionsError, parseDefinitions } from './management/definitions/format.js';
+import { importDefinitions } from './management/definitions/import.js';
+import { HttpError } from './management/http.js';
 
 /**
  * The composition root: builds config, logger, clock, store and vhosts, recovers durable state,
@@ -98,6 +102,7 @@ export class Broker implements BrokerContext, PrometheusSource {
 
   constructor(options: BrokerOptions = {}) {
     const { clock, logger, freeDiskSpace, fdProbe, ...rest } = options;
+    this.explicitUsersOrVhosts = rest.users !== undefined || rest.vhosts !== undefined;
     this.config = resolveConfig(rest);
     if (this.config.tls) checkTlsConfig(this.config.tls, 'tls');
     this.fds = fdProbe ?? procFdProbe;
@@ -169,6 +174,8 @@ export class Broker implements BrokerContext, PrometheusSource {
       this.globalParameters.apply(this.config.globalParameters);
       this.policies.apply('policy', this.config.policies);
       this.parameters.apply(this.config.parameters);
+      // A definitions file is loaded at every boot, as RabbitMQ's load_definitions is.
+      this.importConfiguredDefinitions();
     } catch (err) {
       void this.store.close();
       throw err;
@@ -195,12 +202,40 @@ export class Broker implements BrokerContext, PrometheusSource {
   }
 
   /**
+   * Whether a blank node gets the config's vhosts and users: not when it imports definitions
+   * and the config names none (RabbitMQ's maybe_insert_default_data). broker.reset() follows it.
+   */
+  get seedsConfiguredUsersAndVhosts(): boolean {
+    return this.config.definitions === undefined || this.explicitUsersOrVhosts;
+  }
+
+  /**
+   * Imports config.definitions (a file name, or the document itself), if any: at boot, and again
+   * at broker.reset(). Throws saying what failed.
+   */
+  importConfiguredDefinitions(): void {
+    const source = this.config.definitions;
+    if (source === undefined) return;
+    const where = typeof source === 'string' ? `definitions file ${source}` : 'definitions';
+    try {
+      const defs = typeof source === 'string' ? parseDefinitions(readFileSync(source)) : source;
+      importDefinitions(brokerTarget(this), defs);
+    } catch (err) {
+      const reason = err instanceof DefinitionsError || err instanceof HttpError ? (typeof err.reason === 'string' ? err.reason : JSON.stringify(err.reason)) : (err as Error).message;
+      throw new Error(`${where}: ${reason}`);
+    }
+    this.log.info({ definitions: typeof source === 'string' ? source : 'inline' }, 'imported definitions');
+  }
+
+  /**
    * Users, vhosts, permissions and topic permissions (src/access). Changes made through it
    * are stored at once; a deleted user's connections are closed.
    */
   readonly access: AccessControl;
   private readonly vhostDeps: VHostDeps;
   private readonly vhostDeletedHooks: Array<(name: string) => void> = [];
+  /** The options named users or vhosts (not just the defaults: guest and '/'). */
+  private readonly explicitUsersOrVhosts: boolean;
 
   /**
    * Vhosts, users and permissions from the store; on a blank store (no users and no vhosts:
@@ -210,6 +245,12 @@ export class Broker implements BrokerContext, PrometheusSource {
   private loadDefinitions(): void {
     const records = this.store.metadata.loadDefinitions();
     if (!records.some((r) => r.kind === 'vhost' || r.kind === 'user')) {
+      // As RabbitMQ's maybe_insert_default_data: a blank node that imports definitions gets no
+      // default vhost and no default user (users and vhosts the config names are still made).
+      if (!this.seedsConfiguredUsersAndVhosts) {
+        this.log.info('blank node with definitions to import: no default vhost or user');
+        return;
+      }
       for (const name of this.config.vhosts) this.putVhost(name, configuredVhostMetadata(name));
       seedConfigUsers(this.config.users, this.config.vhosts, this.access, this.log);
       return;

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { dirname, resolve as resolvePath } from 'node:path';
 import type { Clock } from './clock.js';
 import type { FreeSpace } from './disk-monitor.js';
 import type { FdProbe } from './connection-limits.js';
@@ -10,6 +11,7 @@ import type { Permissions } from './access/records.js';
 import type { PolicyRecord } from './policy/policy.js';
 import type { GlobalParameterRecord, ParameterRecord } from './parameters/records.js';
 import { checkTlsConfig, type TlsConfig } from './tls/tls-options.js';
+import type { Definitions } from './management/definitions/format.js';
 
 export interface UserConfig {
   username: string;
@@ -122,6 +124,11 @@ export interface BrokerConfig {
    * does; an embedded broker has none unless asked (false).
    */
   prometheusPort: number | 'off';
+  /**
+   * Definitions imported at every boot (RabbitMQ's load_definitions): a JSON file's name, or the
+   * document itself. On a blank node they replace the default vhost and user.
+   */
+  definitions: string | Definitions | undefined;
   /** Product/version strings advertised in connection.start. */
   product: string;
   version: string;
@@ -169,6 +176,7 @@ export const DEFAULT_CONFIG: BrokerConfig = {
   globalParameters: [],
   clusterName: undefined,
   tls: undefined,
+  definitions: undefined,
   prometheusPort: 15692,
   product: 'RabbitMQ',
   version: '3.10.8',
@@ -204,6 +212,11 @@ export function readConfigFile(path: string): Partial<BrokerConfig> {
     config.memoryHighWatermarkAbsolute = parseInformationUnit(config.memoryHighWatermarkAbsolute, `config file ${path}: memoryHighWatermarkAbsolute`);
   }
   if (config.tls !== undefined) checkTlsConfig(config.tls, `config file ${path}: tls`);
+  // A definitions file named in a config file is found beside it.
+  if (typeof config.definitions === 'string') config.definitions = resolvePath(dirname(path), config.definitions);
+  else if (config.definitions !== undefined && (typeof config.definitions !== 'object' || config.definitions === null || Array.isArray(config.definitions))) {
+    throw new Error(`config file ${path}: definitions must be a file name or a definitions object`);
+  }
   if (config.prometheusPort !== undefined) config.prometheusPort = parseOptionalPort(config.prometheusPort as unknown, `config file ${path}: prometheusPort`);
   return config as Partial<BrokerConfig>;
 }

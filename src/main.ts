@@ -27,6 +27,10 @@ Options:
                     vm_memory_high_watermark.absolute: 1GB, 512MiB (env
                     WARREN_MEMORY_HIGH_WATERMARK_ABSOLUTE)
   --config FILE     JSON file with settings such as users and vhosts (env WARREN_CONFIG)
+  --definitions FILE
+                    RabbitMQ definitions (JSON, as GET /api/definitions exports them) imported
+                    at every boot; a blank node then gets no default guest user or / vhost
+                    (env WARREN_DEFINITIONS)
   --management-port N
                     port of the management HTTP API (RabbitMQ's), on the same host;
                     0 = any free port, off = no management API (default 15672; env
@@ -71,6 +75,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): CliSettings | 
       'memory-high-watermark': { type: 'string' },
       'memory-high-watermark-absolute': { type: 'string' },
       config: { type: 'string' },
+      definitions: { type: 'string' },
       'connection-max': { type: 'string' },
       'connection-max-per-ip': { type: 'string' },
       'management-port': { type: 'string' },
@@ -92,6 +97,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): CliSettings | 
   if (port !== undefined) config.port = portNumber(port);
   const managementPort = values['management-port'] ?? env['WARREN_MANAGEMENT_PORT'];
   if (managementPort !== undefined) config.managementPort = parseOptionalPort(managementPort, 'invalid management port');
+  const definitions = values.definitions ?? env['WARREN_DEFINITIONS'];
+  if (definitions !== undefined) config.definitions = definitions;
   const host = values.host ?? env['WARREN_HOST'];
   if (host !== undefined) config.host = host;
   config.dataDir = values['data-dir'] ?? env['WARREN_DATA_DIR'] ?? config.dataDir ?? './warren-data';

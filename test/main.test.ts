@@ -54,4 +54,10 @@ describe('command line (src/main.ts)', () => {
       expect(() => parseCli([`--prometheus-port=${bad}`], {}), bad).to.throw('invalid Prometheus port');
     }
   });
+
+  it('--definitions FILE (or WARREN_DEFINITIONS) names the definitions imported at boot', () => {
+    expect(parseCli(['--definitions', 'defs.json'], {})).to.include({ definitions: 'defs.json' });
+    expect(parseCli([], { WARREN_DEFINITIONS: '/etc/warren/defs.json' })).to.include({ definitions: '/etc/warren/defs.json' });
+    expect(parseCli([], {})).not.to.have.property('definitions');
+  });
 });

@@ -143,3 +143,11 @@ export function formatFloat(f: number): string {
   const useScientific = abs >= 2 ** 53 || scientific.length < plain.length;
   return sign + (useScientific ? scientific : plain);
 }
+
+/**
+ * rabbit_misc:escape_html_tags/1: `&`, `<` and `>` as HTML entities. The management API applies
+ * it to reasons that echo client input (policy and parameter validation failures).
+ */
+export function escapeHtmlTags(s: string): string {
+  return s.replace(/[<>&]/g, (c) => (c === '<' ? '&lt;' : c === '>' ? '&gt;' : '&amp;'));
+}

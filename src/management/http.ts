@@ -105,9 +105,5 @@ export interface Reply {
 export const ok = (body: Json): Reply => ({ status: 200, body });
 export const noContent = (): Reply => ({ status: 204 });
 
-/** rabbit_mgmt_format:escape_html_tags, applied to some reasons that echo client input. */
-export function escapeHtmlTags(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
 
 export type { Json, JsonObject };

@@ -96,11 +96,15 @@ function dotted(item: Json, path: string): Json {
   return v ?? 0;
 }
 
-/** rabbit_mgmt_util:sort_list: by sort (if given) then the default keys; "" leaves the order. */
+/**
+ * rabbit_mgmt_util:sort_list: by sort (if given) then the default keys; "" leaves the order, and
+ * so does an empty defaultSort without a sort (for lists whose source gives RabbitMQ's order).
+ */
 export function sortItems(items: Json[], defaultSort: readonly string[], q: URLSearchParams): Json[] {
   const sort = q.get('sort');
   if (sort === '') return items;
   const keys = sort === null ? [...defaultSort] : [sort, ...defaultSort];
+  if (keys.length === 0) return q.get('sort_reverse') === 'true' ? [...items].reverse() : items;
   const sorted = items
     .map((item) => ({ item, key: keys.map((k) => dotted(item, k)) }))
     .sort((a, b) => {

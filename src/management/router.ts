@@ -42,6 +42,8 @@ export interface RequestContext {
   readonly user: ManagementUser;
   /** The request body decoded as RabbitMQ decodes it (a JSON object; {} when empty). */
   body(): Promise<Record<string, unknown>>;
+  /** The request body as received (definitions import reads it itself). */
+  rawBody(): Promise<Buffer>;
   /** Names of the vhosts the user may list objects of (rabbit_mgmt_util:filter_vhost). */
   objectVhosts(): Set<string>;
   /** Names of the vhosts the user may see (list_visible_vhosts: monitors see every one). */

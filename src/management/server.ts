@@ -123,7 +123,8 @@ export class ManagementServer {
     if (!handler) throw new HttpError(405, null, '', { allow });
     const access = accessFor(route, name);
     const user = access === 'none' ? ANONYMOUS : this.authenticate(req, access, params);
-    let body: Promise<Record<string, unknown>> | undefined;
+    let raw: Promise<Buffer> | undefined;
+    const rawBody = () => (raw ??= this.readBody(req));
     const ctx: RequestContext = {
       broker: this.broker,
       auth: this.auth,
@@ -134,7 +135,8 @@ export class ManagementServer {
       headers: req.headers,
       rawPath,
       user,
-      body: () => (body ??= this.readBody(req)),
+      body: () => rawBody().then((b) => decodeBody(b.toString('utf8'))),
+      rawBody,
       objectVhosts: () => this.objectVhosts(user),
       visibleVhosts: () => this.visibleVhosts(user),
     };
@@ -206,7 +208,7 @@ export class ManagementServer {
     return isAdmin(user) ? new Set(this.broker.vhosts.keys()) : this.loginVhosts(user);
   }
 
-  private readBody(req: IncomingMessage): Promise<Record<string, unknown>> {
+  private readBody(req: IncomingMessage): Promise<Buffer> {
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
       let size = 0;
@@ -219,13 +221,7 @@ export class ManagementServer {
         }
         chunks.push(chunk);
       });
-      req.on('end', () => {
-        try {
-          resolve(decodeBody(Buffer.concat(chunks).toString('utf8')));
-        } catch (err) {
-          reject(err);
-        }
-      });
+      req.on('end', () => resolve(Buffer.concat(chunks)));
       req.on('error', reject);
     });
   }

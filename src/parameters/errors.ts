@@ -4,7 +4,7 @@
  * exist is policy/'s VHostNotFoundError (404 {"error":"not_found","reason":"vhost_not_found"}),
  * shared with the policy operations.
  */
-import { escapeHtmlTags } from '../policy/validation.js';
+import { escapeHtmlTags } from '../erlang/format.js';
 
 /**
  * A value RabbitMQ refuses: 400 {"error":"bad_request","reason": httpReason}. `reason` is

@@ -1,5 +1,5 @@
 import { compilePcre, type CompiledPattern } from '../erlang/re.js';
-import { latin1ToText } from '../erlang/format.js';
+import { escapeHtmlTags, latin1ToText } from '../erlang/format.js';
 import { formatParts } from '../erlang/pretty.js';
 import { charList, int, tuple } from '../erlang/term.js';
 import { ValidatorCrash, validateDefinitionEntries, type ErrorParts } from './definition-validators.js';
@@ -34,10 +34,6 @@ export class PolicyInternalError extends Error {
   readonly status = 500;
 }
 
-/** rabbit_mgmt_format:escape_html_tags/1: <, > and & as HTML entities. */
-export function escapeHtmlTags(s: string): string {
-  return s.replace(/[<>&]/g, (c) => (c === '<' ? '&lt;' : c === '>' ? '&gt;' : '&amp;'));
-}
 
 /** What a policy is set with: JSON values as received (undefined = absent). */
 export interface PolicyInput {

@@ -33,15 +33,16 @@ export async function resetBroker(broker: Broker, faults: Faults): Promise<void>
   // Its synchronous part now (hooks unset, alarms cleared); a failed store resumes below.
   const cleared = faults.clear();
   // Vhosts: the configured ones, with the metadata a new one has; the others are deleted with
-  // everything in them.
-  const configured = new Set(broker.config.vhosts);
+  // everything in them. (A broker that imports definitions instead of seeding keeps none.)
+  const seeds = broker.seedsConfiguredUsersAndVhosts;
+  const configured = new Set(seeds ? broker.config.vhosts : []);
   for (const [name, vhost] of [...broker.vhosts]) {
     if (!configured.has(name) || vhost.metadata.defaultQueueType !== undefined) broker.deleteVhost(name);
   }
   for (const name of configured) broker.putVhost(name, configuredVhostMetadata(name));
   // Users and their permissions: the configured ones, as a new data dir gets them.
   for (const user of broker.access.users()) broker.access.deleteUser(user.name);
-  seedConfigUsers(broker.config.users, broker.config.vhosts, broker.access, broker.log);
+  if (seeds) seedConfigUsers(broker.config.users, broker.config.vhosts, broker.access, broker.log);
   for (const kind of POLICY_KINDS) for (const p of broker.policies.list(kind)) broker.policies.delete(kind, p.vhost, p.name);
   broker.parameters.clear();
   broker.globalParameters.reset(broker.config.clusterName);
@@ -55,6 +56,8 @@ export async function resetBroker(broker: Broker, faults: Faults): Promise<void>
   broker.globalParameters.apply(broker.config.globalParameters);
   broker.policies.apply('policy', broker.config.policies);
   broker.parameters.apply(broker.config.parameters);
+  // The definitions the broker imported at boot, imported again.
+  broker.importConfiguredDefinitions();
   await cleared;
   await Promise.all([closing, broker.store.messages.sync().catch(() => undefined)]);
 }

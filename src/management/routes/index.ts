@@ -6,11 +6,13 @@
 import type { Route } from '../router.js';
 import { bindingRoutes } from './bindings.js';
 import { connectionRoutes, vhostConnectionRoutes } from './connections.js';
+import { definitionsRoutes } from './definitions.js';
 import { exchangeRoutes } from './exchanges.js';
 import { healthRoutes } from './health.js';
 import { nodeRoutes } from './nodes.js';
 import { identityRoutes, overviewRoutes } from './overview.js';
 import { permissionRoutes, vhostPermissionRoutes } from './permissions.js';
+import { parameterRoutes } from './parameters.js';
 import { policyRoutes } from './policies.js';
 import { queueRoutes } from './queues.js';
 import { userRoutes } from './users.js';
@@ -29,6 +31,8 @@ export function managementRoutes(): Route[] {
     ...vhostConnectionRoutes,
     ...userRoutes,
     ...policyRoutes,
+    ...parameterRoutes,
+    ...definitionsRoutes,
     ...identityRoutes,
     ...permissionRoutes,
     ...healthRoutes,

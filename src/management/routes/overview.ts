@@ -1,5 +1,5 @@
 /**
- * /api/overview, /api/cluster-name, /api/whoami, /api/auth, /api/extensions and
+ * /api/overview, /api/whoami, /api/auth, /api/extensions and
  * /api/feature-flags: who the node is and what the calling user may see of it.
  */
 import { arch } from 'node:os';
@@ -121,7 +121,6 @@ const FEATURE_FLAGS: Array<[string, string, string, string]> = [
 
 export const overviewRoutes: Route[] = [
   { path: '/api/overview', access: 'management', GET: overview },
-  { path: '/api/cluster-name', access: 'management', GET: (ctx) => ok(objectReply({ name: ctx.broker.identity.cluster }, ctx.query)) },
   { path: '/api/extensions', access: 'management', GET: () => ok([]) },
 ];
 

@@ -5,7 +5,7 @@
  * optional hashing_algorithm), or neither (a new user gets no usable password, an existing one
  * loses its password); tags are required (or the older "administrator" flag).
  */
-import type { UserSpec } from '../../access/access-control.js';
+import type { AccessControl, UserSpec } from '../../access/access-control.js';
 import { checkUserLimits, permissionJson, topicPermissionJson, userJson, type User, type UserLimits } from '../../access/records.js';
 import type { HashingAlgorithm } from '../../access/password.js';
 import { accessFailure } from '../access-errors.js';
@@ -86,9 +86,17 @@ function userLimits(body: Record<string, unknown>): UserLimits | undefined {
 }
 
 async function put(ctx: RequestContext): Promise<Reply> {
-  const name = ctx.params['user']!;
-  const access = ctx.broker.access;
-  const body = await ctx.body();
+  const result = putUserFromBody(ctx.broker.access, ctx.params['user']!, await ctx.body());
+  return { status: result === 'created' ? 201 : 204 };
+}
+
+/**
+ * rabbit_auth_backend_internal:put_user/3 from a JSON body, as PUT /api/users/{name} and a
+ * definitions import call it: tags (or the old administrator flag) required, then a password,
+ * a hash (with its algorithm; definitions of RabbitMQ 3.0–3.5, `version`, mean MD5 without one)
+ * or neither (a new user gets no password, an existing one loses it). Throws RabbitMQ's 400s.
+ */
+export function putUserFromBody(access: AccessControl, name: string, body: Record<string, unknown>, version?: string): 'created' | 'updated' {
   const tags = userTags(body);
   const limits = userLimits(body);
   const hasPassword = Object.hasOwn(body, 'password');
@@ -105,8 +113,9 @@ async function put(ctx: RequestContext): Promise<Reply> {
   } else if (hasHash) {
     const hash = body['password_hash'];
     if (typeof hash !== 'string') throw badRequest(['not_base64', hash as Json]);
-    const algorithm = body['hashing_algorithm'];
-    if (algorithm !== undefined && typeof algorithm !== 'string') throw handlerCrashed();
+    const given = body['hashing_algorithm'];
+    if (given !== undefined && typeof given !== 'string') throw handlerCrashed();
+    const algorithm = given ?? (version !== undefined && /^3\.[0-5](\.|$)/.test(version) ? 'rabbit_password_hashing_md5' : undefined);
     spec = { passwordHash: hash, hashingAlgorithm: algorithm as HashingAlgorithm | undefined, tags, limits: merged };
   } else if (existing) {
     // set_tags and clear_password: the password goes, the limits stay as they were.
@@ -120,7 +129,7 @@ async function put(ctx: RequestContext): Promise<Reply> {
   } catch (err) {
     accessFailure(err, { subjects: { not_base64: spec.passwordHash ?? null, invalid_hashing_algorithm: spec.hashingAlgorithm ?? null } });
   }
-  return { status: existing ? 204 : 201 };
+  return existing ? 'updated' : 'created';
 }
 
 /** DELETE: the user, its permissions and topic permissions; its connections are closed (320). */

@@ -1,0 +1,189 @@
+/**
+ * Definitions against a running broker: the DefinitionsTarget that imports into it (through its
+ * public operations, with the rules of a client declaring the same things) and the export of
+ * its state in RabbitMQ 3.10's shape (rabbit_mgmt_wm_definitions: only the keys of rw_state,
+ * exclusive queues, the default and `amq.*` exchanges and implicit bindings left out).
+ */
+import { AccessError } from '../../access/access-control.js';
+import { permissionJson, topicPermissionJson, userJson } from '../../access/records.js';
+import type { Broker } from '../../broker.js';
+import { Exchange } from '../../vhost/exchange.js';
+import { ParameterValidationError } from '../../parameters/errors.js';
+import { VHostNotFoundError } from '../../policy/policy-operations.js';
+import { jsonToTable, tableToJson } from '../amqp-json.js';
+import type { Json } from '../json.js';
+import { putUserFromBody } from '../routes/users.js';
+import { DefinitionsError, tagList, type Definitions } from './format.js';
+import type { DefinitionsTarget } from './import.js';
+
+/** rabbit_misc:parse_bool as definitions use it: booleans, or the strings "true"/"false". */
+function bool(v: unknown, fallback = false): boolean {
+  if (v === true || v === 'true') return true;
+  if (v === false || v === 'false') return false;
+  return fallback;
+}
+
+/** Imports into broker as `actingUser` (who gets full permissions on the vhosts it creates). */
+export function brokerTarget(broker: Broker, actingUser?: string): DefinitionsTarget {
+  const access = broker.access;
+  const vhostOf = (name: string) => broker.vhosts.get(name)!;
+  const accessFailure = (err: unknown): unknown => (err instanceof AccessError ? new DefinitionsError(err.reason) : err);
+  return {
+    hasVhost: (name) => broker.vhosts.has(name),
+    hasUser: (name) => access.hasUser(name),
+    hasQueue: (vhost, name) => broker.vhosts.get(vhost)?.queues.has(name) ?? false,
+    checkQueueLimits(newQueues) {
+      for (const [vhost, count] of newQueues) {
+        const text = broker.vhostLimits.importQueueLimitError(vhost, count);
+        if (text !== undefined) throw new DefinitionsError(['vhost_limit_exceeded', [...Buffer.from(text, 'utf8')]]);
+      }
+    },
+    putUser(u, version) {
+      if (typeof u.name !== 'string') throw new DefinitionsError('user without a name');
+      putUserFromBody(access, u.name, u as unknown as Record<string, unknown>, version);
+    },
+    putVhost(v) {
+      const metadata = typeof v.metadata === 'object' && v.metadata !== null ? v.metadata : {};
+      const description = v.description ?? metadata.description;
+      const tags = v.tags ?? metadata.tags;
+      const defaultQueueType = v.default_queue_type ?? metadata.default_queue_type;
+      broker.putVhost(v.name, {
+        ...(description !== undefined ? { description: String(description) } : {}),
+        ...(tags !== undefined ? { tags: tagList(tags) } : {}),
+        ...(defaultQueueType !== undefined && defaultQueueType !== 'undefined' ? { defaultQueueType: String(defaultQueueType) } : {}),
+      }, actingUser);
+    },
+    setPermission(p) {
+      try {
+        access.setPermission(p.user, p.vhost, { configure: String(p.configure ?? ''), write: String(p.write ?? ''), read: String(p.read ?? '') });
+      } catch (err) {
+        throw accessFailure(err);
+      }
+    },
+    setTopicPermission(p) {
+      try {
+        access.setTopicPermission(p.user, p.vhost, String(p.exchange ?? ''), { write: String(p.write ?? ''), read: String(p.read ?? '') });
+      } catch (err) {
+        throw accessFailure(err);
+      }
+    },
+    setGlobalParameter(name, value) {
+      broker.globalParameters.apply([{ name, value }]);
+    },
+    setPolicy(vhost, p) {
+      broker.policies.putBody('policy', vhost, p.name, p as unknown as Record<string, unknown>);
+    },
+    setParameter(vhost, p) {
+      try {
+        broker.parameters.apply([{ vhost, component: p.component, name: p.name, value: p.value }]);
+      } catch (err) {
+        if (err instanceof ParameterValidationError) throw new DefinitionsError(err.httpReason);
+        if (err instanceof VHostNotFoundError) throw new DefinitionsError(['no_such_vhost', err.vhost]);
+        throw err;
+      }
+    },
+    declareExchange(vhost, e) {
+      const v = vhostOf(vhost);
+      if (v.exchanges.has(e.name)) return;
+      v.declareExchange({
+        name: e.name,
+        type: String(e.type ?? 'direct'),
+        passive: false,
+        durable: bool(e.durable, true),
+        autoDelete: bool(e.auto_delete),
+        internal: bool(e.internal),
+        arguments: e.arguments ? jsonToTable(e.arguments) : {},
+        actingUser,
+      });
+    },
+    declareQueue(vhost, q) {
+      const v = vhostOf(vhost);
+      if (v.queues.has(q.name)) return;
+      const args = q.arguments ? jsonToTable(q.arguments) : {};
+      // RabbitMQ 4.x exports carry `type`; it means x-queue-type.
+      if (typeof q.type === 'string' && args['x-queue-type'] === undefined && q.type !== 'classic') args['x-queue-type'] = { type: 'S', value: Buffer.from(q.type) };
+      v.declareQueue({ name: q.name, passive: false, durable: bool(q.durable, true), exclusive: false, autoDelete: bool(q.auto_delete), arguments: args, owner: {} });
+    },
+    bind(vhost, b) {
+      const v = vhostOf(vhost);
+      const source = v.exchanges.get(b.source);
+      const destination = b.destination_type === 'exchange' ? v.exchanges.get(b.destination) : v.queues.get(b.destination);
+      if (!source || !destination) return;
+      v.bind(source, destination, String(b.routing_key ?? ''), b.arguments ? jsonToTable(b.arguments) : {});
+    },
+    warn: (message) => broker.log.warn(message),
+  };
+}
+
+/** GET /api/definitions: the broker's definitions in RabbitMQ 3.10.8's export shape. */
+export function exportDefinitions(broker: Broker): Record<string, Json> {
+  const version = broker.config.version;
+  const vhosts = [...broker.vhosts.keys()];
+  return {
+    rabbit_version: version,
+    rabbitmq_version: version,
+    product_name: broker.config.product,
+    product_version: version,
+    users: broker.access.users().map(userJson) as unknown as Json[],
+    vhosts: vhosts.map((name) => ({ name })),
+    permissions: broker.access.permissions().map(permissionJson) as unknown as Json[],
+    topic_permissions: broker.access.topicPermissions().map(topicPermissionJson) as unknown as Json[],
+    parameters: parameters(broker),
+    global_parameters: broker.globalParameters.list() as unknown as Json[],
+    policies: broker.policies.list('policy') as unknown as Json[],
+    ...topology(broker, vhosts, true),
+  };
+}
+
+/** GET /api/definitions/{vhost}: one vhost's parameters, policies and topology, without `vhost` keys. */
+export function exportVhostDefinitions(broker: Broker, vhost: string): Record<string, Json> {
+  const strip = (items: Json[]) => items.map((i) => Object.fromEntries(Object.entries(i as Record<string, Json>).filter(([k]) => k !== 'vhost')));
+  const topo = topology(broker, [vhost], false);
+  return {
+    rabbit_version: broker.config.version,
+    parameters: parameters(broker, vhost),
+    policies: strip(broker.policies.list('policy', vhost) as unknown as Json[]),
+    ...topo,
+  };
+}
+
+/** Runtime parameters, operator policies (component operator_policy) and vhost limits among them. */
+function parameters(broker: Broker, vhost?: string): Json[] {
+  return (broker.parameters.list(undefined, vhost) ?? []) as unknown as Json[];
+}
+
+function topology(broker: Broker, vhosts: string[], withVhost: boolean): { queues: Json[]; exchanges: Json[]; bindings: Json[] } {
+  const queues: Json[] = [];
+  const exchanges: Json[] = [];
+  const bindings: Json[] = [];
+  const vh = (name: string) => (withVhost ? { vhost: name } : {});
+  for (const name of vhosts) {
+    const v = broker.vhosts.get(name);
+    if (!v) continue;
+    const exported = new Set<string>();
+    for (const q of v.queues.values()) {
+      if (q.exclusiveOwner !== null) continue;
+      exported.add(q.name);
+      queues.push({ name: q.name, ...vh(name), durable: q.durable, auto_delete: q.autoDelete, arguments: tableToJson(q.arguments) });
+    }
+    for (const x of v.exchanges.values()) {
+      if (x.name === '' || x.name.startsWith('amq.')) continue;
+      exchanges.push({ name: x.name, ...vh(name), type: x.type.name, durable: x.durable, auto_delete: x.autoDelete, internal: x.internal, arguments: tableToJson(x.args) });
+    }
+    for (const b of v.listBindings()) {
+      const toQueue = !(b.destination instanceof Exchange);
+      if (b.source.name === '' || (toQueue ? !exported.has(b.destination.name) : b.destination.name === '')) continue;
+      bindings.push({
+        source: b.source.name,
+        ...vh(name),
+        destination: b.destination.name,
+        destination_type: toQueue ? 'queue' : 'exchange',
+        routing_key: b.routingKey,
+        arguments: tableToJson(b.args),
+      });
+    }
+  }
+  return { queues, exchanges, bindings };
+}
+
+export type { Definitions };
