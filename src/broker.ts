@@ -25,7 +25,7 @@ import { TRANSIENT_PREFIX } from './queue/paged-ready-list.js';
 import type { Queue } from './queue/queue.js';
 import { TransientPager } from './queue/transient-pager.js';
 import { TlsListener } from './tls/tls-listener.js';
-import { checkTlsConfig, DEFAULT_TLS_PORT } from './tls/tls-options.js';
+import { checkTlsConfig, DEFAULT_TLS_PORT, secureContextOptions, serverOptions } from './tls/tls-options.js';
 import { openLmdbStore } from './store/lmdb/index.js';
 import { openMemoryStore } from './store/memory-store.js';
 import type { Store } from './store/message-store.js';
@@ -105,6 +105,7 @@ export class Broker implements BrokerContext, PrometheusSource {
     this.explicitUsersOrVhosts = rest.users !== undefined || rest.vhosts !== undefined;
     this.config = resolveConfig(rest);
     if (this.config.tls) checkTlsConfig(this.config.tls, 'tls');
+    if (this.config.managementTls) checkTlsConfig(this.config.managementTls, 'managementTls');
     this.fds = fdProbe ?? procFdProbe;
     this.limits = new ConnectionLimits(this.config, this.fds, () => this.clock.monotonic());
     this.loginThrottle = new LoginThrottle(this.config.loginFailureLimit, () => this.clock.monotonic());
@@ -486,17 +487,23 @@ export class Broker implements BrokerContext, PrometheusSource {
   async listen(): Promise<number> {
     const port = await this.listenAmqp();
     const managementPort = this.config.managementPort;
-    if (managementPort !== 'off') {
-      let bound: number;
-      try {
-        bound = await this.management.listen(managementPort, this.config.host);
-      } catch (err) {
-        this.server?.close();
-        throw err;
+    const managementTls = this.config.managementTls;
+    try {
+      if (managementPort !== 'off') {
+        const bound = await this.management.listen(managementPort, this.config.host);
+        this.listeners.push({ protocol: 'http', ip: this.config.host, port: bound });
+        this.managementUrl = `http://${urlHost(this.config.host)}:${bound}`;
+        this.log.info({ host: this.config.host, port: bound }, `management API listening on ${this.config.host}:${bound}`);
       }
-      this.listeners.push({ protocol: 'http', ip: this.config.host, port: bound });
-      this.managementUrl = `http://${urlHost(this.config.host)}:${bound}`;
-      this.log.info({ host: this.config.host, port: bound }, `management API listening on ${this.config.host}:${bound}`);
+      if (managementTls) {
+        const bound = await this.management.listen(managementTls.port ?? DEFAULT_MANAGEMENT_TLS_PORT, this.config.host, serverOptions(managementTls));
+        this.listeners.push({ protocol: 'https', ip: this.config.host, port: bound });
+        this.managementHttpsUrl = `https://${urlHost(this.config.host)}:${bound}`;
+        this.log.info({ host: this.config.host, port: bound }, `management API listening for HTTPS on ${this.config.host}:${bound}`);
+      }
+    } catch (err) {
+      this.server?.close();
+      throw err;
     }
     this.log.info('Server startup complete');
     return port;
@@ -588,9 +595,15 @@ export class Broker implements BrokerContext, PrometheusSource {
    * already open keep theirs. Throws (and keeps the old ones) if a file is missing or bad.
    */
   reloadTls(): void {
-    if (!this.tlsListener) throw new Error('TLS is not configured');
-    this.tlsListener.reload();
+    if (!this.tlsListener && !this.config.managementTls) throw new Error('TLS is not configured');
+    // Both read first, so a bad file changes neither.
+    const management = this.config.managementTls && secureContextOptions(this.config.managementTls);
+    this.tlsListener?.reload();
+    if (management) this.management.reloadTls(management);
   }
+
+  /** https://host:port of the management API's HTTPS listener, with managementTls. */
+  managementHttpsUrl: string | undefined;
 
   private accept(socket: Socket): void {
     if (this.admit(socket)) this.startConnection(socket);
@@ -692,6 +705,8 @@ export class Broker implements BrokerContext, PrometheusSource {
 }
 
 const STORE_RESUME_INTERVAL_MS = 1000;
+/** RabbitMQ's management.ssl.port default. */
+const DEFAULT_MANAGEMENT_TLS_PORT = 15671;
 const REFUSAL_LOG_MS = 10_000;
 
 function withoutUndefined<T extends object>(o: T): Partial<T> {

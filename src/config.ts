@@ -129,6 +129,12 @@ export interface BrokerConfig {
    * document itself. On a blank node they replace the default vhost and user.
    */
   definitions: string | Definitions | undefined;
+  /**
+   * An HTTPS listener for the management API (RabbitMQ's management.ssl.*: certfile, keyfile,
+   * cacertfile, verify, fail_if_no_peer_cert; port 15671 by default), beside or instead of
+   * the plain one (managementPort 'off').
+   */
+  managementTls: TlsConfig | undefined;
   /** Product/version strings advertised in connection.start. */
   product: string;
   version: string;
@@ -176,6 +182,7 @@ export const DEFAULT_CONFIG: BrokerConfig = {
   globalParameters: [],
   clusterName: undefined,
   tls: undefined,
+  managementTls: undefined,
   definitions: undefined,
   prometheusPort: 15692,
   product: 'RabbitMQ',
@@ -212,6 +219,7 @@ export function readConfigFile(path: string): Partial<BrokerConfig> {
     config.memoryHighWatermarkAbsolute = parseInformationUnit(config.memoryHighWatermarkAbsolute, `config file ${path}: memoryHighWatermarkAbsolute`);
   }
   if (config.tls !== undefined) checkTlsConfig(config.tls, `config file ${path}: tls`);
+  if (config.managementTls !== undefined) checkTlsConfig(config.managementTls, `config file ${path}: managementTls`);
   // A definitions file named in a config file is found beside it.
   if (typeof config.definitions === 'string') config.definitions = resolvePath(dirname(path), config.definitions);
   else if (config.definitions !== undefined && (typeof config.definitions !== 'object' || config.definitions === null || Array.isArray(config.definitions))) {

@@ -204,7 +204,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   // SIGHUP: take up renewed TLS certificates (connections already open keep theirs).
   process.on('SIGHUP', () => {
-    if (!broker.config.tls) return;
+    if (!broker.config.tls && !broker.config.managementTls) return;
     try {
       broker.reloadTls();
     } catch (err) {

@@ -4,7 +4,9 @@
  * conventions. Endpoints live in routes/; they use the broker's public operations only.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { SecureContextOptions, TlsOptions } from 'node:tls';
 import type { Broker } from '../broker.js';
 import type { Logger } from '../log.js';
 import { isAdmin, isManagementUser, isMonitor, type ManagementAuth, type ManagementUser } from './auth.js';
@@ -43,7 +45,7 @@ export class ManagementServer {
   stats: MessageStatsSource;
   /** Answers requests outside /api (the web UI); see ManagementServerOptions.fallback. */
   fallback: ManagementServerOptions['fallback'];
-  private server: Server | undefined;
+  private readonly servers: Array<Server | HttpsServer> = [];
   private readonly log: Logger;
   /** Largest request body read: a base64 payload of the largest message, and room for the rest. */
   private readonly maxBody: number;
@@ -60,11 +62,15 @@ export class ManagementServer {
     this.router.add(...managementRoutes(), ...(options.routes ?? []));
   }
 
-  /** Starts listening on host:port (0: any free port); resolves with the bound port. */
-  listen(port: number, host: string): Promise<number> {
+  /**
+   * Starts listening on host:port (0: any free port), over HTTPS when given TLS options (RabbitMQ's
+   * management.ssl listener); resolves with the bound port. A server may listen on both.
+   */
+  listen(port: number, host: string, tls?: TlsOptions): Promise<number> {
     return new Promise((resolve, reject) => {
-      const server = createServer((req, res) => void this.handle(req, res));
-      this.server = server;
+      const handler = (req: IncomingMessage, res: ServerResponse) => void this.handle(req, res);
+      const server = tls ? createHttpsServer(tls, handler) : createServer(handler);
+      this.servers.push(server);
       server.once('error', reject);
       server.listen(port, host, () => {
         server.off('error', reject);
@@ -75,13 +81,16 @@ export class ManagementServer {
   }
 
   /** Stops listening and drops open connections (idle keep-alive ones included). */
-  close(): Promise<void> {
-    const server = this.server;
-    if (!server) return Promise.resolve();
-    return new Promise((resolve) => {
+  async close(): Promise<void> {
+    await Promise.all(this.servers.map((server) => new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();
-    });
+    })));
+  }
+
+  /** Reads the HTTPS listener's certificate files again (Broker.reloadTls). */
+  reloadTls(tls: SecureContextOptions): void {
+    for (const server of this.servers) if (server instanceof HttpsServer) server.setSecureContext(tls);
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
