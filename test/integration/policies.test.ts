@@ -5,6 +5,7 @@ import { PolicyValidationError } from '../../src/policy/validation.js';
 import { VHostNotFoundError } from '../../src/policy/policy-operations.js';
 import { channel, confirmChannel, type Channel, type GetMessage } from '../support/amqp.js';
 import { useBroker } from '../support/broker.js';
+import { call } from '../support/management.js';
 import { drainBodies as drain, useSession } from '../support/session.js';
 
 /**
@@ -15,14 +16,17 @@ import { drainBodies as drain, useSession } from '../support/session.js';
  */
 describe('policies (rabbitmq.com policies guide)', () => {
   const clock = new FakeClock();
-  const broker = useBroker({ clock, heartbeat: 0 });
+  const broker = useBroker({ clock, heartbeat: 0, managementPort: 0 });
   const session = useSession(broker);
   const { uniq } = session;
   const ops = () => broker.running.broker.policies;
 
+  // The embedded operations (the validation and listing tests at the end use them directly)…
   const setPolicy = (name: string, pattern: string, definition: Record<string, unknown>, extra: { priority?: number; applyTo?: string; kind?: PolicyKind } = {}) =>
     ops().put(extra.kind ?? 'policy', '/', name, { pattern, definition, priority: extra.priority, applyTo: extra.applyTo });
-  const clearPolicy = (name: string, kind: PolicyKind = 'policy') => ops().delete(kind, '/', name);
+  // …and the management API, through which the behaviour tests set and clear policies.
+  const policyPath = (kind: PolicyKind, name: string) => `/api/${kind === 'policy' ? 'policies' : 'operator-policies'}/%2F/${encodeURIComponent(name)}`;
+  const clearPolicy = async (name: string, kind: PolicyKind = 'policy') => (await call(broker.running.managementUrl!, 'DELETE', policyPath(kind, name))).status === 204;
   const anchored = (name: string) => `^${name.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&')}$`;
   const count = async (ch: Channel, q: string) => (await ch.checkQueue(q)).messageCount;
   const publish = async (ch: Channel, q: string, bodies: string[], options: Record<string, unknown> = {}) => {
@@ -30,12 +34,15 @@ describe('policies (rabbitmq.com policies guide)', () => {
     await ch.checkQueue(q); // a round trip on the same channel: the publishes are in
   };
   const policiesToClear: Array<[string, PolicyKind]> = [];
-  const set = (name: string, pattern: string, definition: Record<string, unknown>, extra: { priority?: number; applyTo?: string; kind?: PolicyKind } = {}) => {
+  const set = async (name: string, pattern: string, definition: Record<string, unknown>, extra: { priority?: number; applyTo?: string; kind?: PolicyKind } = {}) => {
     policiesToClear.push([name, extra.kind ?? 'policy']);
-    return setPolicy(name, pattern, definition, extra);
+    const body = { pattern, definition, ...(extra.priority !== undefined ? { priority: extra.priority } : {}), ...(extra.applyTo ? { 'apply-to': extra.applyTo } : {}) };
+    const res = await call(broker.running.managementUrl!, 'PUT', policyPath(extra.kind ?? 'policy', name), { body });
+    expect(res.status, res.text).to.be.oneOf([201, 204]);
+    return res.status === 201 ? 'created' : 'updated';
   };
-  afterEach(() => {
-    for (const [n, k] of policiesToClear.splice(0)) clearPolicy(n, k);
+  afterEach(async () => {
+    for (const [n, k] of policiesToClear.splice(0)) await clearPolicy(n, k);
   });
 
   it('a lowered max-length dead-letters the head of a queue that holds messages at once (x-death reason maxlen)', async () => {
@@ -45,7 +52,7 @@ describe('policies (rabbitmq.com policies guide)', () => {
     await ch.assertQueue(q, { durable: false });
     await ch.assertQueue(dlq, { durable: false });
     await publish(ch, q, ['m1', 'm2', 'm3', 'm4', 'm5']);
-    expect(set('ml', anchored(q), { 'max-length': 2, 'dead-letter-exchange': '', 'dead-letter-routing-key': dlq })).to.equal('created');
+    expect(await set('ml', anchored(q), { 'max-length': 2, 'dead-letter-exchange': '', 'dead-letter-routing-key': dlq })).to.equal('created');
     expect(await count(ch, q)).to.equal(2);
     const dead: GetMessage[] = [];
     for (let m = await ch.get(dlq, { noAck: true }); m; m = await ch.get(dlq, { noAck: true })) dead.push(m);
@@ -57,7 +64,7 @@ describe('policies (rabbitmq.com policies guide)', () => {
       'x-first-death-reason': 'maxlen',
     });
     // Removing the policy lifts the limit.
-    expect(clearPolicy('ml')).to.equal(true);
+    expect(await clearPolicy('ml')).to.equal(true);
     await publish(ch, q, ['m6', 'm7', 'm8', 'm9']);
     expect(await count(ch, q)).to.equal(6);
   });
@@ -67,12 +74,12 @@ describe('policies (rabbitmq.com policies guide)', () => {
     const q = uniq('ttl');
     await ch.assertQueue(q, { durable: false });
     await publish(ch, q, ['old']);
-    set('ttl', anchored(q), { 'message-ttl': 100 });
+    await set('ttl', anchored(q), { 'message-ttl': 100 });
     await publish(ch, q, ['new']);
     clock.advance(150);
     expect(await drain(ch, q)).to.deep.equal(['old']);
     await publish(ch, q, ['under-ttl']);
-    clearPolicy('ttl');
+    await clearPolicy('ttl');
     await publish(ch, q, ['after']);
     clock.advance(150);
     expect(await drain(ch, q)).to.deep.equal(['after']);
@@ -83,7 +90,7 @@ describe('policies (rabbitmq.com policies guide)', () => {
     const q = uniq('exp');
     await ch.assertQueue(q, { durable: false, arguments: { 'x-expires': 100000 } });
     ch.sendToQueue(q, Buffer.from('x'));
-    set('exp', anchored(q), { expires: 400 });
+    await set('exp', anchored(q), { expires: 400 });
     clock.advance(150);
     expect(await count(ch, q)).to.equal(1); // a passive declare renews the lease (now 150 + 400)
     clock.advance(450);
@@ -101,8 +108,8 @@ describe('policies (rabbitmq.com policies guide)', () => {
     const q2 = uniq('rpdlx');
     const dlq = uniq('rp-dlq');
     for (const n of [q, q2, dlq]) await ch.assertQueue(n, { durable: false });
-    set('rp', anchored(q), { 'max-length': 1, overflow: 'reject-publish' });
-    set('rpdlx', anchored(q2), { 'max-length': 1, overflow: 'reject-publish-dlx', 'dead-letter-exchange': '', 'dead-letter-routing-key': dlq });
+    await set('rp', anchored(q), { 'max-length': 1, overflow: 'reject-publish' });
+    await set('rpdlx', anchored(q2), { 'max-length': 1, overflow: 'reject-publish-dlx', 'dead-letter-exchange': '', 'dead-letter-routing-key': dlq });
     const outcome = (queue: string, body: string) =>
       new Promise<string>((resolve) => cc.sendToQueue(queue, Buffer.from(body), {}, (err) => resolve(err ? 'nack' : 'ack')));
     expect([await outcome(q, 'a1'), await outcome(q, 'a2')]).to.deep.equal(['ack', 'nack']);
@@ -118,14 +125,14 @@ describe('policies (rabbitmq.com policies guide)', () => {
     const q = uniq('edge');
     await ch.assertQueue(q, { durable: false });
     await publish(ch, q, ['e1', 'e2', 'e3', 'e4', 'e5']);
-    set('edge', anchored(q), { 'max-length': 2, overflow: 'reject-publish' });
+    await set('edge', anchored(q), { 'max-length': 2, overflow: 'reject-publish' });
     expect(await drain(ch, q)).to.deep.equal(['e4', 'e5']);
     // And a reject-publish queue whose new policy has no overflow drops under drop-head.
     const q2 = uniq('edge2');
     await ch.assertQueue(q2, { durable: false });
-    set('edge2', anchored(q2), { 'max-length': 10, overflow: 'reject-publish' });
+    await set('edge2', anchored(q2), { 'max-length': 10, overflow: 'reject-publish' });
     await publish(ch, q2, ['f1', 'f2', 'f3', 'f4', 'f5']);
-    set('edge2', anchored(q2), { 'max-length': 2 });
+    await set('edge2', anchored(q2), { 'max-length': 2 });
     expect(await drain(ch, q2)).to.deep.equal(['f4', 'f5']);
   });
 
@@ -136,11 +143,11 @@ describe('policies (rabbitmq.com policies guide)', () => {
     const dlq2 = uniq('dlx-b');
     for (const n of [q, dlq1, dlq2]) await ch.assertQueue(n, { durable: false });
     await publish(ch, q, ['r1', 'r2']);
-    set('dlx', anchored(q), { 'dead-letter-exchange': '', 'dead-letter-routing-key': dlq1 });
+    await set('dlx', anchored(q), { 'dead-letter-exchange': '', 'dead-letter-routing-key': dlq1 });
     const m1 = await ch.get(q);
     ch.reject(m1 as GetMessage, false);
     await ch.checkQueue(q); // the rejection is in before the policy changes
-    set('dlx', anchored(q), { 'dead-letter-exchange': '', 'dead-letter-routing-key': dlq2 });
+    await set('dlx', anchored(q), { 'dead-letter-exchange': '', 'dead-letter-routing-key': dlq2 });
     const m2 = await ch.get(q);
     ch.reject(m2 as GetMessage, false);
     await ch.checkQueue(q);
@@ -157,7 +164,7 @@ describe('policies (rabbitmq.com policies guide)', () => {
     const polDlq = uniq('pol-dlq');
     for (const n of [argDlq, polDlq]) await ch.assertQueue(n, { durable: false });
     await ch.assertQueue(q, { durable: false, arguments: { 'x-max-length': 10, 'x-message-ttl': 60000, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': argDlq, 'x-overflow': 'reject-publish' } });
-    set('args', anchored(q), { 'max-length': 3, 'message-ttl': 100, 'dead-letter-exchange': 'nowhere', 'dead-letter-routing-key': polDlq, overflow: 'drop-head' });
+    await set('args', anchored(q), { 'max-length': 3, 'message-ttl': 100, 'dead-letter-exchange': 'nowhere', 'dead-letter-routing-key': polDlq, overflow: 'drop-head' });
     await publish(ch, q, ['a1', 'a2', 'a3', 'a4', 'a5']);
     // max-length 3 (the lower), overflow reject-publish (the argument): the first three stay.
     expect(await count(ch, q)).to.equal(3);
@@ -167,7 +174,7 @@ describe('policies (rabbitmq.com policies guide)', () => {
     expect(await drain(ch, argDlq)).to.deep.equal(['a1', 'a2', 'a3']);
     expect(await count(ch, polDlq)).to.equal(0);
     // A policy limit above the argument's leaves the argument's in force.
-    set('args', anchored(q), { 'max-length': 50 });
+    await set('args', anchored(q), { 'max-length': 50 });
     await publish(ch, q, Array.from({ length: 12 }, (_, i) => `b${i}`));
     expect(await count(ch, q)).to.equal(10);
   });
@@ -176,14 +183,14 @@ describe('policies (rabbitmq.com policies guide)', () => {
     const ch = await channel(session.conn);
     const q = uniq('prio');
     await ch.assertQueue(q, { durable: false });
-    set('p-low', anchored(q), { 'max-length': 1, 'message-ttl': 100 }, { priority: 1 });
-    set('p-high', anchored(q), { 'max-length': 3 }, { priority: 10 });
+    await set('p-low', anchored(q), { 'max-length': 1, 'message-ttl': 100 }, { priority: 1 });
+    await set('p-high', anchored(q), { 'max-length': 3 }, { priority: 10 });
     await publish(ch, q, ['1', '2', '3', '4']);
     clock.advance(200);
     expect(await drain(ch, q)).to.deep.equal(['2', '3', '4']);
     expect(ops().queueInfo('/', q)).to.deep.equal({ policy: 'p-high', operator_policy: null, effective_policy_definition: { 'max-length': 3 } });
     // Deleting the winner: the other one applies at once.
-    clearPolicy('p-high');
+    await clearPolicy('p-high');
     await publish(ch, q, ['5', '6']);
     expect(await count(ch, q)).to.equal(1);
   });
@@ -194,8 +201,8 @@ describe('policies (rabbitmq.com policies guide)', () => {
     const q2 = uniq('op-only');
     await ch.assertQueue(q, { durable: false });
     await ch.assertQueue(q2, { durable: false });
-    set('op-pol', anchored(q), { 'max-length': 10, 'message-ttl': 100, 'dead-letter-exchange': 'dlx' });
-    set('op-cap', `^${q.split('-')[0]}`, { 'max-length': 2, 'message-ttl': 50000, expires: 5000000 }, { kind: 'operator-policy' });
+    await set('op-pol', anchored(q), { 'max-length': 10, 'message-ttl': 100, 'dead-letter-exchange': 'dlx' });
+    await set('op-cap', `^${q.split('-')[0]}`, { 'max-length': 2, 'message-ttl': 50000, expires: 5000000 }, { kind: 'operator-policy' });
     expect(ops().queueInfo('/', q)).to.deep.equal({
       policy: 'op-pol', operator_policy: 'op-cap',
       effective_policy_definition: { 'dead-letter-exchange': 'dlx', expires: 5000000, 'max-length': 2, 'message-ttl': 100 },
@@ -206,7 +213,7 @@ describe('policies (rabbitmq.com policies guide)', () => {
     await publish(ch, q, ['1', '2', '3']);
     await publish(ch, q2, ['1', '2', '3']);
     expect([await count(ch, q), await count(ch, q2)]).to.deep.equal([2, 2]);
-    clearPolicy('op-cap', 'operator-policy');
+    await clearPolicy('op-cap', 'operator-policy');
     expect(ops().queueInfo('/', q2)).to.deep.equal({ policy: null, operator_policy: null, effective_policy_definition: {} });
   });
 
@@ -228,7 +235,7 @@ describe('policies (rabbitmq.com policies guide)', () => {
     await ch.bindQueue(aeq2, ae2, '');
     const sameName = uniq('ae-x-queue');
     await ch.assertQueue(sameName, { durable: false });
-    set('ae', `^${x.split('-')[0]}-x`, { 'alternate-exchange': ae }, { applyTo: 'exchanges' });
+    await set('ae', `^${x.split('-')[0]}-x`, { 'alternate-exchange': ae }, { applyTo: 'exchanges' });
     ch.publish(x, 'nowhere', Buffer.from('u1'));
     ch.publish(xArg, 'nowhere', Buffer.from('u2'));
     await ch.checkQueue(aeq);
@@ -236,7 +243,7 @@ describe('policies (rabbitmq.com policies guide)', () => {
     expect(await drain(ch, aeq2)).to.deep.equal(['u2']);
     expect(ops().exchangeInfo('/', x)?.policy).to.equal('ae');
     expect(ops().queueInfo('/', sameName)?.policy).to.equal(null);
-    clearPolicy('ae');
+    await clearPolicy('ae');
     ch.publish(x, 'nowhere', Buffer.from('u3'));
     await ch.checkQueue(aeq);
     expect(await drain(ch, aeq)).to.deep.equal([]);
@@ -248,7 +255,7 @@ describe('policies (rabbitmq.com policies guide)', () => {
     const ae = uniq('onlyq-ae');
     await ch.assertExchange(x, 'direct', { durable: false });
     await ch.assertExchange(ae, 'fanout', { durable: false });
-    set('onlyq', `^${x.split('-')[0]}-`, { 'alternate-exchange': ae }, { applyTo: 'queues' });
+    await set('onlyq', `^${x.split('-')[0]}-`, { 'alternate-exchange': ae }, { applyTo: 'queues' });
     expect(ops().exchangeInfo('/', x)?.policy).to.equal(null);
   });
 
@@ -256,14 +263,14 @@ describe('policies (rabbitmq.com policies guide)', () => {
     const ch = await channel(session.conn);
     const q = uniq('dlim');
     await ch.assertQueue(q, { durable: false });
-    set('dlim', anchored(q), { 'max-length': 1, 'delivery-limit': 3 }, { priority: 5 });
-    set('dlim-low', anchored(q), { 'max-length': 7 }, { priority: 1 });
+    await set('dlim', anchored(q), { 'max-length': 1, 'delivery-limit': 3 }, { priority: 5 });
+    await set('dlim-low', anchored(q), { 'max-length': 7 }, { priority: 1 });
     expect(ops().queueInfo('/', q)?.policy).to.equal('dlim-low');
     const qq = uniq('dlim-qq');
     const dlq = uniq('dlim-dlq');
     await ch.assertQueue(dlq, { durable: false });
     await ch.assertQueue(qq, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
-    set('dlim-q', anchored(qq), { 'delivery-limit': 1, 'dead-letter-exchange': '', 'dead-letter-routing-key': dlq });
+    await set('dlim-q', anchored(qq), { 'delivery-limit': 1, 'dead-letter-exchange': '', 'dead-letter-routing-key': dlq });
     expect(ops().queueInfo('/', qq)?.policy).to.equal('dlim-q');
     await publish(ch, qq, ['d']);
     for (let i = 0; i < 2; i++) {
@@ -284,7 +291,7 @@ describe('policies (rabbitmq.com policies guide)', () => {
     const byPolicy = uniq('qq-rpdlx-pol');
     await ch.assertQueue(byArg, { durable: true, arguments: { 'x-queue-type': 'quorum', 'x-max-length': 1, 'x-overflow': 'reject-publish-dlx' } });
     await ch.assertQueue(byPolicy, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
-    set('qq-rpdlx', anchored(byPolicy), { 'max-length': 1, overflow: 'reject-publish-dlx' });
+    await set('qq-rpdlx', anchored(byPolicy), { 'max-length': 1, overflow: 'reject-publish-dlx' });
     const outcome = (queue: string, body: string) =>
       new Promise<string>((resolve) => cc.sendToQueue(queue, Buffer.from(body), {}, (err) => resolve(err ? 'nack' : 'ack')));
     for (const q of [byArg, byPolicy]) {
@@ -297,17 +304,17 @@ describe('policies (rabbitmq.com policies guide)', () => {
   it('refuses invalid policies with RabbitMQ\'s texts, and unknown vhosts', () => {
     expect(() => setPolicy('bad', 'x', { 'message-ttl': 'abc' })).to.throw(PolicyValidationError, 'Validation failed\n\n<<"abc">> is not a valid message TTL\n');
     expect(() => setPolicy('bad', 'x', { 'max-length': 5 }, { kind: 'operator-policy' })).to.not.throw();
-    clearPolicy('bad', 'operator-policy');
+    ops().delete('operator-policy', '/', 'bad');
     expect(() => setPolicy('bad', 'x', { 'dead-letter-exchange': 'd' }, { kind: 'operator-policy' }))
       .to.throw(PolicyValidationError, 'Validation failed\n\n[{<<"dead-letter-exchange">>,<<"d">>}] are not recognised policy settings\n');
     expect(() => ops().put('policy', 'nope', 'p', { pattern: '.*', definition: { 'max-length': 1 } })).to.throw(VHostNotFoundError);
     expect(ops().get('policy', '/', 'bad')).to.equal(undefined);
   });
 
-  it('lists and returns policies in RabbitMQ\'s shape; a second put of the same name updates', () => {
-    expect(set('list-b', '^b', { 'max-length': 1 }, { priority: 2 })).to.equal('created');
-    expect(set('list-a', '^a', { 'message-ttl': 5, 'dead-letter-exchange': 'x' })).to.equal('created');
-    expect(set('list-b', '^b', { 'max-length': 2 }, { priority: 2, applyTo: 'queues' })).to.equal('updated');
+  it('lists and returns policies in RabbitMQ\'s shape; a second put of the same name updates', async () => {
+    expect(await set('list-b', '^b', { 'max-length': 1 }, { priority: 2 })).to.equal('created');
+    expect(await set('list-a', '^a', { 'message-ttl': 5, 'dead-letter-exchange': 'x' })).to.equal('created');
+    expect(await set('list-b', '^b', { 'max-length': 2 }, { priority: 2, applyTo: 'queues' })).to.equal('updated');
     expect(ops().list('policy', '/').filter((p) => p.name.startsWith('list-'))).to.deep.equal([
       { vhost: '/', name: 'list-a', pattern: '^a', 'apply-to': 'all', definition: { 'dead-letter-exchange': 'x', 'message-ttl': 5 }, priority: 0 },
       { vhost: '/', name: 'list-b', pattern: '^b', 'apply-to': 'queues', definition: { 'max-length': 2 }, priority: 2 },
