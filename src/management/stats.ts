@@ -5,21 +5,14 @@
  * Without a source, `message_stats` is left out where RabbitMQ leaves it out when nothing
  * happened (queues, exchanges, vhosts, channels), the overview's is {}, and churn counts are 0.
  */
+import type { ChurnStats } from '../metrics/broker-metrics.js';
 import type { JsonObject } from './json.js';
 import type { Channel } from '../connection/channel.js';
 import type { Queue } from '../queue/queue.js';
 import type { Exchange } from '../vhost/exchange.js';
 
-/** RabbitMQ's churn counters of a node (overview churn_rates, /api/nodes). */
-export interface ChurnCounts {
-  connection_created: number;
-  connection_closed: number;
-  channel_created: number;
-  channel_closed: number;
-  queue_declared: number;
-  queue_created: number;
-  queue_deleted: number;
-}
+/** RabbitMQ's churn counters of a node (overview churn_rates, /api/nodes): the metrics' own. */
+export type ChurnCounts = ChurnStats;
 
 export interface MessageStatsSource {
   /** The overview's message_stats (publish, confirm, deliver_get, ... with their _details). */

@@ -5,6 +5,7 @@ import { FakeClock } from '../../src/clock.js';
 import { AMQP_0_9_1_HEADER } from '../../src/frame/protocol-header.js';
 import { captureLog } from '../support/capture-log.js';
 import { useBroker } from '../support/broker.js';
+import { connectError } from '../support/amqp.js';
 
 /** Whether a new socket gets connection.start (served) or is closed before anything (refused). */
 function attempt(port: number): Promise<'served' | 'refused'> {
@@ -19,17 +20,6 @@ function attempt(port: number): Promise<'served' | 'refused'> {
       if (err.code !== 'ECONNRESET' && err.code !== 'EPIPE') reject(err);
     });
   });
-}
-
-/** The error amqplib reports for a connection that fails to open, as text. */
-async function connectError(url: string): Promise<string> {
-  try {
-    const conn = await amqp.connect(url);
-    await conn.close();
-    return 'connected';
-  } catch (err) {
-    return (err as Error).message;
-  }
 }
 
 describe('limits on hostile clients (issue 14)', () => {

@@ -6,19 +6,10 @@ import { join } from 'node:path';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import { call, useManagedBroker } from '../support/management.js';
 import { rabbitmqadminUnavailable, runRabbitmqadmin } from '../support/rabbitmqadmin.js';
+import { connectError } from '../support/amqp.js';
 
 /** RabbitMQ 3.10.8's own export (guest/guest, app/s3cret), recorded from the reference. */
 const referenceExport = (): Record<string, unknown> => JSON.parse(readFileSync(new URL('../../../shared/reference/management-samples/definitions.json', import.meta.url), 'utf8'));
-
-async function connectError(url: string): Promise<string> {
-  try {
-    const conn = await amqp.connect(url);
-    await conn.close();
-    return 'connected';
-  } catch (err) {
-    return (err as Error).message;
-  }
-}
 
 describe('definitions: GET/POST /api/definitions and definitions at boot', function () {
   this.timeout(30000);

@@ -70,3 +70,14 @@ export async function consumeAll(url: string, queue: string, n: number, prefetch
   await conn.close();
   return msgs;
 }
+
+/** Opens and closes a connection: 'connected', or the error amqplib reports for it (a refused login, say). */
+export async function connectError(url: string): Promise<string> {
+  try {
+    const conn = await amqp.connect(url);
+    await conn.close();
+    return 'connected';
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
