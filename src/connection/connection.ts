@@ -153,43 +153,46 @@ export class Connection {
     this.onOpenHooks.push(hook);
   }
 
-  /** Set when the connection has published: only publishers are blocked by an alarm. */
-  private publisher = false;
-
-  /** basic.publish seen: under an alarm this connection is not read any further. */
-  markPublisher(): void {
-    if (this.publisher) return;
-    this.publisher = true;
-    if (this.blocked) this.pauseReading('alarm');
-  }
-
   private get notifiesBlocked(): boolean {
     const cap = this.clientProperties['capabilities'];
     return cap?.type === 'F' && cap.value['connection.blocked']?.value === true;
   }
 
+  /** The alarm in force ("low on memory"), from block() to unblock(). */
+  private alarm: string | undefined;
+
   /**
-   * A resource alarm: a publishing connection stops being read (TCP pushes back on the
-   * publisher) and, if it asked for them, gets connection.blocked (RabbitMQ's
-   * blocked-connection notifications). Consumers keep going.
+   * A resource alarm: the connection is 'blocking' (rabbit_reader's state). It is read as before
+   * until it sends a content frame (a publish); then it is 'blocked' (afterContentFrame).
    */
   block(reason: string): void {
-    if (this.blocked || this.state !== 'open') return;
-    this.blocked = true;
-    if (this.notifiesBlocked) this.send(0, 'connection.blocked', { reason });
-    if (this.publisher) this.pauseReading('alarm');
+    if (this.alarm !== undefined || this.state !== 'open') return;
+    this.alarm = reason;
   }
 
   /**
-   * RabbitMQ's connection state under an alarm: 'blocked' for a publisher that is no longer
-   * read, 'blocking' for one that has not published since; undefined when not blocked.
+   * A content header or body frame has been handled (rabbit_reader:post_process_frame →
+   * publish_received): under an alarm the connection is no longer read (TCP pushes back on the
+   * publisher; the rest of the message waits in the socket) and, if it asked for them, gets
+   * connection.blocked. Connections that only consume, or stay idle, are never blocked.
    */
-  get blockState(): 'blocked' | 'blocking' | undefined {
-    if (!this.blocked) return undefined;
-    return this.publisher ? 'blocked' : 'blocking';
+  afterContentFrame(): void {
+    if (this.alarm === undefined || this.blocked) return;
+    this.blocked = true;
+    if (this.notifiesBlocked) this.send(0, 'connection.blocked', { reason: this.alarm });
+    this.pauseReading('alarm');
   }
 
+  /** RabbitMQ's connection state under an alarm; undefined when there is none. */
+  get blockState(): 'blocked' | 'blocking' | undefined {
+    if (this.alarm === undefined) return undefined;
+    return this.blocked ? 'blocked' : 'blocking';
+  }
+
+  /** The alarm cleared: a blocked connection gets connection.unblocked and is read again. */
   unblock(): void {
+    if (this.alarm === undefined) return;
+    this.alarm = undefined;
     if (!this.blocked) return;
     this.blocked = false;
     if (this.state !== 'open') return;
@@ -375,23 +378,20 @@ export class Connection {
   private pauseReading(reason: ReadPause): void {
     if (this.readPauses.has(reason)) return;
     this.readPauses.add(reason);
-    // An alarm lets the frames already read go on (publishes in them included); a full
-    // output stops right after the current frame.
-    if (reason === 'output') {
-      this.outputFull = true;
-      this.reader.pause();
-    }
+    if (reason === 'output') this.outputFull = true;
+    // Either stops right after the current frame: the rest of the chunk waits too, as RabbitMQ's
+    // blocked reader leaves what it has buffered (a publish's body behind its header, say).
+    this.reader.pause();
     if (this.readPauses.size === 1) this.socket.pause();
   }
 
   private resumeReading(reason: ReadPause): void {
     if (!this.readPauses.delete(reason)) return;
-    if (this.readPauses.size === 0) {
-      // The heartbeat monitor restarts now: the peer could not be heard while it was not read.
-      this.lastReceived = this.broker.clock.monotonic();
-      if (this.state !== 'closed') this.socket.resume();
-    }
-    if (reason === 'output') this.readInput(() => this.reader.resume(this.onFrame));
+    if (this.readPauses.size > 0) return;
+    // The heartbeat monitor restarts now: the peer could not be heard while it was not read.
+    this.lastReceived = this.broker.clock.monotonic();
+    if (this.state !== 'closed') this.socket.resume();
+    this.readInput(() => this.reader.resume(this.onFrame));
   }
 
   /** Reads again whatever paused it (to see connection.close-ok). */

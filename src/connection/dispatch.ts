@@ -39,15 +39,24 @@ export function dispatchMethod(ch: Channel, method: Method): void {
 /** A content header frame on channel ch. */
 export function dispatchHeader(ch: Channel, payload: Buffer): void {
   if (ch.closing) return;
-  const content = ch.assembler.onHeader(payload);
-  if (content) publish(ch, content);
+  try {
+    const content = ch.assembler.onHeader(payload);
+    if (content) publish(ch, content);
+  } finally {
+    // rabbit_reader:post_process_frame blocks after each content frame under an alarm.
+    ch.conn.afterContentFrame();
+  }
 }
 
 /** A content body frame on channel ch. */
 export function dispatchBody(ch: Channel, payload: Buffer): void {
   if (ch.closing) return;
-  const content = ch.assembler.onBody(payload);
-  if (content) publish(ch, content);
+  try {
+    const content = ch.assembler.onBody(payload);
+    if (content) publish(ch, content);
+  } finally {
+    ch.conn.afterContentFrame();
+  }
 }
 
 /** A complete basic.publish: published now, or held until tx.commit. */

@@ -9,28 +9,40 @@ describe('resource alarms', () => {
   // A watermark so low that the first memory check raises the alarm.
   const broker = useBroker({ clock, memoryHighWatermark: 1e-9 });
 
-  it('blocks publishing connections with connection.blocked and stops reading them; consumers go on', async () => {
+  it('blocks a connection that publishes during the alarm with connection.blocked, holding that publish back; idle ones and consumers are not blocked', async () => {
     const publisher = await connect(broker.url);
     const consumer = await connect(broker.url);
+    const idle = await connect(broker.url);
+    let idleBlocked = false;
+    idle.on('blocked', () => (idleBlocked = true));
     try {
       const pch = await channel(publisher);
       const cch = await channel(consumer);
+      const ich = await channel(idle);
       const { queue } = await cch.assertQueue('', { exclusive: false, autoDelete: false });
       pch.sendToQueue(queue, Buffer.from('before'));
-      expect((await pch.checkQueue(queue)).messageCount).to.equal(1);
+      await pch.checkQueue(queue);
+      ich.sendToQueue(queue, Buffer.from('idle publisher, before the alarm'));
+      expect((await ich.checkQueue(queue)).messageCount).to.equal(2);
       const blocked = new Promise<string>((resolve) => publisher.on('blocked', resolve));
       clock.advance(1000);
-      expect(await blocked).to.equal('low on memory');
+      // As rabbit_reader: 'blocking' until the connection sends a publish's content header; then
+      // 'blocked' (not read: the body waits in the socket), and connection.blocked.
       pch.sendToQueue(queue, Buffer.from('held back'));
+      expect(await blocked).to.equal('low on memory');
       // The consumer's connection is still served; the held-back publish never reached the queue.
-      const m = await cch.get(queue, { noAck: true });
-      expect(m && m.content.toString()).to.equal('before');
-      expect((await cch.checkQueue(queue)).messageCount).to.equal(0);
+      const got: string[] = [];
+      for (let m = await cch.get(queue, { noAck: true }); m; m = await cch.get(queue, { noAck: true })) got.push(m.content.toString());
+      expect(got).to.deep.equal(['before', 'idle publisher, before the alarm']);
+      // The idle connection (it published before the alarm, not during it) was never blocked.
+      await ich.checkQueue(queue);
+      expect(idleBlocked).to.equal(false);
       await cch.deleteQueue(queue);
     } finally {
       // A blocked publisher cannot complete a close handshake; drop its socket.
       (publisher as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
       await consumer.close();
+      await idle.close();
     }
   });
 });

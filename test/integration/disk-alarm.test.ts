@@ -39,8 +39,9 @@ describe('disk alarm (disk_free_limit)', () => {
       const blocked = new Promise<string>((resolve) => publisher.on('blocked', resolve));
       free = 50_000_000 - 1;
       clock.advance(10_000);
-      expect(await blocked).to.equal('low on disk');
+      // Blocked once it publishes during the alarm (RabbitMQ's reader: after the content header).
       const held = publishConfirmed(pch, 'disk-alarm-q', Buffer.from('held back'));
+      expect(await blocked).to.equal('low on disk');
       // Consumers are still served; the held-back publish has not reached the queue.
       const first = await cch.get('disk-alarm-q', { noAck: true });
       expect(first && first.content.toString()).to.equal('before');
@@ -61,9 +62,9 @@ describe('disk alarm (disk_free_limit)', () => {
 });
 
 /**
- * A connection that opens while an alarm is on is blocked as soon as it is open (RabbitMQ's reader
+ * A connection that opens while an alarm is on is under it from the open (RabbitMQ's reader
  * registers with rabbit_alarm on connection.open and gets the alarms in force), whenever the
- * alarm came up; an alarm that cleared before the open leaves it alone.
+ * alarm came up: its first publish blocks it. An alarm that cleared before the open leaves it alone.
  */
 describe('disk alarm during a handshake', () => {
   const clock = new FakeClock();
@@ -96,12 +97,14 @@ describe('disk alarm during a handshake', () => {
     return c.frames.slice(since).filter((f) => f.channel === 0 && f.method).map((f) => f.method!.name);
   }
 
-  it('blocks a connection that opens under the alarm even when the alarm came up during its handshake', async () => {
+  it('blocks a connection that opens under the alarm (at its first publish) even when the alarm came up during its handshake', async () => {
     const c = await midHandshake();
     try {
       free = 50_000_000 - 1;
       clock.advance(10_000);
-      expect(await finishHandshake(c)).to.deep.equal(['connection.open-ok', 'connection.blocked']);
+      expect(await finishHandshake(c)).to.deep.equal(['connection.open-ok']);
+      c.publish(1, '', 'nowhere', 'held');
+      expect(await c.expect('connection.blocked')).to.deep.equal({ reason: 'low on disk' });
     } finally {
       c.destroy();
       free = 50_000_000;
@@ -160,6 +163,8 @@ describe('full disk without a restart (the block after ENOSPC clears when a comm
       else nacked++;
       expect(i, 'a commit fails once the disk is full').to.be.below(1000);
     }
+    // The next publish blocks the connection (it waits, unconfirmed, until the disk has room).
+    const last = publishConfirmed(ch, 'full-q', Buffer.from('last'));
     expect(await blocked).to.equal('low on disk');
     // Still full to the last byte: the retry fails and publishers stay blocked.
     disk!.fill(0);
@@ -170,6 +175,7 @@ describe('full disk without a restart (the block after ENOSPC clears when a comm
     clock.advance(1000);
     await unblocked;
     await waitFor('message store writes again; unblocking publishers');
+    expect(await last).to.equal(true);
     expect(await publishConfirmed(ch, 'full-q', Buffer.from('after'))).to.equal(true);
     await conn.close();
     await running.close();

@@ -41,6 +41,8 @@ describe('disk full (issue: clear errors and connection.blocked, never corruptio
     }
     expect(nacked, 'a publish past the file size limit is nacked').to.be.greaterThan(0);
     expect(acked.length).to.be.greaterThan(0);
+    // The next publish finds the alarm on: the connection is blocked, that publish held back.
+    ch.sendToQueue('full-q', Buffer.from('held'), { persistent: true });
     expect(await blocked).to.equal('low on disk');
     await broker.stop();
 

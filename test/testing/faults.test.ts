@@ -127,7 +127,7 @@ describe('test toolkit: faults', () => {
       await conn.close();
     });
 
-    it('raiseAlarm / clearAlarm: publishers get connection.blocked and are not read until the alarm clears', async () => {
+    it('raiseAlarm / clearAlarm: a connection that publishes under the alarm gets connection.blocked and is not read until it clears', async () => {
       const conn = await connectNamed(b.url, 'pub');
       const ch = await channel(conn);
       await ch.assertQueue('q');
@@ -136,9 +136,9 @@ describe('test toolkit: faults', () => {
       for (const [resource, reason] of [['memory', 'low on memory'], ['disk', 'low on disk']] as const) {
         const blocked = event<string>(conn, 'blocked');
         b.running.faults.raiseAlarm(resource);
+        ch.sendToQueue('q', Buffer.from(`during ${resource}`));
         expect(await blocked).to.equal(reason);
         expect(b.running.inspect.connections()[0]).to.include({ blocked: true });
-        ch.sendToQueue('q', Buffer.from(`during ${resource}`));
         const unblocked = event(conn, 'unblocked');
         const arrived = b.running.until.routed('q');
         b.running.faults.clearAlarm(resource);
@@ -156,11 +156,13 @@ describe('test toolkit: faults', () => {
       b.running.faults.failNextCommit();
       const blocked = event<string>(conn, 'blocked');
       expect(await publishConfirmed(ch, 'durable', 'lost?', true)).to.equal('message nacked');
+      // The next publish finds the alarm on: the connection is blocked, that publish held back.
+      const kept = publishConfirmed(ch, 'durable', 'kept', true);
       expect(await blocked).to.equal('low on disk');
       const unblocked = event(conn, 'unblocked');
       await b.running.faults.resumeStore();
       await unblocked;
-      expect(await publishConfirmed(ch, 'durable', 'kept', true)).to.equal('ack');
+      expect(await kept).to.equal('ack');
       await conn.close();
     });
   });
@@ -178,12 +180,14 @@ describe('test toolkit: faults', () => {
       b.running.faults.failNextCommit();
       const blocked = event<string>(conn, 'blocked');
       expect(await publishConfirmed(ch, 'durable', 'first', true)).to.equal('message nacked');
+      // The next publish finds the alarm on: it blocks the connection and waits.
+      const second = publishConfirmed(ch, 'durable', 'second', true);
       expect(await blocked).to.equal('low on disk');
       const unblocked = event(conn, 'unblocked');
       // The disk monitor checks at most every 10 s; with room on the disk it resumes the store.
       await clock.advance(10_000);
       await unblocked;
-      expect(await publishConfirmed(ch, 'durable', 'second', true)).to.equal('ack');
+      expect(await second).to.equal('ack');
       // What the failed commit held was written when the store resumed: both are stored.
       expect(b.running.broker.store.messages.countEntries('/\u0000durable').messages).to.equal(2);
       await conn.close();

@@ -8,7 +8,6 @@ import type { ChannelHandlers } from './types.js';
 export const basicHandlers: ChannelHandlers = {
   'basic.publish': (ch, args) => {
     if (args.immediate) throw new ConnectionError(ReplyCode.NOT_IMPLEMENTED, 'immediate=true');
-    ch.conn.markPublisher();
     ch.counters.publisher = true;
     ch.assembler.start(60, 40, args);
   },
