@@ -1,3 +1,4 @@
+import type { BasicProperties } from '../frame/generated/properties.js';
 import type { Broker } from '../broker.js';
 import type { Channel } from '../connection/channel.js';
 import type { Connection } from '../connection/connection.js';
@@ -104,22 +105,7 @@ export interface ConnectionInfo {
 export type ConnectionSelector = string | ((conn: ConnectionInfo) => boolean);
 
 /** The message properties, as amqplib presents them (headers as plain values). */
-export interface MessageProperties {
-  contentType?: string;
-  contentEncoding?: string;
-  headers?: Record<string, unknown>;
-  deliveryMode?: number;
-  priority?: number;
-  correlationId?: string;
-  replyTo?: string;
-  expiration?: string;
-  messageId?: string;
-  timestamp?: number;
-  type?: string;
-  userId?: string;
-  appId?: string;
-  clusterId?: string;
-}
+export type MessageProperties = Omit<BasicProperties, 'headers'> & { headers?: Record<string, unknown> };
 
 /** One x-death entry (RabbitMQ's dead-letter history), as plain values. */
 export interface XDeath {

@@ -1,7 +1,33 @@
 // Shared pieces of the pages: cards, badges, forms, key/value editors, confirm dialogs.
 
-import { h, fill } from './dom.js';
+import { h, fill, showError } from './dom.js';
 import { value as fmtValue } from './format.js';
+
+/**
+ * A form with a primary submit button: on submit, action runs with the button busy; an error it
+ * throws is shown in the page, prefixed with context ("Adding the queue: ...").
+ */
+export function actionForm(label, context, action, ...children) {
+  const submit = button(label, null, { kind: 'primary', type: 'submit' });
+  return h(
+    'form',
+    {
+      class: 'form',
+      onsubmit: async (ev) => {
+        ev.preventDefault();
+        await busy(submit, async () => {
+          try {
+            await action();
+          } catch (e) {
+            showError(e, context);
+          }
+        });
+      },
+    },
+    ...children,
+    h('div', { class: 'form-actions' }, submit),
+  );
+}
 
 /** A titled panel. */
 export function card(title, ...children) {

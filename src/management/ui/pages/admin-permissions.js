@@ -3,7 +3,7 @@
 import { api, path } from '../api.js';
 import { h, fill, toast, showError } from '../dom.js';
 import { dataTable } from '../table.js';
-import { card, field, button, busy, confirmDialog } from '../widgets.js';
+import { actionForm, busy, button, card, confirmDialog, field } from '../widgets.js';
 
 export async function mount(root, { ctx }) {
   const userSel = h('select', { name: 'user', required: true });
@@ -57,29 +57,18 @@ export async function mount(root, { ctx }) {
     emptyText: 'No permissions are set.',
   });
 
-  const submit = button('Set permissions', null, { kind: 'primary', type: 'submit' });
-  const form = h(
-    'form',
-    {
-      class: 'form',
-      onsubmit: async (ev) => {
-        ev.preventDefault();
-        await busy(submit, async () => {
-          try {
-            await api.put(path('permissions', vhostSel.value, userSel.value), { configure: configure.value, write: write.value, read: read.value });
-            toast(`Permissions of ${userSel.value} on ${vhostSel.value} set`);
-            await refresh();
-          } catch (e) {
-            showError(e, 'Setting permissions');
-          }
-        });
-      },
+  const form = actionForm(
+    'Set permissions',
+    'Setting permissions',
+    async () => {
+      await api.put(path('permissions', vhostSel.value, userSel.value), { configure: configure.value, write: write.value, read: read.value });
+      toast(`Permissions of ${userSel.value} on ${vhostSel.value} set`);
+      await refresh();
     },
     h('div', { class: 'form-row' }, field('User', userSel), field('Vhost', vhostSel)),
     field('Configure', configure, 'Regular expression over the names of resources the user may declare and delete.'),
     field('Write', write, 'Names of exchanges the user may publish to, and bind from.'),
     field('Read', read, 'Names of queues the user may consume from, and bind to.'),
-    h('div', { class: 'form-actions' }, submit),
   );
 
   fill(root, h('div', { class: 'grid-main' }, h('div', { class: 'stack' }, card('Permissions', table.el)), h('div', { class: 'stack' }, card('Set permissions', form))));

@@ -4,7 +4,7 @@ import { api, path } from '../api.js';
 import { h, fill, toast, showError } from '../dom.js';
 import { value as fmtValue } from '../format.js';
 import { dataTable } from '../table.js';
-import { card, field, button, busy, kvEditor, confirmDialog, badge } from '../widgets.js';
+import { actionForm, badge, busy, button, card, confirmDialog, field, kvEditor } from '../widgets.js';
 
 const KEYS = [
   'message-ttl',
@@ -77,28 +77,17 @@ export async function mount(root, { ctx }) {
     emptyText: 'No policies.',
   });
 
-  const submit = button('Save policy', null, { kind: 'primary', type: 'submit' });
-  const form = h(
-    'form',
-    {
-      class: 'form',
-      onsubmit: async (ev) => {
-        ev.preventDefault();
-        await busy(submit, async () => {
-          try {
-            await api.put(path('policies', vhostSel.value, name.value), { pattern: pattern.value, 'apply-to': applyTo.value, priority: Number(priority.value) || 0, definition: definition.value() });
-            toast(`Policy ${name.value} saved`);
-            await refresh();
-          } catch (e) {
-            showError(e, 'Saving the policy');
-          }
-        });
-      },
+  const form = actionForm(
+    'Save policy',
+    'Saving the policy',
+    async () => {
+      await api.put(path('policies', vhostSel.value, name.value), { pattern: pattern.value, 'apply-to': applyTo.value, priority: Number(priority.value) || 0, definition: definition.value() });
+      toast(`Policy ${name.value} saved`);
+      await refresh();
     },
     h('div', { class: 'form-row' }, field('Vhost', vhostSel), field('Name', name)),
     h('div', { class: 'form-row' }, field('Pattern', pattern, 'A regular expression matched against queue or exchange names.'), field('Apply to', applyTo), field('Priority', priority)),
     field('Definition', definition.el),
-    h('div', { class: 'form-actions' }, submit),
   );
 
   fill(root, card('Policies', h('p', { class: 'muted small' }, 'The matching policy with the highest priority applies to a queue or exchange; definitions are not merged.'), table.el), card('Add or replace a policy', form));

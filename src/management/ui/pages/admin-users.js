@@ -4,7 +4,7 @@
 import { api, path, currentUser } from '../api.js';
 import { h, fill, toast, showError } from '../dom.js';
 import { dataTable, filterBox } from '../table.js';
-import { card, field, button, busy, badge, confirmDialog } from '../widgets.js';
+import { actionForm, badge, busy, button, card, confirmDialog, field } from '../widgets.js';
 
 export const TAGS = ['administrator', 'monitoring', 'policymaker', 'management', 'impersonator'];
 
@@ -92,30 +92,19 @@ export async function mount(root, { ctx }) {
   const password = h('input', { type: 'password', name: 'password', autocomplete: 'new-password' });
   const tags = tagPicker(['management']);
   const grant = h('select', { name: 'grant' }, h('option', { value: '' }, 'no permissions yet'), ctx.vhosts.map((v) => h('option', { value: v.name }, `full access to ${v.name}`)));
-  const submit = button('Add user', null, { kind: 'primary', type: 'submit' });
-  const form = h(
-    'form',
-    {
-      class: 'form',
-      onsubmit: async (ev) => {
-        ev.preventDefault();
-        await busy(submit, async () => {
-          try {
-            await api.put(path('users', name.value), { password: password.value, tags: tags.value().join(',') });
-            if (grant.value) await api.put(path('permissions', grant.value, name.value), { configure: '.*', write: '.*', read: '.*' });
-            toast(`User ${name.value} added`);
-            name.value = '';
-            password.value = '';
-            await refresh();
-          } catch (e) {
-            showError(e, 'Adding the user');
-          }
-        });
-      },
+  const form = actionForm(
+    'Add user',
+    'Adding the user',
+    async () => {
+      await api.put(path('users', name.value), { password: password.value, tags: tags.value().join(',') });
+      if (grant.value) await api.put(path('permissions', grant.value, name.value), { configure: '.*', write: '.*', read: '.*' });
+      toast(`User ${name.value} added`);
+      name.value = '';
+      password.value = '';
+      await refresh();
     },
     h('div', { class: 'form-row' }, field('Username', name), field('Password', password, 'Empty: the user cannot log in with a password.'), field('Permissions', grant)),
     field('Tags', tags.el),
-    h('div', { class: 'form-actions' }, submit),
   );
 
   fill(root, h('div', { class: 'grid-main' }, h('div', { class: 'stack' }, card('Users', h('div', { class: 'toolbar' }, filter.el), table.el)), h('div', { class: 'stack' }, card('Add a user', form))));

@@ -5,7 +5,7 @@ import { api, path, currentUser } from '../api.js';
 import { h, fill, toast, showError } from '../dom.js';
 import { num } from '../format.js';
 import { dataTable } from '../table.js';
-import { card, field, button, busy, badge, confirmDialog } from '../widgets.js';
+import { actionForm, badge, busy, button, card, confirmDialog, field } from '../widgets.js';
 
 export async function mount(root, { ctx }) {
   const table = dataTable({
@@ -53,37 +53,26 @@ export async function mount(root, { ctx }) {
   const description = h('input', { type: 'text', name: 'description' });
   const tags = h('input', { type: 'text', name: 'tags', placeholder: 'comma-separated', spellcheck: 'false' });
   const grant = h('input', { type: 'checkbox', name: 'grant', checked: true });
-  const submit = button('Add vhost', null, { kind: 'primary', type: 'submit' });
-  const form = h(
-    'form',
-    {
-      class: 'form',
-      onsubmit: async (ev) => {
-        ev.preventDefault();
-        await busy(submit, async () => {
-          try {
-            const body = {};
-            if (description.value) body.description = description.value;
-            if (tags.value) body.tags = tags.value;
-            await api.put(path('vhosts', name.value), body);
-            if (grant.checked) await api.put(path('permissions', name.value, currentUser()), { configure: '.*', write: '.*', read: '.*' });
-            toast(`Vhost ${name.value} added`);
-            name.value = '';
-            description.value = '';
-            tags.value = '';
-            await ctx.reloadVhosts();
-            await refresh();
-          } catch (e) {
-            showError(e, 'Adding the vhost');
-          }
-        });
-      },
+  const form = actionForm(
+    'Add vhost',
+    'Adding the vhost',
+    async () => {
+      const body = {};
+      if (description.value) body.description = description.value;
+      if (tags.value) body.tags = tags.value;
+      await api.put(path('vhosts', name.value), body);
+      if (grant.checked) await api.put(path('permissions', name.value, currentUser()), { configure: '.*', write: '.*', read: '.*' });
+      toast(`Vhost ${name.value} added`);
+      name.value = '';
+      description.value = '';
+      tags.value = '';
+      await ctx.reloadVhosts();
+      await refresh();
     },
     field('Name', name),
     field('Description', description),
     field('Tags', tags),
     h('label', { class: 'check' }, grant, ` Give me (${currentUser()}) full permissions on it`),
-    h('div', { class: 'form-actions' }, submit),
   );
 
   fill(root, h('div', { class: 'grid-main' }, h('div', { class: 'stack' }, card('Virtual hosts', table.el)), h('div', { class: 'stack' }, card('Add a virtual host', form))));

@@ -4,7 +4,7 @@ import { api, path } from '../api.js';
 import { h, fill, toast, showError } from '../dom.js';
 import { num, rate, exchangeName, count } from '../format.js';
 import { dataTable, filterBox } from '../table.js';
-import { card, field, button, busy, kvEditor, pageHeader, badge } from '../widgets.js';
+import { actionForm, badge, button, card, field, kvEditor, pageHeader } from '../widgets.js';
 import { setQuery } from '../app.js';
 
 function features(x) {
@@ -88,30 +88,19 @@ function buildAddForm(box, ctx, types, done) {
   const autoDelete = h('input', { type: 'checkbox', name: 'auto_delete' });
   const internal = h('input', { type: 'checkbox', name: 'internal' });
   const args = kvEditor({ suggestions: ['alternate-exchange', 'x-delayed-type'], keyLabel: 'Argument', name: 'exchange-args' });
-  const submit = button('Add exchange', null, { kind: 'primary', type: 'submit' });
-  const form = h(
-    'form',
-    {
-      class: 'form',
-      onsubmit: async (ev) => {
-        ev.preventDefault();
-        await busy(submit, async () => {
-          try {
-            await api.put(path('exchanges', vhostSel.value, name.value), { type: type.value, durable: durable.checked, auto_delete: autoDelete.checked, internal: internal.checked, arguments: args.value() });
-            toast(`Exchange ${name.value} declared`);
-            name.value = '';
-            args.set({});
-            await done();
-          } catch (e) {
-            showError(e, 'Adding the exchange');
-          }
-        });
-      },
+  const form = actionForm(
+    'Add exchange',
+    'Adding the exchange',
+    async () => {
+      await api.put(path('exchanges', vhostSel.value, name.value), { type: type.value, durable: durable.checked, auto_delete: autoDelete.checked, internal: internal.checked, arguments: args.value() });
+      toast(`Exchange ${name.value} declared`);
+      name.value = '';
+      args.set({});
+      await done();
     },
     h('div', { class: 'form-row' }, field('Vhost', vhostSel), field('Name', name), field('Type', type)),
     h('div', { class: 'form-row checks' }, h('label', { class: 'check' }, durable, ' Durable'), h('label', { class: 'check' }, autoDelete, ' Auto-delete'), h('label', { class: 'check' }, internal, ' Internal')),
     field('Arguments', args.el),
-    h('div', { class: 'form-actions' }, submit),
   );
   fill(box, card('Add an exchange', form));
 }

@@ -4,7 +4,7 @@ import { api, path } from '../api.js';
 import { h, fill, toast, showError } from '../dom.js';
 import { num, rate, count } from '../format.js';
 import { dataTable, filterBox } from '../table.js';
-import { card, field, button, busy, kvEditor, pageHeader, badge } from '../widgets.js';
+import { actionForm, badge, button, card, field, kvEditor, pageHeader } from '../widgets.js';
 import { setQuery } from '../app.js';
 
 export const QUEUE_ARGS = [
@@ -132,32 +132,21 @@ function buildAddForm(box, ctx, done) {
   const durable = h('input', { type: 'checkbox', name: 'durable', checked: true });
   const autoDelete = h('input', { type: 'checkbox', name: 'auto_delete' });
   const args = kvEditor({ suggestions: QUEUE_ARGS, keyLabel: 'Argument', name: 'queue-args' });
-  const submit = button('Add queue', null, { kind: 'primary', type: 'submit' });
-  const form = h(
-    'form',
-    {
-      class: 'form',
-      onsubmit: async (ev) => {
-        ev.preventDefault();
-        await busy(submit, async () => {
-          try {
-            const a = args.value();
-            if (type.value !== 'classic') a['x-queue-type'] = type.value;
-            await api.put(path('queues', vhostSel.value, name.value), { durable: durable.checked, auto_delete: autoDelete.checked, arguments: a });
-            toast(`Queue ${name.value} declared`);
-            name.value = '';
-            args.set({});
-            await done();
-          } catch (e) {
-            showError(e, 'Adding the queue');
-          }
-        });
-      },
+  const form = actionForm(
+    'Add queue',
+    'Adding the queue',
+    async () => {
+      const a = args.value();
+      if (type.value !== 'classic') a['x-queue-type'] = type.value;
+      await api.put(path('queues', vhostSel.value, name.value), { durable: durable.checked, auto_delete: autoDelete.checked, arguments: a });
+      toast(`Queue ${name.value} declared`);
+      name.value = '';
+      args.set({});
+      await done();
     },
     h('div', { class: 'form-row' }, field('Vhost', vhostSel), field('Name', name), field('Type', type)),
     h('div', { class: 'form-row checks' }, h('label', { class: 'check' }, durable, ' Durable'), h('label', { class: 'check' }, autoDelete, ' Auto-delete')),
     field('Arguments', args.el),
-    h('div', { class: 'form-actions' }, submit),
   );
   fill(box, card('Add a queue', form));
 }
