@@ -33,10 +33,10 @@ import { PolicyOperations } from './policy/policy-operations.js';
 import { GlobalParameters } from './parameters/global-parameters.js';
 import { RuntimeParameters } from './parameters/runtime-parameters.js';
 import { VHostLimitOperations } from './parameters/vhost-limits.js';
-import { Faults } from './testing/faults.js';
-import { Inspector } from './testing/inspect.js';
-import { resetBroker } from './testing/reset.js';
-import { Until } from './testing/until.js';
+import type { Faults } from './testing/faults.js';
+import type { Inspector } from './testing/inspect.js';
+import { createToolkit, type Toolkit } from './testing/toolkit.js';
+import type { Until } from './testing/until.js';
 import { VHost, type VHostDeps } from './vhost/vhost.js';
 import { configuredVhostMetadata, defaultVHostMetadata, QUEUE_TYPES, vhostDefinition, vhostFromDefinition, type VHostMetadata } from './vhost/vhost-metadata.js';
 import { AccessControl, AccessError } from './access/access-control.js';
@@ -186,6 +186,16 @@ export class Broker implements BrokerContext, PrometheusSource {
   }
 
   private unregisterSettle: (() => void) | undefined;
+  private toolkitInstance: Toolkit | undefined;
+
+  /**
+   * The test toolkit over this broker (src/testing: inspect, until, faults, reset), built on
+   * first use, one per broker: startBroker() returns it and the management API serves it under
+   * /api/warren/, so both see the same faults and waits.
+   */
+  get toolkit(): Toolkit {
+    return (this.toolkitInstance ??= createToolkit(this));
+  }
 
   /**
    * Resolves once what the broker has set going is done: frames queued for clients written to
@@ -778,14 +788,11 @@ export async function startBroker<C extends Clock = Clock>(options: BrokerOption
   });
   const port = await broker.listen();
   const host = broker.config.host === '0.0.0.0' ? 'localhost' : broker.config.host;
-  const inspect = new Inspector(broker);
-  const until = new Until(broker, inspect);
-  const faults = new Faults(broker);
+  const { inspect, until, faults, reset } = broker.toolkit;
   return {
     url: `amqp://guest:guest@${host}:${port}`, port, tlsPort: broker.tlsPort, managementUrl: broker.managementUrl, broker,
     clock: broker.clock as C,
-    reset: () => resetBroker(broker, faults),
-    inspect, until, faults,
+    reset, inspect, until, faults,
     close: () => {
       until.cancelAll('the broker was closed');
       return broker.close();

@@ -54,13 +54,21 @@ Options:
                     {"amqp":"amqp://127.0.0.1:5672","management":"http://127.0.0.1:15672"}
                     (and "amqps", "prometheus" when on), for a harness that spawns the
                     broker; logs then go to stderr
+  --fake-clock      for tests: the broker runs on a fake clock that starts at the current
+                    time and then moves only through POST /api/warren/clock/advance
+                    {"ms":N} on the management port (administrators): TTLs, expiries,
+                    delayed messages, heartbeats and alarm checks wait for it (env
+                    WARREN_FAKE_CLOCK=1)
   -h, --help        show this help
 `;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-/** The settings from the command line: the broker's, and how the command reports (--ready-json). */
-export type CliSettings = Partial<BrokerConfig> & { readyJson?: boolean };
+/**
+ * The settings from the command line: the broker's, how the command reports (--ready-json),
+ * and whether the broker runs on a FakeClock (--fake-clock).
+ */
+export type CliSettings = Partial<BrokerConfig> & { readyJson?: boolean; fakeClock?: boolean };
 
 /** Parses flags and WARREN_* variables (flags win) — the only place that reads the settings from process.env. */
 export function parseCli(argv: string[], env: NodeJS.ProcessEnv): CliSettings | 'help' {
@@ -84,6 +92,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): CliSettings | 
       'tls-key': { type: 'string' },
       'tls-ca': { type: 'string' },
       'ready-json': { type: 'boolean' },
+      'fake-clock': { type: 'boolean' },
       'prometheus-port': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -93,6 +102,11 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): CliSettings | 
   const configFile = values.config ?? env['WARREN_CONFIG'];
   const config: CliSettings = configFile ? readConfigFile(configFile) : {};
   if (values['ready-json']) config.readyJson = true;
+  const fakeClock = values['fake-clock'] ? '1' : env['WARREN_FAKE_CLOCK'];
+  if (fakeClock !== undefined && fakeClock !== '' && fakeClock !== '0') {
+    if (fakeClock !== '1' && fakeClock !== 'true') throw new Error(`invalid WARREN_FAKE_CLOCK '${fakeClock}' (1 or 0)`);
+    config.fakeClock = true;
+  }
   const port = values.port ?? env['WARREN_PORT'];
   if (port !== undefined) config.port = portNumber(port);
   const managementPort = values['management-port'] ?? env['WARREN_MANAGEMENT_PORT'];
@@ -171,18 +185,21 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     process.stdout.write(USAGE);
     return;
   }
-  const { readyJson, ...settings } = config;
+  const { readyJson, fakeClock, ...settings } = config;
   let broker: Broker;
   try {
     // Loaded here, not at the top: the launcher (launcher.ts) parses the flags with this module
     // and starts another Node; it has no use for the broker's modules.
-    const [{ Broker }, { createLogger, prettyDestination }] = await Promise.all([import('./broker.js'), import('./log.js')]);
+    const [{ Broker }, { createLogger, prettyDestination }, { FakeClock }] = await Promise.all([
+      import('./broker.js'), import('./log.js'), import('./clock.js'),
+    ]);
     // People at a terminal get readable lines; pipes and files get pino's JSON lines. With
     // --ready-json, stdout carries the ready line only and logs go to stderr.
     const out = readyJson ? process.stderr : process.stdout;
     const level = settings.logLevel ?? 'info';
     const logger = out.isTTY ? createLogger(level, prettyDestination(out)) : createLogger(level, out);
-    broker = new Broker({ ...settings, logger });
+    // --fake-clock: time starts now and moves only by POST /api/warren/clock/advance.
+    broker = new Broker({ ...settings, logger, clock: fakeClock ? new FakeClock(Date.now()) : undefined });
   } catch (err) {
     cannotStart(err);
   }

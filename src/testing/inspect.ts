@@ -225,16 +225,30 @@ export class Inspector {
    * there is no such queue.
    */
   messages(queue: string, options: VHostOption = {}): QueueMessages {
+    const { ready, unacked } = this.messageEntries(queue, options);
+    return {
+      ready: ready.map((entry) => inspectedMessage(entry)),
+      unacked: unacked.map(({ entry, delivery }) => ({ ...inspectedMessage(entry), delivery })),
+    };
+  }
+
+  /**
+   * What messages() reads, before it is made plain: the queued entries (the message as
+   * received, its raw properties) in the same order, for callers that present them otherwise
+   * (the management API's /api/warren/queues/{vhost}/{queue}/messages). Nothing is taken,
+   * moved or expired. Throws when there is no such queue.
+   */
+  messageEntries(queue: string, options: VHostOption = {}): { ready: QueuedMessage[]; unacked: Array<{ entry: QueuedMessage; delivery: NonNullable<InspectedMessage['delivery']> }> } {
     const vhost = this.vhost(options.vhost);
     const q = vhost.queues.get(queue);
     if (!q) throw new Error(`inspect.messages: no queue '${queue}' in vhost '${vhost.name}'`);
-    const ready = Array.from(q.readyEntries(), (entry) => inspectedMessage(entry));
-    const unacked: InspectedMessage[] = [];
+    const ready = Array.from(q.readyEntries());
+    const unacked: Array<{ entry: QueuedMessage; delivery: NonNullable<InspectedMessage['delivery']> }> = [];
     for (const conn of this.broker.connections) {
       for (const ch of conn.channels.values()) {
         for (const d of ch.unacked.values()) {
           if (d.queue !== q) continue;
-          unacked.push({ ...inspectedMessage(d.entry), delivery: deliveryOf(conn, ch, d.tag, d.consumer?.tag) });
+          unacked.push({ entry: d.entry, delivery: deliveryOf(conn, ch, d.tag, d.consumer?.tag) });
         }
       }
     }
@@ -262,7 +276,7 @@ export class Inspector {
   }
 }
 
-function deliveryOf(conn: Connection, ch: Channel, deliveryTag: number, consumerTag: string | undefined): InspectedMessage['delivery'] {
+function deliveryOf(conn: Connection, ch: Channel, deliveryTag: number, consumerTag: string | undefined): NonNullable<InspectedMessage['delivery']> {
   return { connection: conn.name, connectionName: clientConnectionName(conn), channel: ch.id, deliveryTag, consumerTag };
 }
 

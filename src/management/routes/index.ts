@@ -17,6 +17,7 @@ import { policyRoutes } from './policies.js';
 import { queueRoutes } from './queues.js';
 import { userRoutes } from './users.js';
 import { vhostRoutes } from './vhosts.js';
+import { warrenRoutes } from './warren.js';
 
 export function managementRoutes(): Route[] {
   return [
@@ -36,5 +37,7 @@ export function managementRoutes(): Route[] {
     ...identityRoutes,
     ...permissionRoutes,
     ...healthRoutes,
+    // Warren's own: the test toolkit over HTTP (not RabbitMQ's).
+    ...warrenRoutes,
   ];
 }
