@@ -60,6 +60,7 @@ describe('heartbeats on monotonic time', () => {
     await alive(c);
     free = 0;
     clock.advance(10_000); // the disk monitor's next check: below disk_free_limit
+    c.publish(1, '', 'nowhere', Buffer.from('y')); // a publish during the alarm blocks it
     expect(await c.expect('connection.blocked')).to.deep.equal({ reason: 'low on disk' });
     // The client keeps sending heartbeats; the broker does not read them while blocked.
     for (let t = 0; t < 60_000; t += 5000) {
