@@ -217,7 +217,7 @@ describe('warren --fake-clock', () => {
     this.timeout(30_000);
     const dir = makeTmpDir('warren-fake-clock-');
     const child = spawn(process.execPath, [
-      '--import', 'tsx', 'src/main.ts', '--port', '0', '--management-port', '0', '--fake-clock', '--ready-json', '--data-dir', dir,
+      '--import', 'tsx', 'src/main.ts', '--port', '0', '--management-port', '0', '--prometheus-port', 'off', '--fake-clock', '--ready-json', '--data-dir', dir,
     ], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -243,7 +243,7 @@ describe('warren --fake-clock', () => {
       expect((await call(ready.management, 'GET', '/api/warren/queues')).json.map((q: { name: string }) => q.name)).to.deep.equal(['on-fake-time']);
     } finally {
       child.kill('SIGTERM');
-      expect(await exited).to.equal(0);
+      expect(await exited, stderr).to.equal(0);
       removeDir(dir);
     }
   });
