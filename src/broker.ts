@@ -787,7 +787,7 @@ export async function startBroker<C extends Clock = Clock>(options: BrokerOption
     prometheusPort: options.prometheusPort ?? 'off',
   });
   const port = await broker.listen();
-  const host = broker.config.host === '0.0.0.0' ? 'localhost' : broker.config.host;
+  const host = urlHost(broker.config.host);
   const { inspect, until, faults, reset } = broker.toolkit;
   return {
     url: `amqp://guest:guest@${host}:${port}`, port, tlsPort: broker.tlsPort, managementUrl: broker.managementUrl, broker,

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { plainAddress } from './peer-address.js';
 
 /**
  * Which new TCP connections the broker takes. Five limits, checked as a socket is accepted:
@@ -117,7 +118,7 @@ export class ConnectionLimits {
   admit(address: string): Refusal | undefined {
     const { connectionMax, connectionMaxPerIp } = this.settings;
     if (connectionMax > 0 && this.total >= connectionMax) return 'connection_max';
-    const ip = normaliseAddress(address);
+    const ip = plainAddress(address);
     const fromIp = this.perIp.get(ip) ?? 0;
     if (connectionMaxPerIp > 0 && fromIp >= connectionMaxPerIp) return 'connection_max_per_ip';
     const rateRefusal = this.takeRate(ip);
@@ -129,7 +130,7 @@ export class ConnectionLimits {
   }
 
   release(address: string): void {
-    const ip = normaliseAddress(address);
+    const ip = plainAddress(address);
     const n = this.perIp.get(ip) ?? 0;
     if (n <= 1) this.perIp.delete(ip);
     else this.perIp.set(ip, n - 1);
@@ -188,9 +189,4 @@ export class ConnectionLimits {
     this.otherFds = Math.max(0, used - 1 - this.total);
     return used <= this.fdLimit - FD_RESERVE;
   }
-}
-
-/** One client address per host: an IPv4-mapped IPv6 address counts as the IPv4 address. */
-function normaliseAddress(address: string): string {
-  return address.startsWith('::ffff:') ? address.slice(7) : address;
 }

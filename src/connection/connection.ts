@@ -12,6 +12,7 @@ import { ConnectionCounters } from '../metrics/counters.js';
 import type { VHost } from '../vhost/vhost.js';
 import type { Authorizer } from '../access/authorizer.js';
 import { isLoopbackAddress } from '../access/loopback.js';
+import { hostPort, plainAddress } from '../peer-address.js';
 import { AbruptClose, unexpectedFrameError } from '../frame/frame-errors.js';
 import { Channel } from './channel.js';
 import type { BrokerContext } from './context.js';
@@ -31,25 +32,6 @@ const FRAME_MIN_SIZE = 4096;
  */
 export const OUTPUT_HIGH_WATER = 1024 * 1024;
 const OUTPUT_LOW_WATER = 256 * 1024;
-
-/**
- * An address and port as RabbitMQ prints them (rabbit_misc:ntoab): IPv4 as is (an IPv4-mapped
- * IPv6 address too), IPv6 in brackets.
- */
-export function hostPort(address: string | undefined, port: number | undefined): string {
-  return `${printableAddress(address)}:${port ?? 0}`;
-}
-
-/** rabbit_misc:ntoab without the brackets: what RabbitMQ shows as host and peer_host. */
-export function plainAddress(address: string | undefined): string {
-  const a = address ?? '';
-  return a.startsWith('::ffff:') && a.includes('.') ? a.slice(7) : a;
-}
-
-function printableAddress(address: string | undefined): string {
-  const a = plainAddress(address);
-  return a.includes(':') ? `[${a}]` : a;
-}
 
 /** Why the socket is not being read: a resource alarm (publishers only) or a full output. */
 export type ReadPause = 'alarm' | 'output';
