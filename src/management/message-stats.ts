@@ -14,10 +14,10 @@ import { float, type Json, type JsonObject } from './json.js';
 import type { ChurnCounts, MessageStatsSource } from './stats.js';
 
 export function metricsStats(metrics: BrokerMetrics, vhosts: ReadonlyMap<string, VHost>): MessageStatsSource {
-  const shape = (stats: object, key: object): JsonObject | undefined => {
-    const counted = Object.entries(stats as Snapshot).filter(([, v]) => v !== 0);
+  /** Each counted key k with k_details {rate}; undefined when nothing was counted. */
+  const detailed = (stats: Snapshot, rates: Snapshot): JsonObject | undefined => {
+    const counted = Object.entries(stats).filter(([, v]) => v !== 0);
     if (counted.length === 0) return undefined;
-    const rates = metrics.rates(key);
     const out: Record<string, Json> = {};
     for (const [k, v] of counted) {
       out[k] = v;
@@ -25,9 +25,10 @@ export function metricsStats(metrics: BrokerMetrics, vhosts: ReadonlyMap<string,
     }
     return out;
   };
+  const shape = (stats: object, key: object): JsonObject | undefined => detailed(stats as Snapshot, metrics.rates(key));
   return {
     overview(visible: ReadonlySet<string>): JsonObject {
-      // A user who sees every vhost gets the node's counts (the sum over every vhost).
+      // A user who sees every vhost gets the node's counts (deleted vhosts' included).
       if ([...vhosts.keys()].every((v) => visible.has(v))) return shape(metrics.overview(), metrics) ?? {};
       const sum: Snapshot = {};
       const rates: Snapshot = {};
@@ -37,13 +38,7 @@ export function metricsStats(metrics: BrokerMetrics, vhosts: ReadonlyMap<string,
         for (const [k, v] of Object.entries(metrics.vhost(vhost) as unknown as Snapshot)) sum[k] = (sum[k] ?? 0) + v;
         for (const [k, v] of Object.entries(metrics.rates(vhost))) rates[k] = (rates[k] ?? 0) + v;
       }
-      const out: Record<string, Json> = {};
-      for (const [k, v] of Object.entries(sum)) {
-        if (v === 0) continue;
-        out[k] = v;
-        out[`${k}_details`] = { rate: float(rates[k] ?? 0) };
-      }
-      return out;
+      return detailed(sum, rates) ?? {};
     },
     vhost: (name: string) => {
       const vhost = vhosts.get(name);
