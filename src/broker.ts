@@ -38,6 +38,7 @@ import type { Inspector } from './testing/inspect.js';
 import { createToolkit, type Toolkit } from './testing/toolkit.js';
 import type { Until } from './testing/until.js';
 import { VHost, type VHostDeps } from './vhost/vhost.js';
+import { urlHost } from './peer-address.js';
 import { configuredVhostMetadata, defaultVHostMetadata, QUEUE_TYPES, vhostDefinition, vhostFromDefinition, type VHostMetadata } from './vhost/vhost-metadata.js';
 import { AccessControl, AccessError } from './access/access-control.js';
 import { FULL_PERMISSIONS, reportUnappliedConfig, seedConfigUsers } from './access/config-users.js';
@@ -731,11 +732,6 @@ export interface ListenerInfo {
   port: number;
 }
 
-/** host as written in a URL: the wildcard address means this machine. */
-function urlHost(host: string): string {
-  if (host === '0.0.0.0' || host === '::') return 'localhost';
-  return host.includes(':') ? `[${host}]` : host;
-}
 
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
