@@ -138,6 +138,9 @@ export class Channel implements ConsumerHost {
       queue.isQuorum && entry.deliveryCount > 0 ? withDeliveryCount(entry) : msg.header,
       msg.body,
     );
+    // RabbitMQ's firehose (src/trace): a null check while tracing is off.
+    const tracer = this.conn.vhost!.tracer;
+    if (tracer !== undefined) tracer.delivered({ connection: this.conn.name, channel: this.id, user: this.conn.username }, queue.name, msg, entry.redelivered);
   }
 
   /** A delivery that waits for its ack (consumer null: basic.get). */
@@ -179,6 +182,8 @@ export class Channel implements ConsumerHost {
       queue.isQuorum ? withDeliveryCount(entry) : msg.header,
       msg.body,
     );
+    const tracer = this.conn.vhost!.tracer;
+    if (tracer !== undefined) tracer.delivered({ connection: this.conn.name, channel: this.id, user: this.conn.username }, queue.name, msg, entry.redelivered);
   }
 
   /** basic.get-empty: counted for the queue and this channel. */
