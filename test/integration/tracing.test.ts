@@ -75,7 +75,8 @@ describe('firehose tracing (amq.rabbitmq.trace)', () => {
     const q = uniq('q');
     await ch.assertQueue(q, { durable: false });
     ch.sendToQueue(q, Buffer.from('quiet'));
-    expect((await ch.get(q, { noAck: true }))?.content.toString()).to.equal('quiet');
+    const got = await ch.get(q, { noAck: true });
+    expect(got && got.content.toString()).to.equal('quiet');
     expect(broker.running.broker.vhosts.get('/')!.tracer).to.equal(undefined);
     expect(await drainTrace(tq)).to.deep.equal([]);
   });
