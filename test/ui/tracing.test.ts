@@ -31,6 +31,8 @@ describe('management web UI: tracing page (headless Chromium)', function () {
   let conn: amqp.ChannelModel;
   let ch: amqp.Channel;
 
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const json = async (res: Promise<Response>): Promise<any> => (await res).json();
   const api = async (method: string, p: string, body?: unknown): Promise<Response> =>
     fetch(`${target.apiUrl}${p}`, { method, headers: { authorization: GUEST, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
 
@@ -84,16 +86,16 @@ describe('management web UI: tracing page (headless Chromium)', function () {
     await page.click('nav.nav a[data-page=tracing]');
     await page.locator('.page-header h1', { hasText: 'Tracing' }).waitFor();
     await page.locator('.trace-status', { hasText: 'tracing off' }).waitFor();
-    const description = (await (await api('GET', '/vhosts/%2F')).json()).description;
+    const description = (await json(api('GET', '/vhosts/%2F'))).description;
 
     await page.click('button:has-text("Start tracing")');
     await page.locator('.trace-status', { hasText: 'tracing on' }).waitFor();
     // What the page did, seen over the API: tracing on (description kept), a bounded queue bound to the firehose.
-    const vhost = await (await api('GET', '/vhosts/%2F')).json();
+    const vhost = await json(api('GET', '/vhosts/%2F'));
     expect({ tracing: vhost.tracing, description: vhost.description }).to.deep.equal({ tracing: true, description });
-    const traceQueue = await (await api('GET', '/queues/%2F/warren.ui.trace')).json();
+    const traceQueue = await json(api('GET', '/queues/%2F/warren.ui.trace'));
     expect(traceQueue.arguments).to.deep.equal({ 'x-max-length': 100 });
-    const bindings = await (await api('GET', '/queues/%2F/warren.ui.trace/bindings')).json() as Array<{ source: string; routing_key: string }>;
+    const bindings = await json(api('GET', '/queues/%2F/warren.ui.trace/bindings')) as Array<{ source: string; routing_key: string }>;
     expect(bindings.map((b) => [b.source, b.routing_key])).to.deep.include(['amq.rabbitmq.trace', '#']);
 
     // A publish and a delivery over AMQP.
@@ -120,7 +122,7 @@ describe('management web UI: tracing page (headless Chromium)', function () {
   it('stops tracing: the vhost is no longer traced and the queue is gone', async () => {
     await page.click('button:has-text("Stop tracing")');
     await page.locator('.trace-status', { hasText: 'tracing off' }).waitFor();
-    expect((await (await api('GET', '/vhosts/%2F')).json()).tracing).to.equal(false);
+    expect((await json(api('GET', '/vhosts/%2F'))).tracing).to.equal(false);
     expect((await api('GET', '/queues/%2F/warren.ui.trace')).status).to.equal(404);
     await page.locator('table[data-table=trace] tbody tr', { hasText: 'No traced message yet.' }).waitFor();
     expect(pageErrors).to.deep.equal([]);
