@@ -128,7 +128,7 @@ export class Broker implements BrokerContext, PrometheusSource {
     this.globalParameters = new GlobalParameters({ metadata: this.store.metadata, log: this.log });
     this.globalParameters.recover(this.config.clusterName);
     this.identity = nodeIdentity(() => this.globalParameters);
-    this.tracing = new Tracing({ log: this.log, vhosts: this.vhosts, node: () => this.identity.node, nextMessageId: () => this.nextMessageId() });
+    this.tracing = new Tracing({ log: this.log, vhosts: this.vhosts, node: () => this.identity.node, nextMessageId: () => this.nextMessageId(), creation: Math.floor(this.clock.now() / 1000) });
     this.commits = new CommitBatcher(this.store.messages, (err) => this.log.error({ err }, 'internal error after a store commit'));
     // Under memory pressure transient messages are paged out to the store; without a data dir
     // there is no store to page them out to.

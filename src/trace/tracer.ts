@@ -17,7 +17,7 @@
  * a channel (dead-lettering, delayed messages when due) are not traced, as in RabbitMQ.
  */
 import { F, type FieldTable, type FieldValue } from '../frame/field-table.js';
-import { encodeContentHeaderPayload, type BasicProperties } from '../frame/generated/properties.js';
+import { decodeContentHeader, encodeContentHeaderPayload, type BasicProperties } from '../frame/generated/properties.js';
 import { headerRoutingKeys, Message } from '../queue/message.js';
 import type { Queue } from '../queue/queue.js';
 import type { Exchange } from '../vhost/exchange.js';
@@ -54,7 +54,7 @@ export class Tracer {
   published(origin: TraceOrigin, message: Message, cc: readonly string[] | undefined, routed: readonly string[]): void {
     if (message.exchange === TRACE_EXCHANGE) return;
     const routingKeys = [message.routingKey, ...(cc ?? [])];
-    const headers = this.messageTable(message, routingKeys);
+    const headers = this.messageTable(message, routingKeys, message.properties);
     headers['vhost'] = F.str(this.vhost.name);
     headers['connection'] = F.str(origin.connection);
     headers['channel'] = F.int32(origin.channel);
@@ -63,10 +63,15 @@ export class Tracer {
     this.publishCopy(`publish.${message.exchange}`, headers, message.body);
   }
 
-  /** rabbit_trace:tap_out: a basic.deliver or basic.get-ok of message from queue. */
-  delivered(origin: TraceOrigin, queue: string, message: Message, redelivered: boolean): void {
+  /**
+   * rabbit_trace:tap_out: a basic.deliver or basic.get-ok of message from queue. header is the
+   * content header the client got, when it is not the message's own (a quorum queue's
+   * x-delivery-count).
+   */
+  delivered(origin: TraceOrigin, queue: string, message: Message, redelivered: boolean, header: Buffer = message.header): void {
     if (message.exchange === TRACE_EXCHANGE) return;
-    const headers = this.messageTable(message, deliveredRoutingKeys(message));
+    const properties = header === message.header ? message.properties : decodeContentHeader(header).properties;
+    const headers = this.messageTable(message, deliveredRoutingKeys(message), properties);
     headers['redelivered'] = F.int32(redelivered ? 1 : 0);
     headers['vhost'] = F.str(this.vhost.name);
     headers['connection'] = F.str(origin.connection);
@@ -76,11 +81,11 @@ export class Tracer {
   }
 
   /** rabbit_trace:msg_to_table. */
-  private messageTable(message: Message, routingKeys: readonly string[]): FieldTable {
+  private messageTable(message: Message, routingKeys: readonly string[], properties: BasicProperties): FieldTable {
     return {
       exchange_name: F.str(message.exchange),
       routing_keys: F.array(routingKeys.map((k) => F.str(k))),
-      properties: F.table(propertiesTable(message.properties)),
+      properties: F.table(propertiesTable(properties)),
       node: F.str(this.node),
     };
   }

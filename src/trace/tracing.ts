@@ -1,6 +1,6 @@
 import type { Logger } from '../log.js';
 import type { VHost } from '../vhost/vhost.js';
-import { Tracer } from './tracer.js';
+import { Tracer, type TraceOrigin } from './tracer.js';
 
 /** What turning tracing on and off needs of the broker. */
 export interface TracingDeps {
@@ -9,6 +9,8 @@ export interface TracingDeps {
   /** The node name the traced copies carry. */
   node(): string;
   nextMessageId(): number;
+  /** When the broker started, in seconds since the epoch (the "creation" of its direct connections' pids). */
+  readonly creation: number;
 }
 
 /**
@@ -24,6 +26,8 @@ export interface TracingDeps {
  */
 export class Tracing {
   private readonly traced = new Set<string>();
+  /** Direct connections named so far (directOrigin). */
+  private direct = 0;
 
   constructor(private readonly deps: TracingDeps) {}
 
@@ -70,6 +74,15 @@ export class Tracing {
   /** Tracing off everywhere (the test toolkit's reset: as right after a start). */
   clear(): void {
     for (const name of [...this.traced]) this.stop(name);
+  }
+
+  /**
+   * Who publishes or gets through the management API: RabbitMQ's management plugin opens a
+   * direct (Erlang) connection per request, named by its pid ("<rabbit@host.1795449011.1822.0>"),
+   * and uses its channel 1. One origin per request.
+   */
+  directOrigin(user: string): TraceOrigin {
+    return { connection: `<${this.deps.node()}.${this.deps.creation}.${++this.direct}.0>`, channel: 1, user };
   }
 
   /** A vhost was created: traced if its name is (Broker.putVhost calls this). */

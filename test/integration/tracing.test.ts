@@ -212,6 +212,53 @@ describe('firehose tracing (amq.rabbitmq.trace)', () => {
     expect(h['properties']['headers']['x-death'][0]).to.deep.include({ count: 'l:1', reason: 'S:rejected', queue: `S:${src}`, exchange: 'S:' });
   });
 
+  it('traces a quorum queue\'s deliveries with the x-delivery-count the client got', async () => {
+    const tq = await traceQueue();
+    const qq = uniq('qq');
+    await ch.assertQueue(qq, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
+    broker.running.broker.tracing.start('/');
+    ch.sendToQueue(qq, Buffer.from('quorum'));
+    const first = await ch.get(qq, { noAck: false });
+    if (!first) throw new Error('no message');
+    ch.nack(first, false, true);
+    await ch.get(qq, { noAck: true });
+    const traced = await drainTrace(tq);
+    expect(traced.map((t) => [t.routingKey, (t.properties['headers'] as Record<string, any>)['properties'], (t.properties['headers'] as Record<string, any>)['redelivered']])).to.deep.equal([
+      ['publish.', { headers: {} }, undefined],
+      [`deliver.${qq}`, { headers: { 'x-delivery-count': 'l:0' } }, 'I:0'],
+      [`deliver.${qq}`, { headers: { 'x-delivery-count': 'l:1' } }, 'I:1'],
+    ]);
+    await ch.deleteQueue(qq);
+  });
+
+  it('traces publishes and gets made through the management API as its direct connection makes them', async () => {
+    const tq = await traceQueue();
+    const q = uniq('q');
+    await ch.assertQueue(q, { durable: false });
+    broker.running.broker.tracing.start('/');
+    const published = await broker.api('POST', '/api/exchanges/%2F/amq.default/publish', {
+      body: { routing_key: q, payload: 'via-http', payload_encoding: 'string', properties: { headers: { h: 'v' } } },
+    });
+    expect(published.json).to.deep.equal({ routed: true });
+    expect((await broker.api('POST', `/api/queues/%2F/${q}/get`, { body: { count: 1, ackmode: 'ack_requeue_false', encoding: 'auto' } })).status).to.equal(200);
+    const traced = await drainTrace(tq);
+    const pid = new RegExp(`^S:<${broker.running.broker.identity.node.replace(/[.]/g, '\\.')}\\.\\d+\\.\\d+\\.0>$`);
+    const [p, d] = traced.map((t) => t.properties['headers'] as Record<string, any>);
+    expect(traced.map((t) => t.routingKey)).to.deep.equal(['publish.', `deliver.${q}`]);
+    expect(p!['connection']).to.match(pid);
+    expect(d!['connection']).to.match(pid);
+    // One direct connection per request, as the management plugin opens them.
+    expect(p!['connection']).to.not.equal(d!['connection']);
+    expect(JSON.stringify(p)).to.equal(JSON.stringify({
+      exchange_name: 'S:', routing_keys: [`S:${q}`], properties: { headers: { h: 'S:v' } }, node: node(),
+      vhost: 'S:/', connection: p!['connection'], channel: 'I:1', user: 'S:guest', routed_queues: [`S:${q}`],
+    }));
+    expect(JSON.stringify(d)).to.equal(JSON.stringify({
+      exchange_name: 'S:', routing_keys: [`S:${q}`], properties: { headers: { h: 'S:v' } }, node: node(),
+      redelivered: 'I:0', vhost: 'S:/', connection: d!['connection'], channel: 'I:1', user: 'S:guest',
+    }));
+  });
+
   it('PUT /api/vhosts/{vhost} with "tracing" turns it on and off as rabbit_vhost:put_vhost does; GET shows it; other values are refused', async () => {
     const tq = await traceQueue();
     const q = uniq('q');
