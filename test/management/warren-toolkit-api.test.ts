@@ -93,7 +93,10 @@ describe('management API: /api/warren/until and /api/warren/faults (waits and fa
         return { status: res.status, reason: res.json.reason };
       };
       expect(await bad({ condition: 'routed', queue: 'q' })).to.deep.equal({
-        status: 400, reason: '"condition" must be one of "queue_length", "queue_drained", "consumer_count", "connection" (got "routed")',
+        status: 400, reason: '"routed" waits for a message routed from now on: start it with POST /api/warren/waits before publishing, then GET /api/warren/waits/{id}',
+      });
+      expect(await bad({ condition: 'queue_size', queue: 'q' })).to.deep.equal({
+        status: 400, reason: '"condition" must be one of "queue_length", "queue_drained", "consumer_count", "connection" (got "queue_size")',
       });
       expect(await bad({ condition: 'queue_length', queue: 'q' })).to.deep.equal({ status: 400, reason: '"length" is required' });
       expect(await bad({ condition: 'queue_length', queue: 'q', length: -1 })).to.deep.equal({ status: 400, reason: '"length" must be a whole number, 0 or more (got -1)' });
@@ -101,6 +104,41 @@ describe('management API: /api/warren/until and /api/warren/faults (waits and fa
       expect(await bad({ condition: 'queue_drained', queue: 'q', vhost: 'nope' })).to.deep.equal({ status: 404, reason: "no vhost 'nope'" });
       const denied = await api('POST', '/api/warren/until', { user: 'app', password: 'p', body: { condition: 'queue_drained', queue: 'q' } });
       expect({ status: denied.status, body: denied.json }).to.deep.equal({ status: 401, body: { error: 'not_authorised', reason: 'Not administrator user' } });
+    });
+  });
+
+  describe('waits started before the client acts (POST /api/warren/waits, GET /api/warren/waits/{id})', () => {
+    it('routed: the next message routed to the queue from the POST on, read by the GET', async () => {
+      const ch = await channel(await open());
+      await ch.assertQueue('orders', { durable: false });
+      ch.sendToQueue('orders', Buffer.from('already there'));
+      await running.until.queueLength('orders', 1);
+      const started = await api('POST', '/api/warren/waits', { body: { condition: 'routed', queue: 'orders', timeout: 5000 } });
+      expect(started.status).to.equal(201);
+      expect(started.json).to.have.keys(['id']);
+      // The wait is registered once the POST is answered: this publish cannot race it.
+      ch.sendToQueue('orders', Buffer.from('order-1'), { messageId: 'm-1' });
+      const res = await api('GET', `/api/warren/waits/${started.json.id}`);
+      expect(res.status).to.equal(200);
+      expect(res.json).to.deep.include({ body: Buffer.from('order-1').toString('base64'), exchange: '', routingKey: 'orders', redelivered: false });
+      expect(res.json.properties).to.deep.include({ messageId: 'm-1' });
+      // An outcome is read once.
+      const again = await api('GET', `/api/warren/waits/${started.json.id}`);
+      expect({ status: again.status, error: again.json.error }).to.deep.equal({ status: 404, error: 'not_found' });
+    });
+
+    it('a wait that times out is read as 408 with what was awaited; any condition can be started this way', async () => {
+      const ch = await channel(await open());
+      await ch.assertQueue('quiet', { durable: false });
+      const routed = await api('POST', '/api/warren/waits', { body: { condition: 'routed', queue: 'quiet', timeout: 30 } });
+      const length = await api('POST', '/api/warren/waits', { body: { condition: 'queue_length', queue: 'quiet', length: 0 } });
+      const timedOut = await api('GET', `/api/warren/waits/${routed.json.id}`);
+      expect({ status: timedOut.status, body: timedOut.json }).to.deep.equal({
+        status: 408, body: { error: 'timeout', reason: "until.routed('quiet'): still waiting after 30 ms for a message routed to queue 'quiet' in vhost '/' (none arrived)" },
+      });
+      expect((await api('GET', `/api/warren/waits/${length.json.id}`)).json).to.include({ name: 'quiet', ready: 0 });
+      const bad = await api('POST', '/api/warren/waits', { body: { condition: 'routed' } });
+      expect({ status: bad.status, reason: bad.json.reason }).to.deep.equal({ status: 400, reason: '"queue" is required' });
     });
   });
 

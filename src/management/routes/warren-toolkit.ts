@@ -7,9 +7,12 @@
  *
  * until is a long poll: the request is answered when the broker event makes the condition true
  * (200, the state that satisfied it), or after "timeout" real ms with 408 and the toolkit's
- * message saying what was still awaited. `routed` is not served: an HTTP request cannot be
- * ordered before a publish on another socket, so a wait "from now on" would race it.
+ * message saying what was still awaited. A wait that must start before the client acts
+ * (`routed`: the next message routed to a queue) is started by POST /api/warren/waits, which
+ * answers as soon as the wait is registered, and read by GET /api/warren/waits/{id} (the long
+ * poll); an HTTP request alone cannot be ordered before a publish on another socket.
  */
+import type { Broker } from '../../broker.js';
 import type { CloseOptions } from '../../testing/faults.js';
 import type { WaitOptions } from '../../testing/until.js';
 import { badRequest, HttpError, noContent, notFound, ok, type Reply } from '../http.js';
@@ -52,38 +55,101 @@ function waitOptions(ctx: RequestContext, body: Record<string, unknown>): WaitOp
 const CONDITIONS = ['queue_length', 'queue_drained', 'consumer_count', 'connection'] as const;
 
 /**
- * POST /api/warren/until {"condition", ...}: queue_length {queue, length}, queue_drained
- * {queue}, consumer_count {queue, count}, connection {connection_name}; each with optional
- * "vhost" (queues; default "/") and "timeout" (real ms; default until.defaultTimeout).
+ * Starts the wait a body describes: queue_length {queue, length}, queue_drained {queue},
+ * consumer_count {queue, count}, connection {connection_name}, and with `routed` allowed
+ * (POST /api/warren/waits) routed {queue}; each with optional "vhost" (queues; default "/") and
+ * "timeout" (real ms; default until.defaultTimeout). Bad input throws before anything waits.
  */
-async function until(ctx: RequestContext): Promise<Reply> {
-  const body = await ctx.body();
+function startWait(ctx: RequestContext, body: Record<string, unknown>, routed: boolean): Promise<unknown> {
   const condition = body['condition'];
   const options = waitOptions(ctx, body);
   const until = ctx.broker.toolkit.until;
-  let wait: Promise<unknown>;
   switch (condition) {
     case 'queue_length':
-      wait = until.queueLength(stringField(body, 'queue', true), countField(body, 'length', true)!, options);
-      break;
+      return until.queueLength(stringField(body, 'queue', true), countField(body, 'length', true)!, options);
     case 'queue_drained':
-      wait = until.queueDrained(stringField(body, 'queue', true), options);
-      break;
+      return until.queueDrained(stringField(body, 'queue', true), options);
     case 'consumer_count':
-      wait = until.consumerCount(stringField(body, 'queue', true), countField(body, 'count', true)!, options);
-      break;
+      return until.consumerCount(stringField(body, 'queue', true), countField(body, 'count', true)!, options);
     case 'connection':
-      wait = until.connection(stringField(body, 'connection_name', true), options);
-      break;
-    default:
-      throw badRequest(`"condition" must be one of ${CONDITIONS.map((c) => `"${c}"`).join(', ')} (got ${JSON.stringify(condition) ?? 'nothing'})`);
+      return until.connection(stringField(body, 'connection_name', true), options);
+    case 'routed':
+      if (routed) return until.routed(stringField(body, 'queue', true), options);
+      throw badRequest('"routed" waits for a message routed from now on: start it with POST /api/warren/waits before publishing, then GET /api/warren/waits/{id}');
+    default: {
+      const known = routed ? [...CONDITIONS, 'routed'] : CONDITIONS;
+      throw badRequest(`"condition" must be one of ${known.map((c) => `"${c}"`).join(', ')} (got ${JSON.stringify(condition) ?? 'nothing'})`);
+    }
   }
+}
+
+/** How a wait ended, as the reply to send. */
+async function outcome(wait: Promise<unknown>): Promise<Reply> {
   try {
     return ok(plainToJson(await wait));
   } catch (err) {
     // The timeout's message says what was awaited and what the broker had instead.
-    throw new HttpError(408, 'timeout', (err as Error).message);
+    return { status: 408, body: { error: 'timeout', reason: (err as Error).message } };
   }
+}
+
+/** POST /api/warren/until: one request, answered when the wait ends. */
+async function until(ctx: RequestContext): Promise<Reply> {
+  return outcome(startWait(ctx, await ctx.body(), false));
+}
+
+/** Waits started by POST /api/warren/waits and not yet read, at most this many per broker. */
+export const MAX_PENDING_WAITS = 1000;
+/** How long a finished wait's outcome is kept for its GET, in real ms. */
+const KEEP_OUTCOME_MS = 60_000;
+
+/**
+ * The waits of one broker started over HTTP, by id, until their outcome is read (once) or kept
+ * KEEP_OUTCOME_MS after they ended: bounded in number and in time.
+ */
+class HttpWaits {
+  private readonly waits = new Map<string, Promise<Reply>>();
+  private next = 0;
+
+  start(wait: Promise<unknown>): string {
+    if (this.waits.size >= MAX_PENDING_WAITS) {
+      wait.catch(() => undefined);
+      throw badRequest(`too many waits not yet read (${MAX_PENDING_WAITS}): GET /api/warren/waits/{id} reads one`);
+    }
+    const id = `w${++this.next}`;
+    const result = outcome(wait);
+    this.waits.set(id, result);
+    void result.then(() => setTimeout(() => this.waits.delete(id), KEEP_OUTCOME_MS).unref());
+    return id;
+  }
+
+  take(id: string): Promise<Reply> | undefined {
+    const result = this.waits.get(id);
+    this.waits.delete(id);
+    return result;
+  }
+}
+
+const httpWaits = new WeakMap<Broker, HttpWaits>();
+
+function waitsOf(broker: Broker): HttpWaits {
+  let waits = httpWaits.get(broker);
+  if (!waits) httpWaits.set(broker, (waits = new HttpWaits()));
+  return waits;
+}
+
+/** POST /api/warren/waits: registers the wait, answers 201 {"id"} at once. */
+async function startHttpWait(ctx: RequestContext): Promise<Reply> {
+  const wait = startWait(ctx, await ctx.body(), true);
+  return { status: 201, body: { id: waitsOf(ctx.broker).start(wait) } };
+}
+
+/** GET /api/warren/waits/{id}: the long poll; 404 for an id unknown, already read or expired. */
+async function readHttpWait(ctx: RequestContext): Promise<Reply> {
+  const id = ctx.params['id']!;
+  const result = waitsOf(ctx.broker).take(id);
+  if (!result) throw notFound(`no wait '${id}' (unknown, already read, or ended more than ${KEEP_OUTCOME_MS / 1000} s ago)`);
+  return result;
 }
 
 function closeOptions(body: Record<string, unknown>): CloseOptions {
@@ -121,6 +187,8 @@ function faultRoute(name: string, handler: (ctx: RequestContext, body: Record<st
 
 export const warrenToolkitRoutes: Route[] = [
   { path: '/api/warren/until', access: 'admin', POST: until },
+  { path: '/api/warren/waits', access: 'admin', POST: startHttpWait },
+  { path: '/api/warren/waits/:id', access: 'admin', GET: readHttpWait },
   faultRoute('close-connection', async (ctx, body) => {
     const connection = stringField(body, 'connection', true);
     const options = closeOptions(body);
