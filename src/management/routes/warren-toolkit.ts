@@ -107,14 +107,21 @@ const KEEP_OUTCOME_MS = 60_000;
  * The waits of one broker started over HTTP, by id, until their outcome is read (once) or kept
  * KEEP_OUTCOME_MS after they ended: bounded in number and in time.
  */
-class HttpWaits {
+export class HttpWaits {
   private readonly waits = new Map<string, Promise<Reply>>();
   private next = 0;
 
+  constructor(private readonly limit = MAX_PENDING_WAITS) {}
+
+  /** Unread waits (pending or ended less than KEEP_OUTCOME_MS ago). */
+  get size(): number {
+    return this.waits.size;
+  }
+
   start(wait: Promise<unknown>): string {
-    if (this.waits.size >= MAX_PENDING_WAITS) {
+    if (this.waits.size >= this.limit) {
       wait.catch(() => undefined);
-      throw badRequest(`too many waits not yet read (${MAX_PENDING_WAITS}): GET /api/warren/waits/{id} reads one`);
+      throw badRequest(`too many waits not yet read (${this.limit}): GET /api/warren/waits/{id} reads one`);
     }
     const id = `w${++this.next}`;
     const result = outcome(wait);
