@@ -14,7 +14,11 @@ import { parseArgs } from 'node:util';
 import { ensureBuilt, pidListeningOn, startWarren, type RunningWarren, type WarrenLaunch } from './lib/brokers.js';
 import { awaitQuiet, processAlive } from './lib/proc.js';
 import { fmt, median } from './lib/stats.js';
-import { openAdmin, SCENARIOS, type BenchOptions, type MetricDef, type RoundOutcome, type Scenario, type Target } from './scenarios.js';
+import { LOADGEN_SCENARIOS } from './loadgen/scenarios.js';
+import { brokerUsPerMessage, openAdmin, SCENARIOS as AMQPLIB_SCENARIOS, type BenchOptions, type MetricDef, type RoundOutcome, type Scenario, type Target } from './scenarios.js';
+
+/** amqplib scenarios (what users see), then the load generator's (lg-*). */
+const SCENARIOS: Scenario[] = [...AMQPLIB_SCENARIOS, ...LOADGEN_SCENARIOS];
 
 const USAGE = `Usage: npm run bench -- [options]
 
@@ -184,9 +188,12 @@ async function safeRound(s: Scenario, t: Target, o: BenchOptions): Promise<Round
 }
 
 function describeRound(kind: string, r: RoundOutcome, metrics: MetricDef[]): string {
-  const figs = metrics.map((m) => `${m.key}=${fmt(r.metrics[m.key] ?? NaN)}`).join(' ');
+  const figs = metrics.map((m) => {
+    const us = brokerUsPerMessage(m, r);
+    return `${m.key}=${fmt(r.metrics[m.key] ?? NaN)}${Number.isFinite(us) ? ` (broker ${fmt(us)} µs/msg)` : ''}`;
+  }).join(' ');
   const cpu = `cpu broker ${fmt(r.brokerCpu)}% clients ${fmt(r.clientCpu)}% (max ${fmt(r.clientCpuMax)}%) other ${fmt(r.otherCpu)}%`;
-  const each = r.clients ? ` [${Object.entries(r.clients).map(([k, v]) => `${k} ${fmt(v)}%`).join(', ')}]` : '';
+  const each = r.clients ? ` [${Object.entries(r.clients).map(([k, v]) => `${k} ${fmt(v)}%${r.clientRates?.[k] !== undefined ? ` ${fmt(r.clientRates[k] as number)}/s` : ''}`).join(', ')}]` : '';
   return `    ${kind.padEnd(6)} ${figs}  ${cpu}${each}${r.problems.length ? `  PROBLEMS: ${r.problems.join('; ')}` : ''}`;
 }
 
@@ -245,13 +252,9 @@ async function runScenario(s: Scenario, cli: Cli): Promise<ScenarioResult> {
   } finally {
     if (wt?.admin) await closeTarget(wt);
     if (rt?.admin) await closeTarget(rt);
-    if (rt?.admin && s.name === 'topic-10k') {
-      // leave the reference clean: the 10k bindings go with the exchange
+    if (rt?.admin && s.teardownRef) {
       try {
-        const { admin, ch } = await openAdmin(rt.url);
-        await ch.deleteExchange('bench-topic');
-        for (let i = 0; i < 10; i++) await ch.deleteQueue(`bench-topic-${i}`);
-        await admin.close();
+        await s.teardownRef(rt.url);
       } catch {
         // best effort
       }
@@ -295,9 +298,7 @@ function summarise(results: ScenarioResult[], hasRef: boolean): SummaryRow[] {
         if (hasRef && Number.isFinite(ratio)) met = m.better === 'higher' ? ratio >= m.targetRatio : ratio <= m.targetRatio;
         else met = hasRef ? false : undefined;
       }
-      const perMsg = (rs: RoundOutcome[]) => (/\/s$/.test(m.unit) && m.unit !== 'conn/s'
-        ? median(rs.map((x) => (x.brokerCpu * 10000) / (x.metrics[m.key] ?? NaN)))
-        : NaN);
+      const perMsg = (rs: RoundOutcome[]) => median(rs.map((x) => brokerUsPerMessage(m, x)));
       rows.push({
         scenario: r.name, metric: m, warren: w, ref: f, ratio, target, met,
         cpu: { warren: cpuOf(r.rounds.warren), ref: cpuOf(r.rounds.ref) },
