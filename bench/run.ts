@@ -15,6 +15,7 @@ import { ensureBuilt, pidListeningOn, startWarren, type RunningWarren, type Warr
 import { awaitQuiet, processAlive } from './lib/proc.js';
 import { fmt, median } from './lib/stats.js';
 import { LOADGEN_SCENARIOS } from './loadgen/scenarios.js';
+import { runSelfcheck } from './loadgen/selfcheck.js';
 import { brokerUsPerMessage, openAdmin, SCENARIOS as AMQPLIB_SCENARIOS, type BenchOptions, type MetricDef, type RoundOutcome, type Scenario, type Target } from './scenarios.js';
 
 /** amqplib scenarios (what users see), then the load generator's (lg-*). */
@@ -43,6 +44,9 @@ const USAGE = `Usage: npm run bench -- [options]
   --fill N           messages pre-filled for the consume scenarios (default 300000; --quick 150000)
   --connections N    connections opened by the connections scenario (default 500)
   --list             list the scenarios
+  --loadgen-selfcheck  instead of the scenarios: run each load generator role against a TCP sink
+                     and a fake broker (bench/loadgen/sink.ts), then against Warren (and --ref),
+                     and check the generator runs ≥ 3× faster against the sinks (exit 1 if not)
 
 Scenarios: ${SCENARIOS.map((s) => s.name).join(', ')}
 `;
@@ -58,6 +62,7 @@ interface Cli {
   skip: string[];
   json: string | undefined;
   markdown: boolean;
+  selfcheck: boolean;
   launch: WarrenLaunch;
   build: boolean;
   bench: BenchOptions;
@@ -72,7 +77,7 @@ function parseCli(argv: string[]): Cli | null {
       rounds: { type: 'string' }, only: { type: 'string' }, skip: { type: 'string' }, quick: { type: 'boolean' },
       json: { type: 'string' }, markdown: { type: 'boolean' }, src: { type: 'boolean' }, 'no-build': { type: 'boolean' },
       'cpu-prof': { type: 'string' }, fill: { type: 'string' }, connections: { type: 'string' }, 'max-other': { type: 'string' }, 'node-flags': { type: 'string' },
-      list: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      list: { type: 'boolean' }, 'loadgen-selfcheck': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
     },
     strict: true,
   });
@@ -112,6 +117,7 @@ function parseCli(argv: string[]): Cli | null {
     skip,
     json: values.json,
     markdown: values.markdown ?? false,
+    selfcheck: values['loadgen-selfcheck'] ?? false,
     build: !values['no-build'] && !values.src,
     launch: {
       fromSource: values.src ?? false,
@@ -352,6 +358,11 @@ async function main(): Promise<void> {
   if (cli.ref && !cli.refPid) {
     cli.refPid = pidListeningOn(Number(new URL(cli.ref).port || 5672));
     if (!cli.refPid) log(`warning: no pid found listening on ${cli.ref}; its CPU and memory are not measured (pass --ref-pid)`);
+  }
+  if (cli.selfcheck) {
+    const ok = await runSelfcheck({ launch: cli.launch, bench: cli.bench, ref: cli.ref, refPid: cli.refPid, refName: cli.refName, rounds: cli.rounds, markdown: cli.markdown, log });
+    rmSync(cli.launch.logDir, { recursive: true, force: true });
+    process.exit(ok ? 0 : 1);
   }
   const selected = SCENARIOS.filter((s) => (cli.only.length === 0 || cli.only.includes(s.name)) && !cli.skip.includes(s.name));
   const started = Date.now();

@@ -362,7 +362,14 @@ export class LoadClient implements ScanHandler {
     clearTimeout(t);
   }
 
-  /** Drops the connection at once (raw mode: there is no handshake to close). */
+  /** Raw mode: ends the socket after what was written (there is no handshake to close). */
+  endRaw(): void {
+    this.closing = true;
+    this.running = false;
+    this.socket.end();
+  }
+
+  /** Drops the connection at once. */
   destroy(): void {
     this.closing = true;
     this.running = false;

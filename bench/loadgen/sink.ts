@@ -11,7 +11,8 @@
  *                      and counted, not waited for).
  *
  * It listens on a free loopback port, sends { ev: 'listening', port } over IPC, answers
- * { cmd: 'stats' } with { ev: 'stats', bytes, publishes, deliveries, acks }, exits on disconnect.
+ * { cmd: 'stats' } with { ev: 'stats', bytes, publishes, deliveries, acks } once no connection is
+ * open (at most 3 s later), exits on disconnect.
  */
 import { createServer, type Socket } from 'node:net';
 import { encodeMethodFrame } from '../../src/frame/generated/methods.js';
@@ -34,6 +35,9 @@ if ((mode !== 'tcp' && mode !== 'broker') || !process.send) {
 }
 
 const totals = { bytes: 0, publishes: 0, deliveries: 0, acks: 0 };
+/** Connections open now; stats wait (≤ 3 s) until none is, so that everything sent is counted. */
+let open = 0;
+let whenIdle: Array<() => void> = [];
 
 // ---- pre-encoded replies -----------------------------------------------------------------------
 
@@ -192,6 +196,13 @@ class FakeBrokerConnection implements ScanHandler {
 // ---- server ------------------------------------------------------------------------------------
 
 const server = createServer((socket) => {
+  open++;
+  socket.once('close', () => {
+    if (--open > 0) return;
+    const ws = whenIdle;
+    whenIdle = [];
+    for (const w of ws) w();
+  });
   if (mode === 'tcp') {
     socket.on('data', (chunk: Buffer) => {
       totals.bytes += chunk.length;
@@ -206,6 +217,16 @@ server.listen(0, '127.0.0.1', () => {
   process.send?.({ ev: 'listening', port } satisfies SinkToParent);
 });
 process.on('message', (m: { cmd: string }) => {
-  if (m.cmd === 'stats') process.send?.({ ev: 'stats', ...totals } satisfies SinkToParent);
+  if (m.cmd !== 'stats') return;
+  const report = () => process.send?.({ ev: 'stats', ...totals } satisfies SinkToParent);
+  if (open === 0) {
+    report();
+    return;
+  }
+  const t = setTimeout(report, 3000);
+  whenIdle.push(() => {
+    clearTimeout(t);
+    report();
+  });
 });
 process.on('disconnect', () => process.exit(0));

@@ -91,7 +91,7 @@ async function publisher(s: PublishSpec): Promise<void> {
     for (const c of clients) c.stopPublishing();
     const settle = s.raw ? Promise.all(clients.map((c) => c.flushed())) : Promise.all(clients.map((c) => c.settleAll(10000)));
     void settle.then(() => {
-      if (s.raw) for (const c of clients) c.destroy();
+      if (s.raw) for (const c of clients) c.endRaw();
       return finish({ total: published(), confirmed: confirmed(), nacked: nacked() }, s.raw ? [] : clients);
     });
   };
