@@ -317,11 +317,13 @@ export class LoadClient implements ScanHandler {
   async flushed(): Promise<void> {
     while (this.socket.writableLength > 0 && !this.socket.destroyed) {
       await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, 50);
-        this.socket.once('drain', () => {
+        const done = (): void => {
           clearTimeout(t);
+          this.socket.off('drain', done);
           resolve();
-        });
+        };
+        const t = setTimeout(done, 50);
+        this.socket.on('drain', done);
       });
     }
   }
