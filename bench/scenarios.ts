@@ -52,6 +52,11 @@ export interface RoundOutcome {
   otherCpu: number;
   /** CPU % of each client process (diagnostics; in the JSON output). */
   clients?: Record<string, number>;
+  /**
+   * Broker CPU µs per message by metric key, where the scenario counts it itself (when the CPU
+   * window and the rate window differ); otherwise it is derived (brokerUsPerMessage).
+   */
+  brokerUsPerMsg?: Record<string, number>;
   /** Rate of each client process over the window, msg/s (published, confirmed or delivered). */
   clientRates?: Record<string, number>;
   /** Things that went wrong: lost messages, errors, timeouts. */
@@ -75,6 +80,8 @@ export interface MetricDef {
  * clients are: it holds when the machine, not the broker, is the limit. NaN for other metrics.
  */
 export function brokerUsPerMessage(m: MetricDef, r: RoundOutcome): number {
+  const own = r.brokerUsPerMsg?.[m.key];
+  if (own !== undefined) return own;
   if (!/\/s$/.test(m.unit) || m.unit === 'conn/s') return NaN;
   return (r.brokerCpu * 10000) / (r.metrics[m.key] ?? NaN);
 }
@@ -343,6 +350,8 @@ function drainConsume(name: string, label: string, consumerOptions: Partial<Cons
       const cpu = a && c ? cpuOf([a, c]) : NaN;
       return {
         metrics: { rate: b && c ? rateOf([b, c]) : NaN }, brokerCpu, clientCpu: cpu, clientCpuMax: cpu,
+        // all the broker's CPU from subscription to the last delivery, over all the deliveries
+        brokerUsPerMsg: { rate: a && c ? ((c.brokerCpuMs - a.brokerCpuMs) * 1000) / (c.count - a.count) : NaN },
         otherCpu: other(systemCpu, brokerCpu, cpu), problems,
       };
     },

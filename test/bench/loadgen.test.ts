@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import amqp from 'amqplib';
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { SinkToParent } from '../../bench/loadgen/sink.js';
 import type { ConsumeMessage } from 'amqplib';
 import { encodeBasicAck, encodeBasicDeliver } from '../../src/frame/fast.js';
 import { encodeContentHeaderFrame } from '../../src/frame/generated/properties.js';
@@ -153,6 +155,55 @@ describe('bench load generator (issue 19)', () => {
       expect(err?.message).to.match(/channel\.close 404 NOT_FOUND - no queue 'no-such-queue' in vhost '\/'/);
       expect(c.failure).to.match(/404/);
       c.destroy();
+    });
+  });
+
+  describe('the fake broker sink of --loadgen-selfcheck', () => {
+    let sink: ChildProcess;
+    let url = '';
+    const stats = () => new Promise<Extract<SinkToParent, { ev: 'stats' }>>((resolve) => {
+      const on = (m: SinkToParent) => {
+        if (m.ev !== 'stats') return;
+        sink.off('message', on);
+        resolve(m);
+      };
+      sink.on('message', on);
+      sink.send({ cmd: 'stats' });
+    });
+    before(async () => {
+      sink = spawn(process.execPath, ['--import', 'tsx', new URL('../../bench/loadgen/sink.ts', import.meta.url).pathname], {
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, BENCH_SINK: 'broker' },
+      });
+      const port = await new Promise<number>((resolve) => sink.on('message', (m: SinkToParent) => {
+        if (m.ev === 'listening') resolve(m.port);
+      }));
+      url = `amqp://guest:guest@127.0.0.1:${port}`;
+    });
+    after(() => {
+      sink.kill();
+    });
+
+    it('answers the handshake and confirms every publish it read', async () => {
+      const c = await LoadClient.open({ url });
+      await c.confirmSelect(100);
+      c.setRing(encodePublishRing(1, '', ['q'], benchBody(16), {}, 64), 4096);
+      c.maxMessages = 5000;
+      c.startPublishing();
+      await whenRead(c, () => c.confirmed === 5000);
+      expect(c.nacked).to.equal(0);
+      await c.close();
+      expect((await stats()).publishes).to.equal(5000);
+    });
+
+    it('pushes deliveries to a consumer, which acknowledges them', async () => {
+      const c = await LoadClient.open({ url });
+      await c.qos(1000);
+      await c.consume('q', 'tag', false, 100);
+      await whenRead(c, () => c.delivered >= 20000);
+      await c.close();
+      const s = await stats();
+      expect(s.deliveries).to.be.at.least(c.delivered);
+      expect(s.acks).to.be.above(0);
     });
   });
 });
