@@ -83,6 +83,7 @@ function deliveryTemplate(channel: number, consumerTag: string): { buf: Buffer; 
 class FakeBrokerConnection implements ScanHandler {
   private readonly scanner = new FrameScanner(this);
   private headerSeen = false;
+  private head = Buffer.alloc(0);
   private readonly confirmChannels = new Set<number>();
   private readonly published = new Map<number, number>();
   private pendingConfirms: number[] = [];
@@ -101,11 +102,12 @@ class FakeBrokerConnection implements ScanHandler {
   private onData(chunk: Buffer): void {
     totals.bytes += chunk.length;
     if (!this.headerSeen) {
-      // The 8-octet protocol header; anything after it is frames.
-      if (chunk.length < 8) return; // loopback delivers it whole; a partial header is not expected
+      // The 8-octet protocol header (possibly in pieces); anything after it is frames.
+      this.head = Buffer.concat([this.head, chunk]);
+      if (this.head.length < 8) return;
       this.headerSeen = true;
       this.socket.write(START);
-      chunk = chunk.subarray(8);
+      chunk = this.head.subarray(8);
       if (chunk.length === 0) return;
     }
     try {
