@@ -297,8 +297,9 @@ function summarise(results: ScenarioResult[], hasRef: boolean): SummaryRow[] {
       let target = '';
       let met: boolean | undefined;
       if (m.targetAbsolute !== undefined) {
-        target = `≤ ${m.targetAbsolute} ${m.unit}`;
-        met = Number.isFinite(w) ? w <= m.targetAbsolute : false;
+        const higher = m.better === 'higher';
+        target = `${higher ? '≥' : '≤'} ${fmt(m.targetAbsolute)} ${m.unit}`;
+        met = Number.isFinite(w) ? (higher ? w >= m.targetAbsolute : w <= m.targetAbsolute) : false;
       } else if (m.targetRatio !== undefined) {
         target = `${m.better === 'higher' ? '≥' : '≤'} ${m.targetRatio}×`;
         if (hasRef && Number.isFinite(ratio)) met = m.better === 'higher' ? ratio >= m.targetRatio : ratio <= m.targetRatio;
@@ -315,6 +316,15 @@ function summarise(results: ScenarioResult[], hasRef: boolean): SummaryRow[] {
   return rows;
 }
 
+/** Issue 19: broker CPU per message at most one fifth of the reference's in every throughput scenario. */
+const CPU_PER_MSG_TARGET = 0.2;
+
+function cpuPerMsgRatio(r: SummaryRow): string {
+  const q = r.brokerUsPerMsg.warren / r.brokerUsPerMsg.ref;
+  if (!Number.isFinite(q)) return '—';
+  return `${q.toFixed(2)}× ${q <= CPU_PER_MSG_TARGET ? 'yes' : 'NO'}`;
+}
+
 function cpuText(c: [number, number, number, number]): string {
   if (!Number.isFinite(c[0]) && !Number.isFinite(c[1])) return '—';
   const bound = c[2] >= 85 ? ' client-bound?' : '';
@@ -322,7 +332,7 @@ function cpuText(c: [number, number, number, number]): string {
 }
 
 function printTable(rows: SummaryRow[], refName: string, markdown: boolean): string {
-  const header = ['scenario', 'metric', 'Warren', refName, 'ratio', 'target', 'met', `Warren CPU% broker / clients (max)`, `${refName} CPU% broker / clients (max)`, 'broker µs/msg W / R', 'other CPU% W / R'];
+  const header = ['scenario', 'metric', 'Warren', refName, 'ratio', 'target', 'met', `Warren CPU% broker / clients (max)`, `${refName} CPU% broker / clients (max)`, 'broker µs/msg W / R', `µs/msg W÷R (≤ ${CPU_PER_MSG_TARGET})`, 'other CPU% W / R'];
   const body = rows.map((r) => [
     r.scenario,
     `${r.metric.label} (${r.metric.unit})`,
@@ -334,6 +344,7 @@ function printTable(rows: SummaryRow[], refName: string, markdown: boolean): str
     cpuText(r.cpu.warren),
     cpuText(r.cpu.ref),
     Number.isFinite(r.brokerUsPerMsg.warren) ? `${fmt(r.brokerUsPerMsg.warren)} / ${fmt(r.brokerUsPerMsg.ref)}` : '—',
+    cpuPerMsgRatio(r),
     Number.isFinite(r.cpu.warren[3]) ? `${fmt(r.cpu.warren[3])} / ${fmt(r.cpu.ref[3])}` : '—',
   ]);
   if (markdown) {
@@ -360,7 +371,7 @@ async function main(): Promise<void> {
     if (!cli.refPid) log(`warning: no pid found listening on ${cli.ref}; its CPU and memory are not measured (pass --ref-pid)`);
   }
   if (cli.selfcheck) {
-    const ok = await runSelfcheck({ launch: cli.launch, bench: cli.bench, ref: cli.ref, refPid: cli.refPid, refName: cli.refName, rounds: cli.rounds, markdown: cli.markdown, log });
+    const ok = await runSelfcheck({ launch: cli.launch, bench: cli.bench, ref: cli.ref, refPid: cli.refPid, refName: cli.refName, rounds: cli.rounds, markdown: cli.markdown, json: cli.json, log });
     rmSync(cli.launch.logDir, { recursive: true, force: true });
     process.exit(ok ? 0 : 1);
   }
@@ -383,6 +394,7 @@ async function main(): Promise<void> {
   if (problems.length) process.stdout.write(`\nProblems:\n${problems.map((p) => `  - ${p}`).join('\n')}\n`);
   process.stdout.write(`\nCPU% is of one core over the measured window (2 cores = 200%); "client-bound?" marks a client process at ≥ 85%;\n` +
     `"broker µs/msg" is broker CPU time per message (per delivery for fanout): efficiency whatever the clients manage;\n` +
+    `"µs/msg W÷R" is Warren's over the reference's (issue 19: ≤ ${CPU_PER_MSG_TARGET} in every throughput scenario);\n` +
     `"other" is the rest of the machine's busy time in the window (other processes: noise).\n` +
     `Medians of ${cli.rounds} round(s); ran ${elapsed.toFixed(0)} s.\n`);
   if (cli.json) {

@@ -70,7 +70,7 @@ export interface MetricDef {
   better: 'higher' | 'lower';
   /** Target as a ratio Warren/reference (≥ for higher-better, ≤ for lower-better). */
   targetRatio?: number;
-  /** Target as an absolute bound on Warren's figure (≤ for lower-better). */
+  /** Target as an absolute bound on Warren's figure (≤ for lower-better, ≥ for higher-better). */
   targetAbsolute?: number;
 }
 

@@ -1,7 +1,7 @@
 /**
  * Scenarios driven by the load generator (bench/loadgen/worker.ts) instead of amqplib: the same
  * window, marks, checks and broker CPU sampling as the amqplib scenarios (bench/scenarios.ts),
- * with clients that are not the bottleneck. Named lg-*.
+ * with clients that are not the bottleneck. Named lg-*; their targets are issue 19's.
  */
 import {
   awaitDepth, consumeSpec, outcome, publishSpec, QUEUES10, rateOf, resetQueue, setupTopic10k, sum, teardownTopic10k,
@@ -17,7 +17,7 @@ const publish: Scenario = {
   name: 'lg-publish',
   title: 'load generator: transient publish 16 B into a queue, 1 publisher, no consumer',
   metrics: [
-    { key: 'rate', label: 'lg publish 16 B, into the queue', unit: 'msg/s', better: 'higher' },
+    { key: 'rate', label: 'lg publish 16 B, into the queue', unit: 'msg/s', better: 'higher', targetAbsolute: 600_000 },
     { key: 'clientRate', label: 'lg publish 16 B, client side', unit: 'msg/s', better: 'higher' },
   ],
   runsOnRef: true,
@@ -40,7 +40,7 @@ const publish: Scenario = {
 const e2e: Scenario = {
   name: 'lg-e2e',
   title: 'load generator: end to end, 1 publisher → queue → 1 consumer (prefetch 1000, ack every 100 multiple), 16 B, ≤ 50k ahead',
-  metrics: [{ key: 'rate', label: 'lg end-to-end', unit: 'msg/s', better: 'higher' }],
+  metrics: [{ key: 'rate', label: 'lg end-to-end', unit: 'msg/s', better: 'higher', targetAbsolute: 300_000 }],
   runsOnRef: true,
   async round(t, o) {
     const queue = 'bench-lg-e2e';
@@ -56,7 +56,7 @@ const e2e: Scenario = {
 const confirm: Scenario = {
   name: 'lg-confirm',
   title: 'load generator: confirmed persistent publish 16 B, durable queue, 4 publishers (2 processes × 2 connections), window 1000 each',
-  metrics: [{ key: 'rate', label: 'lg confirmed publish 16 B, 4 publishers', unit: 'msg/s', better: 'higher' }],
+  metrics: [{ key: 'rate', label: 'lg confirmed publish 16 B, 4 publishers', unit: 'msg/s', better: 'higher', targetAbsolute: 150_000 }],
   runsOnRef: true,
   async round(t, o) {
     const queue = 'bench-lg-confirm';
@@ -85,7 +85,7 @@ const confirm: Scenario = {
 const fanout: Scenario = {
   name: 'lg-fanout',
   title: 'load generator: fanout to 10 queues, 1 publisher (16 B, ≤ 5k ahead), 2 consumer processes × 5 queues (prefetch 1000, ack every 100)',
-  metrics: [{ key: 'rate', label: 'lg fanout ×10 deliveries', unit: 'deliveries/s', better: 'higher' }],
+  metrics: [{ key: 'rate', label: 'lg fanout ×10 deliveries', unit: 'deliveries/s', better: 'higher', targetAbsolute: 1_000_000 }],
   runsOnRef: true,
   async round(t, o) {
     const ex = 'bench-lg-fanout';
@@ -107,7 +107,7 @@ const fanout: Scenario = {
 const topic: Scenario = {
   name: 'lg-topic-10k',
   title: 'load generator: topic exchange with 10,000 bindings (as topic-10k), 1 publisher (≤ 20k ahead), 2 consumer processes × 5 queues (prefetch 1000, ack every 100)',
-  metrics: [{ key: 'rate', label: 'lg topic, 10k bindings', unit: 'msg/s', better: 'higher' }],
+  metrics: [{ key: 'rate', label: 'lg topic, 10k bindings', unit: 'msg/s', better: 'higher', targetRatio: 10 }],
   runsOnRef: true,
   setupTarget: setupTopic10k,
   teardownRef: teardownTopic10k,

@@ -12,6 +12,8 @@
  *   consumer ← fake broker (prefetch ignored, ack every 100) vs lg-e2e's consumer
  */
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { children, ROOT, startWarren, type RunningWarren, type WarrenLaunch } from '../lib/brokers.js';
 import { awaitQuiet } from '../lib/proc.js';
@@ -33,6 +35,8 @@ export interface SelfcheckOptions {
   refName: string;
   rounds: number;
   markdown: boolean;
+  /** Write every round and the medians here as JSON. */
+  json: string | undefined;
   log: (s: string) => void;
 }
 
@@ -260,6 +264,7 @@ export async function runSelfcheck(opt: SelfcheckOptions): Promise<boolean> {
   const header = ['generator role', 'vs sink (msg/s)', 'generator CPU% (busiest)', 'generator µs/msg', 'sink CPU%', `vs Warren (msg/s)`, 'headroom W', ...(opt.ref ? [`vs ${opt.refName} (msg/s)`, `headroom ${opt.refName[0]}`] : []), `≥ ${HEADROOM_TARGET}×`];
   let ok = true;
   const problems: string[] = [];
+  const results: unknown[] = [];
   const rows = CHECKS.map((c) => {
     const sink = medianOf(sinkRuns.get(c) ?? []);
     const b = brokerRuns.get(c.scenario);
@@ -269,6 +274,10 @@ export async function runSelfcheck(opt: SelfcheckOptions): Promise<boolean> {
     const hf = sink.rate / f.rate;
     const pass = hw >= HEADROOM_TARGET && (!opt.ref || hf >= HEADROOM_TARGET);
     if (!pass) ok = false;
+    results.push({
+      role: c.role, sink: c.sink, scenario: c.scenario, headroomWarren: hw, headroomRef: hf, pass,
+      median: { sink, warren: w, ref: f }, rounds: { sink: sinkRuns.get(c) ?? [], warren: b?.warren ?? [], ref: b?.ref ?? [] },
+    });
     problems.push(...sink.problems.map((p) => `${c.role}, sink: ${p}`), ...w.problems.map((p) => `${c.scenario}, Warren: ${p}`), ...f.problems.map((p) => `${c.scenario}, ${opt.refName}: ${p}`));
     const x = (v: number) => (Number.isFinite(v) ? `${v.toFixed(1)}×` : '—');
     return [
@@ -288,5 +297,13 @@ export async function runSelfcheck(opt: SelfcheckOptions): Promise<boolean> {
   process.stdout.write(`\nheadroom = the generator's rate against the sink / the same role's rate against the broker (client side, lg-* scenario);\n` +
     `the generator is not the limit when it is ≥ ${HEADROOM_TARGET}× for every role. Medians of ${opt.rounds} round(s).\n` +
     `CPU% is of one core over the measured window; the sink and the generator each run in their own processes.\n`);
+  if (opt.json) {
+    writeFileSync(opt.json, JSON.stringify({
+      date: new Date().toISOString(), node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model,
+      ref: opt.ref ? { url: opt.ref, name: opt.refName, pid: opt.refPid } : null, options: opt.bench, rounds: opt.rounds,
+      headroomTarget: HEADROOM_TARGET, checks: results, problems: uniq,
+    }, null, 2));
+    log(`wrote ${opt.json}`);
+  }
   return ok && uniq.length === 0;
 }
