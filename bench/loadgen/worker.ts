@@ -102,6 +102,8 @@ async function publisher(s: PublishSpec): Promise<void> {
 
 async function consumer(s: ConsumeSpec): Promise<void> {
   if (s.latency || s.expect > 0) throw new Error('the load generator has no latency or drain mode (use the amqplib worker)');
+  // Acks go out once ackEvery deliveries are unacknowledged: more than the prefetch would never come.
+  if (!s.noAck && s.prefetch > 0 && s.ackEvery > s.prefetch) throw new Error(`ack every ${s.ackEvery} with a prefetch of ${s.prefetch} would stall`);
   const c = await LoadClient.open({ url: s.url });
   if (!s.noAck && s.prefetch > 0) await c.qos(s.prefetch);
   for (const [i, q] of s.queues.entries()) await c.consume(q, `lg-${process.pid}-${i}`, s.noAck, s.ackEvery);
