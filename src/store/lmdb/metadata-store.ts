@@ -135,10 +135,21 @@ export class LmdbMetadataStore implements MetadataStore {
     return this.keyedRecords(db, tag).map(([, value]) => value);
   }
 
+  /** Whether the overlay holds a record of db. */
+  private overlaid(db: Bin): boolean {
+    for (const item of this.engine.overlay.metas.values()) if (item.db === db) return true;
+    return false;
+  }
+
   /** Every (key, value) of db (file merged with overlay), in key order. */
   private keyedRecords(db: Bin, tag: string): Array<[Buffer, Buffer]> {
+    const stored = this.stored(db, tag);
+    // Nothing of db in the overlay (the usual case at start-up): the file's records, already in
+    // byte order of their keys, are the answer; no per-record map, sort and key copy (100,000
+    // queues spent ~0.4 s there).
+    if (!this.overlaid(db) && inKeyOrder(stored)) return stored;
     const byKey = new Map<string, Buffer>();
-    for (const [key, value] of this.stored(db, tag)) byKey.set(key.toString('latin1'), value);
+    for (const [key, value] of stored) byKey.set(key.toString('latin1'), value);
     for (const item of this.engine.overlay.metas.values()) {
       if (item.db !== db) continue;
       const k = item.id.slice(tag.length);
@@ -149,6 +160,14 @@ export class LmdbMetadataStore implements MetadataStore {
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([key, value]): [Buffer, Buffer] => [Buffer.from(key, 'latin1'), value]);
   }
+}
+
+/** True when the keys are in strictly ascending byte order (the order records() promises). */
+function inKeyOrder(records: Array<[Buffer, Buffer]>): boolean {
+  for (let i = 1; i < records.length; i++) {
+    if (Buffer.compare((records[i - 1] as [Buffer, Buffer])[0], (records[i] as [Buffer, Buffer])[0]) >= 0) return false;
+  }
+  return true;
 }
 
 /** What a damaged record's key says (it may be damaged too). */
