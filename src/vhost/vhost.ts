@@ -319,20 +319,24 @@ export class VHost {
     return { ...d, arguments: { ...d.arguments, 'x-queue-type': F.str(type) } };
   }
 
+  /** What every queue of this vhost depends on: one object shared by all of them. */
+  private sharedQueueDeps: QueueDeps | undefined;
+  private get queueDeps(): QueueDeps {
+    this.sharedQueueDeps ??= {
+      ...this.deps.queueDeps,
+      onAutoDelete: (queue) => this.removeQueue(queue),
+      deadLetter: (queue, entries, reason) => this.deadLetter(queue, entries, reason),
+    };
+    return this.sharedQueueDeps;
+  }
+
   /** Creates a queue without declare's checks (recovery); settings are parsed from the arguments unless given. */
   createQueue(options: Omit<QueueOptions, 'vhost' | 'settings'> & { settings?: QueueSettings }): Queue {
     const settings = options.settings ?? parseQueueArguments(options.arguments, this.rs('queue', options.name));
     const match = this.policies.match(queueTarget(settings), options.name);
     // Resolved even without a policy: a quorum queue turns reject-publish-dlx into drop-head.
     const effective = effectiveQueueSettings(settings, options.arguments, match);
-    const q = new Queue(
-      { ...options, vhost: this.name, settings, effective },
-      {
-        ...this.deps.queueDeps,
-        onAutoDelete: (queue) => this.removeQueue(queue),
-        deadLetter: (queue, entries, reason) => this.deadLetter(queue, entries, reason),
-      },
-    );
+    const q = new Queue({ ...options, vhost: this.name, settings, effective }, this.queueDeps);
     this.queues.set(q.name, q);
     if (match !== NO_POLICY) this.applied.set(q, match);
     return q;
