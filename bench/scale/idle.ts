@@ -5,8 +5,10 @@
  * connection whose heartbeats were not answered would be closed), checks that every connection is
  * still open and got heartbeats, and reads the RSS again.
  *
- * Per connection = (RSS after − RSS with the warm connections) / (connections − warm): the
- * marginal cost of one more idle connection, start-up memory and JIT warm-up excluded.
+ * Per connection = (RSS after − RSS with the warm connections) / (connections − warm): start-up
+ * memory and JIT warm-up excluded. The rest opens in two waves with an RSS reading between them:
+ * the second wave's slope is the marginal cost of one more idle connection, without the one-off
+ * growth of the first burst (the young generation growing to its maximum).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface, type Interface } from 'node:readline';
@@ -19,8 +21,13 @@ export interface IdleResult {
   heartbeat: number;
   rssBeforeKiB: number;
   rssWarmKiB: number;
+  /** RSS after the first half of the connections (past the warm ones). */
+  rssHalfKiB: number;
   rssAfterKiB: number;
+  /** (RSS after − RSS with the warm connections) / (connections − warm). */
   perConnectionKiB: number;
+  /** The slope over the second half: (RSS after − RSS at half) / connections of the second wave. */
+  perConnectionSecondHalfKiB: number;
   openMs: number;
   heartbeatsIn: number;
   closed: number;
@@ -96,10 +103,21 @@ export async function idleConnections(url: string, pid: number, o: { connections
     await start(o.warm);
     await sleep(1000);
     const rssWarmKiB = await rssMedian(pid);
+    // The rest in two waves, each over half the processes; the RSS between them gives the
+    // slope (second wave), which leaves out one-off growth such as V8's young generation
+    // reaching its maximum size (up to 3 × --max-semi-space-size) during the first burst.
     const rest = o.connections - o.warm;
-    const per = Math.ceil(rest / o.procs);
+    const wave1 = Math.floor(rest / 2);
+    const wave = async (count: number, procs: number) => {
+      const per = Math.ceil(count / procs);
+      await Promise.all(Array.from({ length: procs }, (_, i) => start(Math.max(0, Math.min(per, count - i * per)))));
+    };
+    const half = Math.max(1, Math.floor(o.procs / 2));
     const t1 = performance.now();
-    await Promise.all(Array.from({ length: o.procs }, (_, i) => start(Math.max(0, Math.min(per, rest - i * per)))));
+    await wave(wave1, half);
+    await sleep(1000);
+    const rssHalfKiB = await rssMedian(pid);
+    await wave(rest - wave1, half);
     const openMs = performance.now() - t1;
     log(`    ${opened} connections open (${((performance.now() - t0) / 1000).toFixed(1)} s); settling ${o.settleS} s with heartbeats every ${o.heartbeat} s`);
     await sleep(o.settleS * 1000);
@@ -118,7 +136,8 @@ export async function idleConnections(url: string, pid: number, o: { connections
     if (o.heartbeat > 0 && heartbeatsIn < open) problems.push(`only ${heartbeatsIn} heartbeats received from the broker for ${open} connections`);
     return {
       connections: o.connections, opened, heartbeat: o.heartbeat, rssBeforeKiB, rssWarmKiB, rssAfterKiB,
-      perConnectionKiB: (rssAfterKiB - rssWarmKiB) / (o.connections - o.warm), openMs, heartbeatsIn, closed, problems,
+      perConnectionKiB: (rssAfterKiB - rssWarmKiB) / (o.connections - o.warm), rssHalfKiB,
+      perConnectionSecondHalfKiB: (rssAfterKiB - rssHalfKiB) / (rest - wave1), openMs, heartbeatsIn, closed, problems,
     };
   } finally {
     await Promise.all(workers.map((w) => w.close()));
