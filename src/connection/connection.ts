@@ -460,6 +460,8 @@ export class Connection {
     this.access = access;
     this.state = 'open';
     this.handshakeTimer?.cancel();
+    // A cancelled timer still holds its Timeout and closures: let them go with it.
+    this.handshakeTimer = undefined;
     for (const hook of this.onOpenHooks) hook();
   }
 
