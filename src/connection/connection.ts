@@ -45,7 +45,7 @@ type State = 'awaiting-header' | 'starting' | 'tuning' | 'opening' | 'open' | 'c
  */
 export class Connection {
   state: State = 'awaiting-header';
-  readonly log: Logger;
+  private childLog: Logger | undefined;
   readonly writer: FrameWriter;
   private readonly reader: FrameReader;
   readonly channels = new Map<number, Channel>();
@@ -88,7 +88,6 @@ export class Connection {
     this.channelMax = config.channelMax;
     this.name = `${hostPort(socket.remoteAddress, socket.remotePort)} -> ${hostPort(socket.localAddress, socket.localPort)}`;
     this.connectedAt = broker.clock.now();
-    this.log = broker.log.child({ conn: id, peer: `${socket.remoteAddress}:${socket.remotePort}` });
     // RabbitMQ enforces the spec's minimum frame size until connection.tune-ok.
     this.reader = new FrameReader(FRAME_MIN_SIZE);
     this.writer = new FrameWriter(socket, config.frameMax);
@@ -105,6 +104,25 @@ export class Connection {
         this.destroy();
       }
     }, config.handshakeTimeout);
+  }
+
+  /**
+   * This connection's logger (a pino child with conn and peer), made when first used: most
+   * connections never log, and 10,000 idle ones would hold 10,000 children. The peer address
+   * stays readable after the socket closes (net.Socket caches it; `name` read it already).
+   */
+  get log(): Logger {
+    this.childLog ??= this.broker.log.child(this.logFields());
+    return this.childLog;
+  }
+
+  /**
+   * The fields that name this connection in log lines (those of `log`), for a line logged
+   * through the broker's logger without making the child: "connection opened" is logged for
+   * every connection, at info level.
+   */
+  logFields(): { conn: number; peer: string } {
+    return { conn: this.id, peer: `${this.socket.remoteAddress}:${this.socket.remotePort}` };
   }
 
   /** Whether the client came through the AMQPS listener. */

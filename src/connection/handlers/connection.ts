@@ -80,7 +80,9 @@ export function handleConnectionMethod(conn: Connection, method: Method): void {
       }
       conn.send(0, 'connection.open-ok', { reserved1: '' });
       conn.opened(vhost, conn.broker.access.authorizer(conn.username, vhost.name));
-      conn.log.info({ user: conn.username, vhost: vhost.name }, 'connection opened');
+      // Through the broker's logger with the connection's fields: the same line, without a
+      // child logger for every connection (most never log anything else).
+      conn.broker.log.info({ ...conn.logFields(), user: conn.username, vhost: vhost.name }, 'connection opened');
       return;
     }
     case 'connection.close':
