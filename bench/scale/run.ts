@@ -3,7 +3,7 @@
  * scenario at a time, each on a fresh broker.
  *
  *   npm run bench:scale -- [--ref-port 5707] [--only idle,queues,deep,latency] [--json out.json]
- *     idle:    --connections 10000 --heartbeat 10 --procs 4 --warm 200 --settle 25
+ *     idle:    --connections 10000 --heartbeat 10 --procs 4 --warm 200 --settle 120
  *     queues:  --queues 100000 --restarts 3 --ref-cap 900
  *     deep:    --messages 1000000 --points 10 --size 16 --window 2000
  *     latency: --rounds 3 --fraction 0.5
@@ -31,7 +31,7 @@ const { values } = parseArgs({
   options: {
     'ref-port': { type: 'string' }, only: { type: 'string' }, json: { type: 'string' },
     connections: { type: 'string', default: '10000' }, heartbeat: { type: 'string', default: '10' },
-    procs: { type: 'string', default: '4' }, warm: { type: 'string', default: '200' }, settle: { type: 'string', default: '25' },
+    procs: { type: 'string', default: '4' }, warm: { type: 'string', default: '200' }, settle: { type: 'string', default: '120' },
     queues: { type: 'string', default: '100000' }, restarts: { type: 'string', default: '3' }, 'ref-cap': { type: 'string', default: '900' },
     messages: { type: 'string', default: '1000000' }, points: { type: 'string', default: '10' }, size: { type: 'string', default: '16' },
     window: { type: 'string', default: '2000' }, rounds: { type: 'string', default: '3' }, fraction: { type: 'string', default: '0.5' },
