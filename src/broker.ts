@@ -33,6 +33,8 @@ import { PolicyOperations } from './policy/policy-operations.js';
 import { GlobalParameters } from './parameters/global-parameters.js';
 import { RuntimeParameters } from './parameters/runtime-parameters.js';
 import { VHostLimitOperations } from './parameters/vhost-limits.js';
+import { SHOVEL_COMPONENT } from './shovel/shovel-parameters.js';
+import { Shovels } from './shovel/shovels.js';
 import type { Faults } from './testing/faults.js';
 import type { Inspector } from './testing/inspect.js';
 import { createToolkit, type Toolkit } from './testing/toolkit.js';
@@ -78,6 +80,8 @@ export class Broker implements BrokerContext, PrometheusSource {
   readonly policies: PolicyOperations;
   /** Runtime parameters per vhost (vhost-limits, operator policies as parameters): /api/parameters. */
   readonly parameters: RuntimeParameters;
+  /** Dynamic shovels (src/shovel): the `shovel` runtime parameter component, /api/shovels. */
+  readonly shovels: Shovels;
   /** Vhost limits (max-connections, max-queues) one at a time: /api/vhost-limits. */
   readonly vhostLimits: VHostLimitOperations;
   /** Global parameters, the cluster name and the internal cluster id: /api/global-parameters, /api/cluster-name. */
@@ -165,6 +169,14 @@ export class Broker implements BrokerContext, PrometheusSource {
     this.policies = new PolicyOperations(this.vhosts, this.store.metadata, this.log);
     this.parameters = new RuntimeParameters({ vhosts: this.vhosts, metadata: this.store.metadata, policies: this.policies, log: this.log });
     this.vhostLimits = new VHostLimitOperations(this.parameters, this.vhosts);
+    this.shovels = new Shovels({
+      clock: this.clock,
+      log: this.log.child({ component: 'shovel' }),
+      node: () => this.identity.node,
+      clusterName: () => this.identity.cluster,
+      clearParameter: (vhost, name) => this.parameters.delete(SHOVEL_COMPONENT, vhost, name),
+    });
+    this.parameters.register(SHOVEL_COMPONENT, this.shovels);
     this.onVhostDeleted((name) => this.parameters.vhostDeleted(name));
     this.management = new ManagementServer(this, { auth: this.access, stats: metricsStats(this.metrics, this.vhosts), fallback: uiFiles() });
     this.recover();
@@ -515,6 +527,8 @@ export class Broker implements BrokerContext, PrometheusSource {
       this.server?.close();
       throw err;
     }
+    // Shovels (recovered or set before now) connect once the listener is up: `amqp://` is it.
+    this.shovels.listening(this.config.host, port);
     this.log.info('Server startup complete');
     return port;
   }
@@ -686,6 +700,7 @@ export class Broker implements BrokerContext, PrometheusSource {
     this.closing ??= (async () => {
       this.log.info('shutting down');
       this.unregisterSettle?.();
+      await this.shovels.stopAll();
       const managementClosed = this.management.close();
       this.memory.stop();
       this.disk?.stop();
