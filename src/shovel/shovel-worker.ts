@@ -70,6 +70,7 @@ export class ShovelWorker {
   private retryTimer: Timer | undefined;
   private src: ChannelModel | undefined;
   private dest: ChannelModel | undefined;
+  private channels: Channel[] = [];
   /** Resolves the running session's wait when a connection is lost. */
   private lost: ((reason: string) => void) | undefined;
 
@@ -99,11 +100,25 @@ export class ShovelWorker {
 
   private report(state: ShovelState, extra: Partial<ShovelStatus> = {}): void {
     this.status = { state, timestamp: this.deps.clock.now(), ...extra };
+    for (const fn of [...this.watchers]) fn(this.status);
+  }
+
+  private readonly watchers = new Set<(s: ShovelStatus) => void>();
+
+  /** Calls fn on every state report from now on; returns the unsubscribe. */
+  watch(fn: (s: ShovelStatus) => void): () => void {
+    this.watchers.add(fn);
+    return () => this.watchers.delete(fn);
   }
 
   private async closeConnections(): Promise<void> {
     const conns = [this.src, this.dest];
+    const channels = this.channels;
     this.src = this.dest = undefined;
+    this.channels = [];
+    // Channels first: amqplib writes a connection.close ahead of what its channels still buffer,
+    // so acks at the source and publishes to the destination are flushed by closing them.
+    await Promise.all(channels.map((ch) => ch.close().catch(() => {})));
     await Promise.all(conns.map(async (c) => {
       if (!c) return;
       c.removeAllListeners('close');
@@ -176,6 +191,8 @@ export class ShovelWorker {
     out.on('error', () => {});
     const inCh = await src.conn.createChannel();
     inCh.on('error', () => {});
+    // Closed source channel first, then the destination's (closeConnections).
+    this.channels = [inCh, out];
     let queue: string;
     if (def.srcQueue !== undefined) {
       await ensureQueue(src.conn, def.srcQueue);
@@ -349,9 +366,9 @@ function runningInfo(def: ShovelDefinition, srcUri: string, destUri: string): Ru
  * line after the code; Warren prints it on one line).
  */
 function closeReason(err: Error, which: 'source' | 'destination'): string {
-  const m = /^Connection closed: (\d+) \((.*)\)/.exec(err.message);
+  const m = /^Connection closed: (\d+) \([^)]*\)(?: with message "(.*)")?/s.exec(err.message);
   const code = (err as { code?: number }).code;
-  if (m) return `{shutdown,{server_initiated_close,${m[1]},<<"${m[2]}">>}}`;
+  if (m) return `{shutdown,{server_initiated_close,${m[1]},<<"${m[2] ?? ''}">>}}`;
   if (code !== undefined) return `{shutdown,{server_initiated_close,${code},<<"${err.message}">>}}`;
   return `"${which} connection failed"`;
 }

@@ -11,7 +11,7 @@ import type { ParameterComponent } from '../parameters/runtime-parameters.js';
 import type { JsonValue } from '../parameters/value.js';
 import { isUriError, parseAmqpUri } from './amqp-uri.js';
 import { shovelDefinition, validateShovel, type ShovelDefinition } from './shovel-parameters.js';
-import { ShovelWorker, type ShovelCounts } from './shovel-worker.js';
+import { ShovelWorker, type ShovelCounts, type ShovelState } from './shovel-worker.js';
 
 export interface ShovelsDeps {
   clock: Clock;
@@ -144,6 +144,36 @@ export class Shovels implements ParameterComponent {
   /** One shovel's worker state, for tests and the toolkit. */
   get(vhost: string, name: string): ShovelWorker | undefined {
     return this.workers.get(key(vhost, name));
+  }
+
+  /**
+   * Resolves once the shovel reports the state (now, or at a later report, also by a worker
+   * that replaces it); rejects after timeoutMs of real time. For tests and embedders.
+   */
+  whenState(vhost: string, name: string, state: ShovelState, timeoutMs = 20_000): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const unsubs: Array<() => void> = [];
+      let watched: ShovelWorker | undefined;
+      const finish = (err?: Error) => {
+        clearTimeout(timer);
+        clearInterval(rewatch);
+        for (const u of unsubs) u();
+        if (err) reject(err);
+        else resolve();
+      };
+      const check = () => {
+        const w = this.get(vhost, name);
+        if (w && w.current.state === state) return finish();
+        if (w && w !== watched) {
+          watched = w;
+          unsubs.push(w.watch((s) => s.state === state && finish()));
+        }
+      };
+      const timer = setTimeout(() => finish(new Error(`shovel '${name}' in vhost '${vhost}' did not reach state ${state} in ${timeoutMs} ms (it is ${this.get(vhost, name)?.current.state ?? 'absent'})`)), timeoutMs);
+      // A worker replaced by a new definition is watched anew at each parameter change.
+      const rewatch = setInterval(check, 50);
+      check();
+    });
   }
 
   /** DELETE /api/shovels/vhost/{vhost}/{name}/restart: a fresh worker with the same definition. */
