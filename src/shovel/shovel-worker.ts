@@ -71,6 +71,9 @@ export class ShovelWorker {
   private src: ChannelModel | undefined;
   private dest: ChannelModel | undefined;
   private channels: Channel[] = [];
+  /** The running session's graceful stop: no more deliveries, then no more pending confirms. */
+  private quiesce: (() => Promise<void>) | undefined;
+  private readonly pendingWaiters: Array<() => void> = [];
   /** Resolves the running session's wait when a connection is lost. */
   private lost: ((reason: string) => void) | undefined;
 
@@ -90,10 +93,15 @@ export class ShovelWorker {
     void this.session();
   }
 
-  /** Stops for good (parameter deleted or changed, broker closing): closes both connections. */
+  /**
+   * Stops for good (parameter deleted or changed, broker closing): cancels the consumer, waits
+   * (up to 5 s) for the destination to confirm what was published, so the source does not
+   * deliver those again, and closes both connections.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     this.retryTimer?.cancel();
+    await this.quiesce?.();
     this.lost?.('stopped');
     await this.closeConnections();
   }
@@ -155,8 +163,10 @@ export class ShovelWorker {
     } catch (e) {
       reason = e instanceof Stop ? 'stopped' : errorReason(e);
     }
+    this.quiesce = undefined;
     await this.closeConnections();
     this.counts.pending = 0;
+    for (const w of this.pendingWaiters.splice(0)) w();
     if (this.stopped) return;
     if (reason === 'autodelete') {
       this.stopped = true;
@@ -238,6 +248,7 @@ export class ShovelWorker {
           room = (out as ConfirmChannel).publish(exchange, routingKey, msg.content, props, (err) => {
             if (this.src !== src.conn) return; // a later session: the source requeued it already
             this.counts.pending--;
+            if (this.counts.pending === 0) for (const w of this.pendingWaiters.splice(0)) w();
             try {
               if (err) inCh.nack(msg, false, true);
               else {
@@ -269,6 +280,16 @@ export class ShovelWorker {
         void tag;
       };
       void inCh.consume(queue, deliver, { noAck }).then((ok) => (consumerTag = ok.consumerTag), (e: Error) => this.lost?.(errorReason(e)));
+      this.quiesce = async () => {
+        if (consumerTag) await inCh.cancel(consumerTag).catch(() => {});
+        remainingUnacked = 0;
+        if (this.counts.pending === 0) return;
+        await new Promise<void>((resolve) => {
+          this.pendingWaiters.push(resolve);
+          void lost.then(() => resolve());
+          setTimeout(resolve, 5000).unref();
+        });
+      };
     });
     this.report('running', { info: runningInfo(def, srcUri, destUri) });
     this.deps.log.info({ shovel: def.name, vhost: def.vhost }, 'shovel running');
