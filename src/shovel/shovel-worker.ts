@@ -67,6 +67,7 @@ export class ShovelWorker {
   private status: ShovelStatus;
   readonly counts: ShovelCounts = { forwarded: 0, acked: 0, pending: 0, restarts: 0 };
   private stopped = false;
+  private reachedRunning = false;
   private retryTimer: Timer | undefined;
   private src: ChannelModel | undefined;
   private dest: ChannelModel | undefined;
@@ -157,6 +158,7 @@ export class ShovelWorker {
   private async session(): Promise<void> {
     if (this.stopped) return;
     this.report('starting');
+    this.reachedRunning = false;
     let reason: string;
     try {
       reason = await this.run();
@@ -176,7 +178,10 @@ export class ShovelWorker {
     }
     this.counts.restarts++;
     this.deps.log.error({ shovel: this.def.name, vhost: this.def.vhost, reason }, 'shovel is stopping');
-    this.report('terminated', { reason });
+    // A worker that never got running (a connection or declaration failed) stays `starting`, as
+    // RabbitMQ's does while its supervisor retries; one that ran reports why it ended.
+    if (this.reachedRunning) this.report('terminated', { reason });
+    else this.report('starting');
     this.retryTimer = this.deps.clock.setTimeout(() => void this.session(), Math.max(0, this.def.reconnectDelay) * 1000);
   }
 
@@ -291,6 +296,7 @@ export class ShovelWorker {
         });
       };
     });
+    this.reachedRunning = true;
     this.report('running', { info: runningInfo(def, srcUri, destUri) });
     this.deps.log.info({ shovel: def.name, vhost: def.vhost }, 'shovel running');
     return await Promise.race([lost, done]);
