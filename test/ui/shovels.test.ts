@@ -70,7 +70,7 @@ describe('web UI: the Shovels page (headless Chromium)', function () {
     await row.locator('.badge', { hasText: 'running' }).waitFor();
     expect(await row.textContent()).to.contain(`amqp://127.0.0.1:${b.port}`).and.to.contain('ui-src').and.to.contain('ui-dest');
     // Forwarded and acked: 25 each.
-    await page.waitForFunction(() => [...document.querySelectorAll('table[data-table=shovels] tbody tr')].some((tr) => tr.textContent!.includes('to-b') && (tr.textContent!.match(/25/g) ?? []).length >= 2));
+    await page.waitForFunction(`[...document.querySelectorAll('table[data-table=shovels] tbody tr')].some((tr) => tr.textContent.includes('to-b') && [...tr.querySelectorAll('td')].filter((td) => td.textContent.trim() === '25').length === 2)`);
     const other = page.locator('table[data-table=shovels] tbody tr', { hasText: 'nowhere' });
     await other.locator('.badge', { hasText: 'starting' }).waitFor();
     const shots = process.env.WARREN_UI_SCREENSHOTS ?? tmpdir();
