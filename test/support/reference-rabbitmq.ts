@@ -6,7 +6,7 @@
  * - WARREN_REFERENCE_MGMT set (.ci/run starts one on 5699 and enables the shovel plugin): that
  *   node is used and left running.
  * - Otherwise, where the script and rabbitmq-server are installed and we are root, a node is
- *   started on WARREN_REFERENCE_PORT (default 5699; reused if one answers there) and stopped
+ *   started on WARREN_REFERENCE_PORT (default 5698, beside CI's 5699; reused if one answers there) and stopped
  *   when the test process exits.
  * - Otherwise `reference()` returns the reason there is none, and the tests skip saying so.
  */
@@ -64,7 +64,7 @@ async function open(): Promise<Reference | string> {
     if (!script) return 'no ../shared/tools/reference-rabbitmq.sh';
     if (!existsSync('/usr/lib/rabbitmq/bin/rabbitmq-server')) return 'rabbitmq-server is not installed (.ci/run installs it)';
     if (process.getuid?.() !== 0) return 'starting the reference RabbitMQ needs root';
-    port = Number(process.env['WARREN_REFERENCE_PORT'] ?? 5699);
+    port = Number(process.env['WARREN_REFERENCE_PORT'] ?? 5698);
     if (!(await answers(`http://127.0.0.1:${port + 10000}`))) {
       try {
         execFileSync(script, ['start', String(port)], { stdio: 'ignore', timeout: 180_000 });
