@@ -709,7 +709,7 @@ export class Broker implements BrokerContext, PrometheusSource {
       // What was published before now is committed and confirmed before the connections close:
       // a publisher (a shovel, say) that sees its confirms does not publish those messages again.
       for (const conn of this.connections) conn.stopReading();
-      await this.settle();
+      await Promise.race([this.settle(), new Promise((r) => setTimeout(r, this.config.closeTimeout).unref())]);
       const text = replyText(ReplyCode.CONNECTION_FORCED, "broker forced connection closure with reason 'shutdown'");
       const closed = [...this.connections].map((conn) => new Promise<void>((resolve) => {
         conn.onClosed(resolve);
