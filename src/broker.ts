@@ -700,12 +700,19 @@ export class Broker implements BrokerContext, PrometheusSource {
     this.closing ??= (async () => {
       this.log.info('shutting down');
       this.unregisterSettle?.();
-      await this.shovels.stopAll();
       const managementClosed = this.management.close();
       this.memory.stop();
       this.disk?.stop();
       this.pager.stop();
       this.metrics.sampler.stop();
+      // Stop accepting now; the server's close callback fires once every socket is gone.
+      const serverClosed = Promise.all([
+        new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve())),
+        this.tlsListener?.close(),
+        this.prometheus?.close(),
+      ]);
+      // Shovels stop first, waiting for their destinations' confirms (this broker's too).
+      await this.shovels.stopAll();
       // What was published before now is committed and confirmed before the connections close:
       // a publisher (a shovel, say) that sees its confirms does not publish those messages again.
       for (const conn of this.connections) conn.stopReading();
@@ -716,12 +723,6 @@ export class Broker implements BrokerContext, PrometheusSource {
         conn.closeWithError(ReplyCode.CONNECTION_FORCED, text, 0, 0);
         if (conn.state === 'closed') resolve();
       }));
-      // Stop accepting now; the server's close callback fires once every socket is gone.
-      const serverClosed = Promise.all([
-        new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve())),
-        this.tlsListener?.close(),
-        this.prometheus?.close(),
-      ]);
       await Promise.race([Promise.all(closed), new Promise((r) => setTimeout(r, this.config.closeTimeout).unref())]);
       for (const conn of this.connections) conn.destroy();
       await serverClosed;

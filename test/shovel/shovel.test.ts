@@ -189,6 +189,34 @@ describe('shovels: reconnection on the injected clock, and restart with the brok
     }
   });
 
+  it('reconnects when the source goes away (restarted on its data dir) and moves what it holds then: every message once, in order', async () => {
+    const clock = new FakeClock();
+    const dir = mkdtempSync(join(tmpdir(), 'warren-shovel-source-'));
+    let src = await startBroker({ port: 0, dataDir: dir, ...silent });
+    const port = src.port;
+    const host = await startBroker({ port: 0, managementPort: 0, clock, ...silent });
+    try {
+      await publish(src.url, 'far', 50);
+      await putShovel(host, 'pull', { 'src-uri': `amqp://guest:guest@127.0.0.1:${port}`, 'src-queue': 'far', 'dest-uri': 'amqp://', 'dest-queue': 'near', 'reconnect-delay': 2 });
+      await host.until.queueLength('near', 50);
+      // Acked at the source (on-confirm: after the destination confirmed) before it goes away.
+      await src.until.queueDrained('far');
+      await src.close();
+      await host.broker.shovels.whenState('/', 'pull', 'terminated');
+      src = await startBroker({ port, dataDir: dir, ...silent });
+      await publish(src.url, 'far', 30, {}, 50);
+      await clock.advance(2_000);
+      await host.broker.shovels.whenState('/', 'pull', 'running');
+      await host.until.queueLength('near', 80);
+      await src.until.queueDrained('far');
+      expect((await drain(host.url, 'near')).map((m) => m.body)).to.deep.equal(Array.from({ length: 80 }, (_, i) => String(i)));
+    } finally {
+      await host.close();
+      await src.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a shovel restarts with the broker: its parameter is kept in the data directory', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'warren-shovel-src-'));
     const b = await startBroker({ port: 0, ...silent });
