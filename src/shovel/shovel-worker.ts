@@ -246,7 +246,6 @@ export class ShovelWorker {
         const routingKey = def.destQueue ?? def.destExchangeKey ?? msg.fields.routingKey;
         const props = publishOptions(msg, forwardTable, def.addTimestampHeader, this.deps.clock);
         this.counts.forwarded++;
-        const tag = msg.fields.deliveryTag;
         let room: boolean;
         if (onConfirm) {
           this.counts.pending++;
@@ -279,10 +278,10 @@ export class ShovelWorker {
           void inCh.cancel(tagNow).catch(() => {});
           out.once('drain', () => {
             paused = false;
+            if (this.stopped || remainingUnacked <= 0) return;
             void inCh.consume(queue, deliver, { noAck: true }).then((ok) => (consumerTag = ok.consumerTag), () => {});
           });
         }
-        void tag;
       };
       void inCh.consume(queue, deliver, { noAck }).then((ok) => (consumerTag = ok.consumerTag), (e: Error) => this.lost?.(errorReason(e)));
       this.quiesce = async () => {
