@@ -144,7 +144,7 @@ export class Broker implements BrokerContext, PrometheusSource {
     this.disk = this.config.dataDir
       ? new DiskMonitor(this.clock, this.log, this.config.dataDir, this.config.diskFreeLimit, (alarmed) => this.diskChecked(alarmed), freeDiskSpace)
       : undefined;
-    this.exchangeTypes = defaultExchangeTypes();
+    this.exchangeTypes = defaultExchangeTypes(() => this.clock.now());
     this.vhostDeps = {
       log: this.log,
       clock: this.clock,

@@ -28,6 +28,8 @@ interface HeldPublish {
   queues: string[];
   /** A store commit already holds it (a persistent message on a durable delayed exchange). */
   durable: boolean;
+  /** Held back as a duplicate by a deduplication exchange: not returned. */
+  duplicate?: boolean;
 }
 
 /** A basic.publish that passed RabbitMQ's checks: its exchange, message (BCC included) and CC/BCC keys. */
@@ -120,9 +122,10 @@ export class Publisher {
       confirms?.confirmWhenSafe(seq, aside.durable, counters);
       return aside.durable;
     }
-    const { message, queues, durable, rejected } = vhost.publish(exchange, published, cc);
-    this.countRouted(exchange, counters, queues, args.mandatory);
-    if (queues.size === 0 && args.mandatory) this.sendReturn(args, message);
+    const { message, queues, durable, rejected, duplicate } = vhost.publish(exchange, published, cc);
+    // A duplicate held back by a deduplication exchange is not unroutable: no basic.return.
+    this.countRouted(exchange, counters, queues, args.mandatory && duplicate !== true);
+    if (queues.size === 0 && args.mandatory && duplicate !== true) this.sendReturn(args, message);
     // x-overflow=reject-publish: RabbitMQ nacks a message any of its queues refused.
     if (rejected) confirms?.nack(seq);
     else confirms?.confirmWhenSafe(seq, durable, counters);
@@ -193,7 +196,11 @@ export class Publisher {
     counters.receivedConfirm++;
     const aside = this.routeAside(args, exchange, message, cc);
     if (aside) this.held.push({ args, exchange, message: aside.message, queues: [], durable: aside.durable });
-    else this.held.push({ args, exchange, message: message.withoutBcc(), queues: this.conn.vhost!.routeNames(exchange, message, cc), durable: false });
+    else {
+      const routed: { duplicate?: boolean } = {};
+      const queues = this.conn.vhost!.routeNames(exchange, message, cc, routed);
+      this.held.push({ args, exchange, message: message.withoutBcc(), queues, durable: false, duplicate: routed.duplicate });
+    }
   }
 
   /** tx.commit: enqueues the held publishes in order; returns go out now. */
@@ -210,7 +217,7 @@ export class Publisher {
       }
       const { durable, rejected } = vhost.offer(h.message, queues);
       this.countRouted(h.exchange, this.counters.exchange(h.exchange), queues, h.args.mandatory);
-      if (queues.size === 0 && h.args.mandatory) this.sendReturn(h.args, h.message);
+      if (queues.size === 0 && h.args.mandatory && !h.duplicate) this.sendReturn(h.args, h.message);
       if (durable || h.durable) committed.durable = true;
       if (rejected) committed.rejected = true;
     }

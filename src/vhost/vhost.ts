@@ -36,6 +36,11 @@ export interface Published {
   durable: boolean;
   /** Some queue refused it (x-overflow=reject-publish or reject-publish-dlx). */
   rejected: boolean;
+  /**
+   * An x-message-deduplication exchange held it back as a duplicate: queues may be empty, yet
+   * it is not unroutable (no basic.return) and is confirmed.
+   */
+  duplicate?: boolean;
 }
 
 /**
@@ -543,7 +548,10 @@ export class VHost {
    * accepts, when given).
    */
   publish(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined, admit?: (q: Queue) => boolean): Published {
-    return this.offer(msg.withoutBcc(), this.routeMessage(exchange, msg, ccRoutingKeys), admit);
+    const routed: { duplicate?: boolean } = {};
+    const published = this.offer(msg.withoutBcc(), this.routeMessage(exchange, msg, ccRoutingKeys, routed), admit);
+    if (routed.duplicate) published.duplicate = true;
+    return published;
   }
 
   /**
@@ -551,16 +559,21 @@ export class VHost {
    * (offer). As in rabbit_exchange:route, the default exchange names queues by the routing keys
    * without looking them up, so a queue declared before the commit still gets the message.
    */
-  routeNames(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined): string[] {
+  routeNames(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined, routed?: { duplicate?: boolean }): string[] {
     if (exchange === this.defaultExchange) return [...new Set([msg.routingKey, ...(ccRoutingKeys ?? [])])];
-    return [...this.routeMessage(exchange, msg, ccRoutingKeys)].map((q) => q.name);
+    return [...this.routeMessage(exchange, msg, ccRoutingKeys, routed)].map((q) => q.name);
   }
 
-  /** The queues msg reaches through exchange by its routing key, ccRoutingKeys, headers and properties. */
-  private routeMessage(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined): Set<Queue> {
+  /**
+   * The queues msg reaches through exchange by its routing key, ccRoutingKeys, headers and
+   * properties; routed.duplicate is set when a deduplication exchange held it back.
+   */
+  private routeMessage(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined, routed?: { duplicate?: boolean }): Set<Queue> {
     const properties = msg.properties;
     const queues = new Set<Queue>();
-    this.route(exchange, { routingKey: msg.routingKey, ccRoutingKeys, headers: properties.headers, properties: properties as Record<string, unknown> }, queues);
+    const input: RoutingInput = { routingKey: msg.routingKey, ccRoutingKeys, headers: properties.headers, properties: properties as Record<string, unknown> };
+    this.route(exchange, input, queues);
+    if (input.duplicates !== undefined && queues.size === 0 && routed) routed.duplicate = true;
     return queues;
   }
 
@@ -596,7 +609,8 @@ export class VHost {
       const before = out.size;
       if (exchange === this.defaultExchange) this.routeDefault(input, out);
       else exchange.router.route(input, out as Set<Destination>);
-      if (out.size > before || exchange.alternateExchange === undefined) return;
+      // A duplicate held back by x-message-deduplication goes to no alternate exchange.
+      if (out.size > before || exchange.alternateExchange === undefined || input.duplicates !== undefined) return;
     }
     const visited = new Set<Exchange>();
     const pending: Exchange[] = [exchange];
@@ -605,9 +619,11 @@ export class VHost {
       if (visited.has(x)) continue;
       visited.add(x);
       dests.clear();
+      const duplicates = input.duplicates;
       if (x === this.defaultExchange) this.routeDefault(input, dests);
       else x.router.route(input, dests);
       if (dests.size === 0) {
+        if (input.duplicates !== duplicates) continue;
         const aeName = x.alternateExchange;
         const ae = aeName !== undefined ? this.exchanges.get(aeName) : undefined;
         if (ae) pending.push(ae);
