@@ -18,6 +18,7 @@ import { NO_POLICY, type Policy, type PolicyKind, type PolicyMatch } from '../po
 import { PolicyTable, type PolicyTarget } from '../policy/policy-table.js';
 import { effectiveAlternateExchange, effectiveQueueSettings } from '../policy/queue-settings.js';
 import { BindingTable, type Binding } from './binding-table.js';
+import { dedupSpace, hasDiskCache, persistDedupCache } from './dedup-persistence.js';
 import { DelayedMessages } from './delayed-messages.js';
 import { assertArgsEquivalent, assertFieldEquivalent } from './equivalence.js';
 import { Exchange, isExchange, type Destination, type ExchangeOptions } from './exchange.js';
@@ -201,6 +202,7 @@ export class VHost {
     const type = this.deps.exchangeTypes.get(options.type);
     if (!type) throw new Error(`exchange type ${options.type} is not registered`);
     const x = new Exchange(this.name, type, options);
+    if (hasDiskCache(x)) persistDedupCache(x, this.deps.metadata, this.deps.clock);
     this.exchanges.set(x.name, x);
     this.applyExchangePolicies(x, this.policies.match(EXCHANGE_TARGET, x.name));
     return x;
@@ -223,6 +225,7 @@ export class VHost {
     for (const b of this.bindings.from(x)) this.removeBinding(b);
     for (const b of this.bindings.to(x)) this.removeBinding(b);
     if (x.durable) this.deps.metadata.deleteExchange(this.name, x.name);
+    if (hasDiskCache(x)) this.deps.metadata.deleteStateSpace(dedupSpace(this.name, x.name));
   }
 
   // ---- queues -------------------------------------------------------------------------------
