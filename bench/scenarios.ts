@@ -3,10 +3,12 @@
  * amqplib clients in separate worker processes (bench/worker.ts) and returns its figures plus
  * the CPU used by the broker and by the clients over the measured window.
  */
+import { execFileSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import amqp from 'amqplib';
 import type { Channel, ChannelModel } from 'amqplib';
-import { processCpuMs, systemBusyMs } from './lib/proc.js';
+import { processCpuMs, processRssKiB, systemBusyMs } from './lib/proc.js';
 import type { ConsumeSpec, PublishSpec, Sample, WorkerSpec } from './lib/protocol.js';
 import { allReady, stopAll, WorkerHandle } from './lib/workers.js';
 
@@ -437,6 +439,79 @@ const topic: Scenario = {
   },
 };
 
+// ---- deduplication exchange ----------------------------------------------------------------
+
+const DEDUP_ENTRIES = 1_000_000;
+
+/** bench/dedup-memory.ts in a Node of its own (it needs --expose-gc): heap bytes per cache entry. */
+function dedupMemory(entries: number): { bytesPerEntry: number; stringKeyBytesPerEntry: number } {
+  const script = fileURLToPath(new URL('./dedup-memory.ts', import.meta.url));
+  const out = execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', script, String(entries)], { encoding: 'utf8' });
+  return JSON.parse(out.trim().split('\n').pop() as string) as { bytesPerEntry: number; stringKeyBytesPerEntry: number };
+}
+
+/**
+ * Issue 16: publishing through an x-message-deduplication exchange whose cache is full
+ * (1,000,000 entries: every publish inserts one and evicts the oldest) costs at most 1.5× a plain
+ * fanout exchange. Same publisher, same messages (16 B, a unique integer x-deduplication-header
+ * each), one bound queue capped by x-max-length so the queue costs the same in both; the rate
+ * is the publisher's (open loop: TCP holds it to what the broker takes). Warren only: RabbitMQ
+ * 3.10 has no such exchange without the community plugin.
+ */
+const dedup: Scenario = {
+  name: 'dedup-1m',
+  title: 'x-message-deduplication, full 1,000,000-entry cache, vs fanout: 1 publisher, 16 B, unique header each, 1 queue (x-max-length 10000)',
+  metrics: [
+    { key: 'dedupRate', label: 'publish via dedup exchange (cache full)', unit: 'msg/s', better: 'higher' },
+    { key: 'fanoutRate', label: 'publish via fanout, same messages', unit: 'msg/s', better: 'higher' },
+    { key: 'cost', label: 'dedup cost (fanout rate / dedup rate)', unit: '×', better: 'lower', targetAbsolute: 1.5 },
+    { key: 'bytesPerEntry', label: 'cache heap per entry (integer header)', unit: 'B', better: 'lower' },
+    { key: 'stringBytesPerEntry', label: 'cache heap per entry (36-char string header)', unit: 'B', better: 'lower' },
+    { key: 'rssPerEntry', label: 'broker RSS growth per entry while filling', unit: 'B', better: 'lower' },
+  ],
+  runsOnRef: false,
+  async round(t, o) {
+    const dedupEx = 'bench-dedup';
+    const fanoutEx = 'bench-dedup-fanout';
+    const queue = 'bench-dedup-q';
+    await t.ch.deleteExchange(dedupEx);
+    await t.ch.assertExchange(dedupEx, 'x-message-deduplication', { durable: false, arguments: { 'x-cache-size': DEDUP_ENTRIES } });
+    await t.ch.assertExchange(fanoutEx, 'fanout', { durable: false });
+    await t.ch.deleteQueue(queue);
+    await t.ch.assertQueue(queue, { durable: false, arguments: { 'x-max-length': 10000 } });
+    await t.ch.bindQueue(queue, dedupEx, '');
+    await t.ch.bindQueue(queue, fanoutEx, '');
+    const problems: string[] = [];
+    // Fill the cache: DEDUP_ENTRIES unique values.
+    const rssBefore = processRssKiB(t.pid);
+    const [filler] = spawnWorkers([publishSpec(t, { exchange: dedupEx, fill: DEDUP_ENTRIES, confirmWindow: 1000, dedupHeaders: { offset: 0 } })]) as [WorkerHandle];
+    try {
+      await allReady([filler]);
+      filler.send({ cmd: 'start' });
+      await filler.until(() => filler.filled >= 0, 600000, 'the cache to fill');
+    } catch (err) {
+      problems.push(`fill: ${(err as Error).message}`);
+    }
+    await stopAll([filler]);
+    problems.push(...workerProblems([filler]));
+    const rssPerEntry = ((processRssKiB(t.pid) - rssBefore) * 1024) / DEDUP_ENTRIES;
+    // Measured: new values through the full cache, then the same kind of messages through fanout.
+    const viaDedup = await windowRun(t, o, [publishSpec(t, { exchange: dedupEx, dedupHeaders: { offset: DEDUP_ENTRIES } })], [], false);
+    const viaFanout = await windowRun(t, o, [publishSpec(t, { exchange: fanoutEx, dedupHeaders: { offset: 0 } })], [], false);
+    const dedupRate = rateOf(viaDedup.publishers[0]?.marks ?? []);
+    const fanoutRate = rateOf(viaFanout.publishers[0]?.marks ?? []);
+    const memory = dedupMemory(DEDUP_ENTRIES);
+    await t.ch.deleteQueue(queue);
+    await t.ch.deleteExchange(dedupEx);
+    await t.ch.deleteExchange(fanoutEx);
+    const run = { ...viaDedup, problems: [...problems, ...viaDedup.problems, ...viaFanout.problems] };
+    return outcome(run, {
+      dedupRate, fanoutRate, cost: fanoutRate / dedupRate,
+      bytesPerEntry: memory.bytesPerEntry, stringBytesPerEntry: memory.stringKeyBytesPerEntry, rssPerEntry,
+    });
+  },
+};
+
 // ---- connections, listen ---------------------------------------------------------------------
 
 const connections: Scenario = {
@@ -513,6 +588,7 @@ export const SCENARIOS: Scenario[] = [
   latency,
   fanout,
   topic,
+  dedup,
 ];
 
 /** Opens the orchestrator's admin connection to a broker. */
