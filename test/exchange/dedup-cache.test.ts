@@ -38,6 +38,45 @@ describe('DedupCache', () => {
     expect([...c].map(([k]) => k)).to.deep.equal(['b', 'd']);
   });
 
+  it('evicts only when full: an expired entry inserted again leaves no room taken', () => {
+    const c = new DedupCache(3, 10);
+    c.insert('a', 0, 1000);
+    c.insert('b', 0);
+    c.insert('c', 0, 1000);
+    // b expired; inserted again it is the newest, and the cache holds 3 entries, not 4.
+    expect(c.insert('b', 20)).to.equal(true);
+    expect([...c].map(([k]) => k)).to.deep.equal(['a', 'c', 'b']);
+    c.insert('d', 21); // full: a, the oldest, goes
+    expect([...c].map(([k]) => k)).to.deep.equal(['c', 'b', 'd']);
+  });
+
+  it('behaves as a list in insertion order would, through growth, holes and compaction (random model check)', () => {
+    let seed = 42;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    for (const size of [1, 3, 50, 3000]) {
+      const c = new DedupCache(size, 100);
+      let model: Array<[string, number]> = [];
+      for (let step = 0, now = 0; step < 20000; step++, now += random(3)) {
+        const key = `k${random(size * 2)}`;
+        const ttl = random(4) === 0 ? random(300) : undefined;
+        const at = model.find(([k]) => k === key);
+        let expected = true;
+        if (at && (at[1] === 0 || at[1] > now)) expected = false;
+        else {
+          if (at) model = model.filter(([k]) => k !== key);
+          if (model.length >= size) model.shift();
+          model.push([key, now + (ttl ?? 100)]);
+        }
+        expect(c.insert(key, now, ttl)).to.equal(expected, `step ${step}`);
+        if (step % 97 === 0) expect([...c]).to.deep.equal(model, `step ${step}`);
+      }
+      expect(c.count).to.equal(model.length);
+    }
+  });
+
   it('tells its listener of every insert and eviction (persistence)', () => {
     const c = new DedupCache(1, undefined);
     const log: string[] = [];
