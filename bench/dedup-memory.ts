@@ -1,8 +1,9 @@
 /**
  * The heap one entry of an x-message-deduplication cache costs: fills a DedupCache (the class
- * the exchange uses) with N keys shaped as the broker makes them (fieldValueKey of an integer
- * header, the dedup-1m scenario's headers), with a TTL as most users set one, and prints the
- * heap growth per entry, measured between full collections. Run with --expose-gc:
+ * the exchange uses) with N keys shaped as the broker makes them (fieldValueKey: an integer
+ * header, as in the dedup-1m scenario, is its number; a string header a string), with a TTL as
+ * most users set one, and prints the heap growth per entry, measured between full collections.
+ * Run with --expose-gc:
  *
  *   node --expose-gc --import tsx bench/dedup-memory.ts [N]
  *
@@ -10,7 +11,7 @@
  */
 import { DedupCache } from '../src/exchange/dedup-cache.js';
 import { F } from '../src/frame/field-table.js';
-import { fieldValueKey } from '../src/frame/field-value-key.js';
+import { fieldValueKey, type FieldKey } from '../src/frame/field-value-key.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) {
@@ -24,7 +25,7 @@ function heapAfterGc(): number {
   return process.memoryUsage().heapUsed;
 }
 
-function measure(n: number, key: (i: number) => string): number {
+function measure(n: number, key: (i: number) => FieldKey): number {
   const before = heapAfterGc();
   const cache = new DedupCache(n, 60_000);
   const now = Date.now();

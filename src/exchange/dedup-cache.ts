@@ -18,18 +18,20 @@
  * reaches them, so the size bound holds either way. `listener` lets the vhost mirror the cache
  * into the store (`x-cache-persistence: disk`).
  */
+import type { FieldKey } from '../frame/field-value-key.js';
+
 export interface DedupCacheListener {
-  inserted(key: string, expiresAt: number): void;
-  deleted(key: string): void;
+  inserted(key: FieldKey, expiresAt: number): void;
+  deleted(key: FieldKey): void;
 }
 
 const INITIAL_SLOTS = 1024;
 
 export class DedupCache {
   /** key → its slot in the ring. */
-  private readonly slots = new Map<string, number>();
+  private readonly slots = new Map<FieldKey, number>();
   /** The ring: keys (undefined: a hole) and their expiries, oldest at head. */
-  private keys: Array<string | undefined>;
+  private keys: Array<FieldKey | undefined>;
   private expiries: Float64Array;
   private head = 0;
   /** Slots in use from head on, holes included (≥ the number of entries). */
@@ -43,7 +45,7 @@ export class DedupCache {
     /** Default time to live in ms; undefined = entries do not expire. */
     readonly ttl: number | undefined,
   ) {
-    this.keys = new Array<string | undefined>(INITIAL_SLOTS);
+    this.keys = new Array<FieldKey | undefined>(INITIAL_SLOTS);
     this.expiries = new Float64Array(INITIAL_SLOTS);
   }
 
@@ -55,7 +57,7 @@ export class DedupCache {
    * The plugin's Cache.insert: true when key was absent (or expired) and is now inserted with
    * ttl (else the cache's default ttl); false when it is present (a duplicate).
    */
-  insert(key: string, now: number, ttl?: number): boolean {
+  insert(key: FieldKey, now: number, ttl?: number): boolean {
     const slot = this.slots.get(key);
     if (slot !== undefined) {
       const at = this.expiries[slot]!;
@@ -70,7 +72,7 @@ export class DedupCache {
   }
 
   /** Whether key is present and not expired (nothing is changed). */
-  has(key: string, now: number): boolean {
+  has(key: FieldKey, now: number): boolean {
     const slot = this.slots.get(key);
     if (slot === undefined) return false;
     const at = this.expiries[slot]!;
@@ -78,7 +80,7 @@ export class DedupCache {
   }
 
   /** Puts back an entry read from the store, in the order given (recovery); expired ones are skipped. */
-  restore(key: string, expiresAt: number, now: number): boolean {
+  restore(key: FieldKey, expiresAt: number, now: number): boolean {
     if (expiresAt !== 0 && expiresAt <= now) return false;
     const slot = this.slots.get(key);
     if (slot !== undefined) this.remove(key, slot);
@@ -87,7 +89,7 @@ export class DedupCache {
   }
 
   /** Every entry, oldest first (persistence, tests). */
-  *[Symbol.iterator](): IterableIterator<[string, number]> {
+  *[Symbol.iterator](): IterableIterator<[FieldKey, number]> {
     const n = this.keys.length;
     for (let i = 0; i < this.used; i++) {
       const slot = (this.head + i) % n;
@@ -101,7 +103,7 @@ export class DedupCache {
    * it are passed over). A full ring is compacted when at least half of it is holes (each hole is
    * then dropped once: amortized O(1)), else doubled; so it never holds more than 4 × size slots.
    */
-  private append(key: string, expiresAt: number): void {
+  private append(key: FieldKey, expiresAt: number): void {
     if (this.slots.size >= this.size) this.evictOldest();
     if (this.used === this.keys.length) {
       const holes = this.used - this.slots.size;
@@ -129,7 +131,7 @@ export class DedupCache {
   }
 
   /** Deletes key (at slot) and tells the listener; its slot becomes a hole. */
-  private remove(key: string, slot: number): void {
+  private remove(key: FieldKey, slot: number): void {
     this.keys[slot] = undefined;
     this.slots.delete(key);
     this.listener?.deleted(key);
@@ -138,7 +140,7 @@ export class DedupCache {
   /** Lays the ring out again from slot 0 in `capacity` slots, without its holes. */
   private relayout(capacity: number): void {
     const n = this.keys.length;
-    const keys = new Array<string | undefined>(capacity);
+    const keys = new Array<FieldKey | undefined>(capacity);
     const expiries = new Float64Array(capacity);
     let to = 0;
     for (let i = 0; i < this.used; i++) {

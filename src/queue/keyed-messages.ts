@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ownField, type FieldTable } from '../frame/field-table.js';
-import { fieldNumber, fieldValueKey } from '../frame/field-value-key.js';
+import { fieldKeyFromText, fieldKeyText, fieldNumber, fieldValueKey, type FieldKey } from '../frame/field-value-key.js';
 import { stateKeyFits } from '../store/metadata-codec.js';
 import type { MetadataStore } from '../store/metadata-store.js';
 import type { Message } from './message.js';
@@ -18,9 +18,9 @@ export type KeyedOffer =
   /** Not enqueued: a duplicate (x-message-deduplication) or a stale version (x-last-value-version). */
   | { kind: 'drop' }
   /** Enqueued in place of a ready message with the same key. */
-  | { kind: 'replace'; entry: QueuedMessage; dedupKey: string | undefined; key: string; version: number | undefined }
+  | { kind: 'replace'; entry: QueuedMessage; dedupKey: FieldKey | undefined; key: FieldKey; version: number | undefined }
   /** Enqueued at the tail as usual. */
-  | { kind: 'add'; dedupKey: string | undefined; key: string | undefined; version: number | undefined };
+  | { kind: 'add'; dedupKey: FieldKey | undefined; key: FieldKey | undefined; version: number | undefined };
 
 /**
  * The queue-level message filters that key on a header, for one queue; a queue without
@@ -42,13 +42,13 @@ export type KeyedOffer =
  */
 export class KeyedMessages {
   /** Deduplication values held by messages in the queue, and how many hold each. */
-  private readonly held: Map<string, number> | undefined;
+  private readonly held: Map<FieldKey, number> | undefined;
   /** Last value: key → the ready, never-delivered message that a new one with the key replaces. */
-  private readonly readyByKey: Map<string, QueuedMessage> | undefined;
+  private readonly readyByKey: Map<FieldKey, QueuedMessage> | undefined;
   /** Last value: the reverse of readyByKey. */
-  private readonly keyOf: Map<QueuedMessage, string> | undefined;
+  private readonly keyOf: Map<QueuedMessage, FieldKey> | undefined;
   /** Last value with versions: key → the newest accepted version. */
-  private readonly versions: Map<string, number> | undefined;
+  private readonly versions: Map<FieldKey, number> | undefined;
 
   constructor(
     deduplication: boolean,
@@ -64,7 +64,7 @@ export class KeyedMessages {
         this.versions = new Map();
         if (persist) {
           for (const [, value] of persist.store.loadState(persist.space)) {
-            this.versions.set(value.subarray(8).toString('utf8'), value.readDoubleBE(0));
+            this.versions.set(fieldKeyFromText(value.subarray(8).toString('utf8')), value.readDoubleBE(0));
           }
         }
       }
@@ -74,7 +74,7 @@ export class KeyedMessages {
   /** Decides what becomes of msg; changes nothing (see added, replaced). */
   offer(msg: Message): KeyedOffer {
     const headers: FieldTable | undefined = msg.properties.headers;
-    let dedupKey: string | undefined;
+    let dedupKey: FieldKey | undefined;
     if (this.held !== undefined) {
       const v = ownField(headers, DEDUPLICATION_HEADER);
       if (v !== undefined) {
@@ -165,11 +165,11 @@ export class KeyedMessages {
   }
 
   /** The newest accepted version of a key value (tests). */
-  newestVersion(key: string): number | undefined {
+  newestVersion(key: FieldKey): number | undefined {
     return this.versions?.get(key);
   }
 
-  private hold(key: string): void {
+  private hold(key: FieldKey): void {
     this.held!.set(key, (this.held!.get(key) ?? 0) + 1);
   }
 
@@ -192,18 +192,19 @@ export class KeyedMessages {
     if (this.readyByKey!.get(key) === entry) this.readyByKey!.delete(key);
   }
 
-  private accept(key: string, version: number): void {
+  private accept(key: FieldKey, version: number): void {
     this.versions!.set(key, version);
     if (!this.persist) return;
     const { store, space } = this.persist;
-    const value = Buffer.alloc(8 + Buffer.byteLength(key, 'utf8'));
+    const text = fieldKeyText(key);
+    const value = Buffer.alloc(8 + Buffer.byteLength(text, 'utf8'));
     value.writeDoubleBE(version, 0);
-    value.write(key, 8, 'utf8');
-    store.putState(space, versionRecordKey(space, key), value);
+    value.write(text, 8, 'utf8');
+    store.putState(space, versionRecordKey(space, text), value);
   }
 }
 
-/** A version record's store key: the key value as UTF-8, or 0x00 · its SHA-256 when too long. */
+/** A version record's store key: the key's text as UTF-8, or 0x00 · its SHA-256 when too long. */
 function versionRecordKey(space: string, key: string): Buffer {
   const raw = Buffer.from(key, 'utf8');
   if (stateKeyFits(space, raw) && raw[0] !== 0) return raw;

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { DedupCache } from '../exchange/dedup-cache.js';
 import { DeduplicationRouter } from '../exchange/deduplication-exchange.js';
+import { fieldKeyFromText, fieldKeyText, type FieldKey } from '../frame/field-value-key.js';
 import { stateKeyFits } from '../store/metadata-codec.js';
 import type { MetadataStore } from '../store/metadata-store.js';
 import type { Exchange } from './exchange.js';
@@ -10,8 +11,8 @@ import type { Exchange } from './exchange.js';
  * `x-cache-persistence: disk` of a durable x-message-deduplication exchange: its cache is
  * mirrored into the store (MetadataStore state space `dedup\0vhost\0exchange`), in the same group
  * commit as the messages of the same turn, and read back when the exchange is recovered — the
- * plugin keeps such a cache in a Mnesia disc_copies table. Each record: key = the cache key as
- * UTF-8 (or 0x00 · SHA-256 of it when too long for a store key); value = expiresAt f64 ·
+ * plugin keeps such a cache in a Mnesia disc_copies table. Each record: key = the cache key's
+ * text (fieldKeyText) as UTF-8 (or 0x00 · SHA-256 of it when too long for a store key); value = expiresAt f64 ·
  * insertion number f64 · the cache key (so eviction order and long keys survive a restart).
  * A memory cache, or the cache of a transient exchange, is not stored.
  */
@@ -24,8 +25,8 @@ export function hasDiskCache(x: Exchange): x is Exchange & { router: Deduplicati
   return x.durable && x.router instanceof DeduplicationRouter && x.router.persistence === 'disk';
 }
 
-function recordKey(space: string, key: string): Buffer {
-  const raw = Buffer.from(key, 'utf8');
+function recordKey(space: string, key: FieldKey): Buffer {
+  const raw = Buffer.from(fieldKeyText(key), 'utf8');
   if (stateKeyFits(space, raw) && raw[0] !== 0) return raw;
   return Buffer.concat([Buffer.from([0]), createHash('sha256').update(raw).digest()]);
 }
@@ -39,21 +40,22 @@ export function persistDedupCache(x: Exchange & { router: DeduplicationRouter<un
   const cache: DedupCache = x.router.cache;
   const now = clock.now();
   const stored = metadata.loadState(space).map(([k, v]) => ({
-    storeKey: k, expiresAt: v.readDoubleBE(0), n: v.readDoubleBE(8), key: v.subarray(16).toString('utf8'),
+    storeKey: k, expiresAt: v.readDoubleBE(0), n: v.readDoubleBE(8), key: fieldKeyFromText(v.subarray(16).toString('utf8')),
   }));
   stored.sort((a, b) => a.n - b.n);
   let next = stored.length > 0 ? stored[stored.length - 1]!.n + 1 : 0;
-  const kept = new Set<string>();
+  const kept = new Set<FieldKey>();
   for (const r of stored) if (cache.restore(r.key, r.expiresAt, now)) kept.add(r.key);
   // Expired entries, and any the size bound pushed out (a smaller x-cache-size cannot happen:
   // arguments are fixed at declare), leave the store now.
   for (const r of stored) if (!kept.has(r.key) || !cache.has(r.key, now)) metadata.deleteState(space, r.storeKey);
   cache.listener = {
     inserted(key, expiresAt) {
-      const value = Buffer.alloc(16 + Buffer.byteLength(key, 'utf8'));
+      const text = fieldKeyText(key);
+      const value = Buffer.alloc(16 + Buffer.byteLength(text, 'utf8'));
       value.writeDoubleBE(expiresAt, 0);
       value.writeDoubleBE(next++, 8);
-      value.write(key, 16, 'utf8');
+      value.write(text, 16, 'utf8');
       metadata.putState(space, recordKey(space, key), value);
     },
     deleted(key) {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { DedupCache } from '../../src/exchange/dedup-cache.js';
-import { fieldValueKey } from '../../src/frame/field-value-key.js';
+import { fieldKeyFromText, fieldKeyText, fieldValueKey } from '../../src/frame/field-value-key.js';
 import { F } from '../../src/frame/field-table.js';
 
 // The plugin's Cache (cache.ex): insert writes only a missing (or expired) key; a full cache
@@ -107,5 +107,15 @@ describe('fieldValueKey (an Erlang term as a cache key)', () => {
     expect(fieldValueKey(F.str('ab'))).to.equal(fieldValueKey(F.bytes('ab')));
     expect(fieldValueKey(F.bool(true))).to.not.equal(fieldValueKey(F.str('true')));
     expect(fieldValueKey(F.array([F.str('a'), F.int8(1)]))).to.not.equal(fieldValueKey(F.array([F.int8(1), F.str('a')])));
+    // Integers are their numbers (no allocation for small ones); beyond 2^53 a string.
+    expect(fieldValueKey(F.int32(-5))).to.equal(-5);
+    expect(fieldValueKey(F.int64(2n ** 60n))).to.equal('i1152921504606846976');
+  });
+
+  it('fieldKeyText and fieldKeyFromText round-trip every kind (the store keeps keys as text)', () => {
+    for (const v of [F.int8(7), F.int64(-(2n ** 40n)), F.int64(2n ** 60n), F.str('i7'), F.str('7'), F.double(7), F.bool(false), F.str(''), F.array([F.int8(1)])]) {
+      const key = fieldValueKey(v);
+      expect(fieldKeyFromText(fieldKeyText(key))).to.equal(key);
+    }
   });
 });

@@ -300,6 +300,13 @@ describe('x-message-deduplication exchange: x-cache-persistence across a restart
     await publish(ch, 'disk-x', 'c', { 'x-deduplication-header': 'c', 'x-cache-ttl': 60000 });
     await publish(ch, 'mem-x', 'm', { 'x-deduplication-header': 'm' });
     expect(await drain(ch, 'disk-q')).to.deep.equal(['a', 'b', 'c']);
+    const intX = { durable: true, arguments: { 'x-cache-size': 10, 'x-cache-persistence': 'disk' } };
+    await ch.assertExchange('int-x', 'x-message-deduplication', intX);
+    await ch.assertQueue('int-q', { durable: true });
+    await ch.bindQueue('int-q', 'int-x', '');
+    await publish(ch, 'int-x', 'int 42', { 'x-deduplication-header': 42 });
+    await publish(ch, 'int-x', 'int 2^40', { 'x-deduplication-header': 2 ** 40 });
+    expect(await drain(ch, 'int-q')).to.deep.equal(['int 42', 'int 2^40']);
     expect(await drain(ch, 'mem-q')).to.deep.equal(['m']);
     await conn.close();
     await running.close();
@@ -312,6 +319,11 @@ describe('x-message-deduplication exchange: x-cache-persistence across a restart
     await publish(ch, 'disk-x', 'b again', { 'x-deduplication-header': 'b' });
     await publish(ch, 'mem-x', 'm again', { 'x-deduplication-header': 'm' });
     expect(await drain(ch, 'disk-q')).to.deep.equal(['b again']);
+    // Integer values come back as integers: 42 and 2^40 are still known, '42' is another value.
+    await publish(ch, 'int-x', 'int 42 again', { 'x-deduplication-header': 42 });
+    await publish(ch, 'int-x', 'int 2^40 again', { 'x-deduplication-header': 2 ** 40 });
+    await publish(ch, 'int-x', 'string 42', { 'x-deduplication-header': '42' });
+    expect(await drain(ch, 'int-q')).to.deep.equal(['string 42']);
     expect(await drain(ch, 'mem-q')).to.deep.equal(['m again']);
     // The cache holds a, c, b (b inserted last): d evicts a, the oldest.
     await publish(ch, 'disk-x', 'd', { 'x-deduplication-header': 'd' });

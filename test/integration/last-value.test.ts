@@ -195,11 +195,16 @@ describe('versioned last-value queues across a restart', () => {
     await send(ch, 'book', 'last 7', { key: 'last', version: 7, persistent: true });
     await running.broker.store.messages.sync();
     expect(running.broker.store.messages.stats()).to.deep.equal({ messages: 3, entries: 3 });
+    // An integer key (its version kept as the integer it is) on a transient message: gone after the restart, its version not.
+    await send(ch, 'book', 'instrument 7 v3', { key: 7, version: 3 });
+    expect((await ch.get('book', { noAck: true }) as { content: Buffer }).content.toString()).to.equal('bid 2');
+    await send(ch, 'book', 'bid 3', { key: 'bid', version: 3, persistent: true });
     const consumed = await ch.get('book');
     const consumed2 = await ch.get('book');
     const consumed3 = await ch.get('book');
-    expect([consumed, consumed2, consumed3].map((m) => m && m.content.toString())).to.deep.equal(['bid 2', 'ask 1', 'last 7']);
-    ch.nack(consumed as never, true, true);
+    expect([consumed, consumed2, consumed3].map((m) => m && m.content.toString())).to.deep.equal(['ask 1', 'last 7', 'instrument 7 v3']);
+    ch.nack(consumed as never, false, true);
+    ch.ack(consumed2 as never);
     ch.ack(consumed3 as never);
     await ch.checkQueue('book');
     await conn.close();
@@ -208,11 +213,12 @@ describe('versioned last-value queues across a restart', () => {
     running = await start();
     conn = await connect(running.url);
     ch = await confirmChannel(conn);
-    expect(running.inspect.messages('book').ready.map((m) => m.body.toString())).to.deep.equal(['bid 2', 'ask 1']);
+    expect(running.inspect.messages('book').ready.map((m) => m.body.toString())).to.deep.equal(['ask 1', 'bid 3']);
     await send(ch, 'book', 'last 6 (stale)', { key: 'last', version: 6, persistent: true });
-    await send(ch, 'book', 'bid 2 (duplicate)', { key: 'bid', version: 2, persistent: true });
+    await send(ch, 'book', 'bid 3 (duplicate)', { key: 'bid', version: 3, persistent: true });
+    await send(ch, 'book', 'instrument 7 v2 (stale)', { key: 7, version: 2, persistent: true });
     await send(ch, 'book', 'ask 3', { key: 'ask', version: 3, persistent: true });
-    expect(running.inspect.messages('book').ready.map((m) => m.body.toString())).to.deep.equal(['bid 2', 'ask 3']);
+    expect(running.inspect.messages('book').ready.map((m) => m.body.toString())).to.deep.equal(['ask 3', 'bid 3']);
     // Deleting the queue deletes its versions: declared again, version 1 is new.
     await ch.deleteQueue('book');
     await ch.assertQueue('book', { durable: true, arguments: LVV });
