@@ -52,6 +52,26 @@ describe('queue-level deduplication: x-message-deduplication', () => {
     expect(returned).to.deep.equal([]);
   });
 
+  it('keys on strings, integers, floats and void alike, each acked value free again (queue_SUITE deduplicate_message)', async () => {
+    await ch.assertQueue('q', { arguments: { 'x-message-deduplication': true } });
+    for (const value of ['deduplicate-this', 42, 4.2, null]) {
+      await send(ch, 'q', `${value} 1`, value);
+      await send(ch, 'q', `${value} 2`, value);
+      expect(ready('q')).to.deep.equal([`${value} 1`]);
+      const m = await ch.get('q');
+      ch.ack(m as never);
+      await ch.checkQueue('q');
+    }
+  });
+
+  it('a message dropped from the head by x-max-length frees its value (queue_SUITE queue_overflow)', async () => {
+    await ch.assertQueue('q', { arguments: { 'x-message-deduplication': true, 'x-max-length': 1 } });
+    await send(ch, 'q', 'this 1', 'deduplicate-this');
+    await send(ch, 'q', 'that', 'deduplicate-that');
+    await send(ch, 'q', 'this 2', 'deduplicate-this');
+    expect(ready('q')).to.deep.equal(['this 2']);
+  });
+
   it('holds the value while the message is unacknowledged (and requeued); releases it on ack', async () => {
     await ch.assertQueue('q', { arguments: { 'x-message-deduplication': true } });
     await send(ch, 'q', 'a1', 'a');
