@@ -551,9 +551,11 @@ export class VHost {
    * accepts, when given).
    */
   publish(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined, admit?: (q: Queue) => boolean): Published {
-    const routed: { duplicate?: boolean } = {};
-    const published = this.offer(msg.withoutBcc(), this.routeMessage(exchange, msg, ccRoutingKeys, routed), admit);
-    if (routed.duplicate) published.duplicate = true;
+    const input = routingInput(msg, ccRoutingKeys);
+    const queues = new Set<Queue>();
+    this.route(exchange, input, queues);
+    const published = this.offer(msg.withoutBcc(), queues, admit);
+    if (input.duplicates !== undefined && queues.size === 0) published.duplicate = true;
     return published;
   }
 
@@ -564,20 +566,12 @@ export class VHost {
    */
   routeNames(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined, routed?: { duplicate?: boolean }): string[] {
     if (exchange === this.defaultExchange) return [...new Set([msg.routingKey, ...(ccRoutingKeys ?? [])])];
-    return [...this.routeMessage(exchange, msg, ccRoutingKeys, routed)].map((q) => q.name);
-  }
-
-  /**
-   * The queues msg reaches through exchange by its routing key, ccRoutingKeys, headers and
-   * properties; routed.duplicate is set when a deduplication exchange held it back.
-   */
-  private routeMessage(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined, routed?: { duplicate?: boolean }): Set<Queue> {
-    const properties = msg.properties;
+    const input = routingInput(msg, ccRoutingKeys);
     const queues = new Set<Queue>();
-    const input: RoutingInput = { routingKey: msg.routingKey, ccRoutingKeys, headers: properties.headers, properties: properties as Record<string, unknown> };
     this.route(exchange, input, queues);
+    // A deduplication exchange held it back (routed.duplicate): it is not returned at commit.
     if (input.duplicates !== undefined && queues.size === 0 && routed) routed.duplicate = true;
-    return queues;
+    return [...queues].map((q) => q.name);
   }
 
   /**
@@ -638,6 +632,12 @@ export class VHost {
       }
     }
   }
+}
+
+/** What the exchanges route msg by: its routing key, ccRoutingKeys, headers (BCC included) and properties. */
+function routingInput(msg: Message, ccRoutingKeys: string[] | undefined): RoutingInput {
+  const properties = msg.properties;
+  return { routingKey: msg.routingKey, ccRoutingKeys, headers: properties.headers, properties: properties as Record<string, unknown> };
 }
 
 const EXCHANGE_TARGET: PolicyTarget = { kind: 'exchange' };
