@@ -54,6 +54,13 @@ export interface RoundOutcome {
   otherCpu: number;
   /** CPU % of each client process (diagnostics; in the JSON output). */
   clients?: Record<string, number>;
+  /**
+   * Broker CPU µs per message by metric key, where the scenario counts it itself (when the CPU
+   * window and the rate window differ); otherwise it is derived (brokerUsPerMessage).
+   */
+  brokerUsPerMsg?: Record<string, number>;
+  /** Rate of each client process over the window, msg/s (published, confirmed or delivered). */
+  clientRates?: Record<string, number>;
   /** Things that went wrong: lost messages, errors, timeouts. */
   problems: string[];
 }
@@ -65,8 +72,20 @@ export interface MetricDef {
   better: 'higher' | 'lower';
   /** Target as a ratio Warren/reference (≥ for higher-better, ≤ for lower-better). */
   targetRatio?: number;
-  /** Target as an absolute bound on Warren's figure (≤ for lower-better). */
+  /** Target as an absolute bound on Warren's figure (≤ for lower-better, ≥ for higher-better). */
   targetAbsolute?: number;
+}
+
+/**
+ * Broker CPU time per message, µs, for a throughput metric (unit …/s, connections excepted):
+ * broker CPU % of one core over the window divided by the rate. Independent of how fast the
+ * clients are: it holds when the machine, not the broker, is the limit. NaN for other metrics.
+ */
+export function brokerUsPerMessage(m: MetricDef, r: RoundOutcome): number {
+  const own = r.brokerUsPerMsg?.[m.key];
+  if (own !== undefined) return own;
+  if (!/\/s$/.test(m.unit) || m.unit === 'conn/s') return NaN;
+  return (r.brokerCpu * 10000) / (r.metrics[m.key] ?? NaN);
 }
 
 export interface Scenario {
@@ -78,6 +97,8 @@ export interface Scenario {
   /** Starts its own brokers (the outer loop does not start Warren for it). */
   ownBroker?: boolean;
   setupTarget?(t: Target, o: BenchOptions): Promise<void>;
+  /** Leaves the long-running reference clean after the scenario (Warren is thrown away anyway). */
+  teardownRef?(url: string): Promise<void>;
   round(t: Target, o: BenchOptions): Promise<RoundOutcome>;
 }
 
@@ -85,7 +106,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ---- building blocks -------------------------------------------------------------------------
 
-function publishSpec(t: Target, p: Partial<PublishSpec>): PublishSpec {
+export function publishSpec(t: Target, p: Partial<PublishSpec>): PublishSpec {
   return {
     role: 'publish', url: t.url, exchange: '', routingKey: '', size: 16, persistent: false, confirmWindow: 0,
     rate: 0, timestamp: false, aheadLimit: 0, deliveriesPerMessage: 1, maxMessages: 20_000_000, fill: 0,
@@ -93,7 +114,7 @@ function publishSpec(t: Target, p: Partial<PublishSpec>): PublishSpec {
   };
 }
 
-function consumeSpec(t: Target, c: Partial<ConsumeSpec>): ConsumeSpec {
+export function consumeSpec(t: Target, c: Partial<ConsumeSpec>): ConsumeSpec {
   return {
     role: 'consume', url: t.url, queues: [], noAck: false, ackEvery: 1, prefetch: 1000, expect: 0,
     latency: false, progress: false, brokerPid: t.pid, ...c,
@@ -101,29 +122,29 @@ function consumeSpec(t: Target, c: Partial<ConsumeSpec>): ConsumeSpec {
 }
 
 let workerSeq = 0;
-function spawnWorkers(specs: WorkerSpec[]): WorkerHandle[] {
-  return specs.map((s) => new WorkerHandle(s, `${s.role}#${++workerSeq}`));
+export function spawnWorkers(specs: WorkerSpec[]): WorkerHandle[] {
+  return specs.map((s) => new WorkerHandle(s, `${'engine' in s && s.engine === 'loadgen' ? 'lg-' : ''}${s.role}#${++workerSeq}`));
 }
 
 /** Counting rate (per second) between a worker's two marks. */
-function rateOf(marks: Sample[]): number {
+export function rateOf(marks: Sample[]): number {
   const [a, b] = marks;
   if (!a || !b || b.t <= a.t) return NaN;
   return ((b.count - a.count) * 1000) / (b.t - a.t);
 }
 
-function cpuOf(marks: Sample[]): number {
+export function cpuOf(marks: Sample[]): number {
   const [a, b] = marks;
   if (!a || !b || b.t <= a.t) return NaN;
   return ((b.cpuMs - a.cpuMs) * 100) / (b.t - a.t);
 }
 
-function clientCpu(workers: WorkerHandle[]): { total: number; max: number } {
+export function clientCpu(workers: WorkerHandle[]): { total: number; max: number } {
   const each = workers.map((w) => cpuOf(w.marks)).filter(Number.isFinite);
   return { total: each.reduce((a, b) => a + b, 0), max: each.length ? Math.max(...each) : NaN };
 }
 
-function workerProblems(workers: WorkerHandle[]): string[] {
+export function workerProblems(workers: WorkerHandle[]): string[] {
   const out: string[] = [];
   for (const w of workers) {
     if (w.error) out.push(w.error);
@@ -132,13 +153,13 @@ function workerProblems(workers: WorkerHandle[]): string[] {
   return out;
 }
 
-async function resetQueue(t: Target, name: string, durable: boolean): Promise<void> {
+export async function resetQueue(t: Target, name: string, durable: boolean): Promise<void> {
   await t.ch.deleteQueue(name);
   await t.ch.assertQueue(name, { durable, autoDelete: false });
 }
 
 /** Polls the queue depth until it equals `expected` (or stops changing for 3 s). */
-async function awaitDepth(t: Target, queue: string, expected: number, timeoutMs = 20000): Promise<number> {
+export async function awaitDepth(t: Target, queue: string, expected: number, timeoutMs = 20000): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   let last = -1;
   let lastChange = Date.now();
@@ -154,7 +175,7 @@ async function awaitDepth(t: Target, queue: string, expected: number, timeoutMs 
   }
 }
 
-interface WindowRun {
+export interface WindowRun {
   /** Messages per second that entered depthQueue over the window (broker side). */
   depthRate: number;
   workers: WorkerHandle[];
@@ -170,7 +191,7 @@ interface WindowRun {
  * let the consumers catch up (checking that every published message was delivered: expected
  * deliveries = published × deliveriesPerMessage) and stop them.
  */
-async function windowRun(t: Target, o: BenchOptions, pubs: PublishSpec[], cons: ConsumeSpec[], checkDelivered: boolean, depthQueue?: string): Promise<WindowRun> {
+export async function windowRun(t: Target, o: BenchOptions, pubs: PublishSpec[], cons: ConsumeSpec[], checkDelivered: boolean, depthQueue?: string): Promise<WindowRun> {
   const consumers = spawnWorkers(cons);
   const publishers = spawnWorkers(pubs);
   const workers = [...consumers, ...publishers];
@@ -229,17 +250,18 @@ async function windowRun(t: Target, o: BenchOptions, pubs: PublishSpec[], cons: 
   return { depthRate, workers, publishers, consumers, brokerCpu, systemCpu, problems };
 }
 
-function outcome(run: WindowRun, metrics: Record<string, number>): RoundOutcome {
+export function outcome(run: WindowRun, metrics: Record<string, number>): RoundOutcome {
   const cpu = clientCpu(run.workers);
   const clients = Object.fromEntries(run.workers.map((w) => [w.name, cpuOf(w.marks)]));
+  const clientRates = Object.fromEntries(run.workers.map((w) => [w.name, rateOf(w.marks)]));
   return {
     metrics, brokerCpu: run.brokerCpu, clientCpu: cpu.total, clientCpuMax: cpu.max,
-    otherCpu: other(run.systemCpu, run.brokerCpu, cpu.total), clients, problems: run.problems,
+    otherCpu: other(run.systemCpu, run.brokerCpu, cpu.total), clients, clientRates, problems: run.problems,
   };
 }
 
-const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-const other = (system: number, broker: number, clients: number) => Math.max(0, system - (Number.isFinite(broker) ? broker : 0) - clients);
+export const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+export const other = (system: number, broker: number, clients: number) => Math.max(0, system - (Number.isFinite(broker) ? broker : 0) - clients);
 
 // ---- publish ---------------------------------------------------------------------------------
 
@@ -330,6 +352,8 @@ function drainConsume(name: string, label: string, consumerOptions: Partial<Cons
       const cpu = a && c ? cpuOf([a, c]) : NaN;
       return {
         metrics: { rate: b && c ? rateOf([b, c]) : NaN }, brokerCpu, clientCpu: cpu, clientCpuMax: cpu,
+        // all the broker's CPU from subscription to the last delivery, over all the deliveries
+        brokerUsPerMsg: { rate: a && c ? ((c.brokerCpuMs - a.brokerCpuMs) * 1000) / (c.count - a.count) : NaN },
         otherCpu: other(systemCpu, brokerCpu, cpu), problems,
       };
     },
@@ -377,7 +401,7 @@ const latency: Scenario = {
 
 // ---- fanout, topic ---------------------------------------------------------------------------
 
-const QUEUES10 = Array.from({ length: 10 }, (_, i) => i);
+export const QUEUES10 = Array.from({ length: 10 }, (_, i) => i);
 
 const fanout: Scenario = {
   name: 'fanout',
@@ -403,8 +427,8 @@ const fanout: Scenario = {
   },
 };
 
-const TOPIC_EX = 'bench-topic';
-const topicQueues = QUEUES10.map((i) => `bench-topic-${i}`);
+export const TOPIC_EX = 'bench-topic';
+export const topicQueues = QUEUES10.map((i) => `bench-topic-${i}`);
 
 /** Binding i (0..9999) goes to queue i % 10; every published key t.K.e matches exactly one. */
 function topicPattern(i: number): string {
@@ -415,21 +439,36 @@ function topicPattern(i: number): string {
   }
 }
 
+/** Declares the topic exchange, its 10 queues and the 10,000 bindings. */
+export async function setupTopic10k(t: Target): Promise<void> {
+  await t.ch.assertExchange(TOPIC_EX, 'topic', { durable: false });
+  for (const q of topicQueues) await resetQueue(t, q, false);
+  // Several channels in parallel: amqplib runs one RPC at a time per channel.
+  const chans = await Promise.all(Array.from({ length: 16 }, () => t.admin.createChannel()));
+  await Promise.all(chans.map(async (c, k) => {
+    for (let i = k; i < 10000; i += chans.length) await c.bindQueue(topicQueues[i % 10] as string, TOPIC_EX, topicPattern(i));
+  }));
+  await Promise.all(chans.map((c) => c.close()));
+}
+
+/** Deletes the topic exchange (its 10,000 bindings go with it) and its queues. */
+export async function teardownTopic10k(url: string): Promise<void> {
+  const { admin, ch } = await openAdmin(url);
+  try {
+    await ch.deleteExchange(TOPIC_EX);
+    for (const q of topicQueues) await ch.deleteQueue(q);
+  } finally {
+    await admin.close();
+  }
+}
+
 const topic: Scenario = {
   name: 'topic-10k',
   title: 'topic exchange with 10,000 bindings (t.N.*, t.N.#, *.N.e) over 10 queues; keys t.K.e cycle 0..9999; 2 consumer processes, no-ack',
   metrics: [{ key: 'rate', label: 'topic, 10k bindings', unit: 'msg/s', better: 'higher', targetRatio: 10 }],
   runsOnRef: true,
-  async setupTarget(t) {
-    await t.ch.assertExchange(TOPIC_EX, 'topic', { durable: false });
-    for (const q of topicQueues) await resetQueue(t, q, false);
-    // Several channels in parallel: amqplib runs one RPC at a time per channel.
-    const chans = await Promise.all(Array.from({ length: 16 }, () => t.admin.createChannel()));
-    await Promise.all(chans.map(async (c, k) => {
-      for (let i = k; i < 10000; i += chans.length) await c.bindQueue(topicQueues[i % 10] as string, TOPIC_EX, topicPattern(i));
-    }));
-    await Promise.all(chans.map((c) => c.close()));
-  },
+  setupTarget: setupTopic10k,
+  teardownRef: teardownTopic10k,
   async round(t, o) {
     for (const q of topicQueues) await t.ch.purgeQueue(q);
     const run = await windowRun(t, o,
@@ -465,9 +504,7 @@ const dedup: Scenario = {
   title: 'x-message-deduplication, full 1,000,000-entry cache, vs fanout: 1 publisher, 16 B, unique header each, 1 queue (x-max-length 10000)',
   metrics: [
     { key: 'dedupRate', label: 'publish via dedup exchange (cache full)', unit: 'msg/s', better: 'higher' },
-    // Not 'msg/s': the harness's broker-µs/msg column divides the round's broker CPU, which is
-    // the dedup window's, by every msg/s figure; the fanout window's own is fanoutUs.
-    { key: 'fanoutRate', label: 'publish via fanout, same messages', unit: 'msg/s (fanout window)', better: 'higher' },
+    { key: 'fanoutRate', label: 'publish via fanout, same messages', unit: 'msg/s', better: 'higher' },
     { key: 'cost', label: 'dedup cost (fanout rate / dedup rate)', unit: '×', better: 'lower', targetAbsolute: 1.5 },
     { key: 'dedupUs', label: 'broker CPU per message via dedup', unit: 'µs', better: 'lower' },
     { key: 'fanoutUs', label: 'broker CPU per message via fanout', unit: 'µs', better: 'lower' },
@@ -512,10 +549,14 @@ const dedup: Scenario = {
     await t.ch.deleteExchange(dedupEx);
     await t.ch.deleteExchange(fanoutEx);
     const run = { ...viaDedup, problems: [...problems, ...viaDedup.problems, ...viaFanout.problems] };
-    return outcome(run, {
-      dedupRate, fanoutRate, cost: fanoutRate / dedupRate, dedupUs, fanoutUs, cpuCost: dedupUs / fanoutUs,
-      bytesPerEntry: memory.bytesPerEntry, stringBytesPerEntry: memory.stringKeyBytesPerEntry,
-    });
+    return {
+      ...outcome(run, {
+        dedupRate, fanoutRate, cost: fanoutRate / dedupRate, dedupUs, fanoutUs, cpuCost: dedupUs / fanoutUs,
+        bytesPerEntry: memory.bytesPerEntry, stringBytesPerEntry: memory.stringKeyBytesPerEntry,
+      }),
+      // Each rate over its own window's broker CPU (the round's CPU columns are the dedup window's).
+      brokerUsPerMsg: { dedupRate: dedupUs, fanoutRate: fanoutUs },
+    };
   },
 };
 
