@@ -153,13 +153,13 @@ export class Broker implements BrokerContext, PrometheusSource {
     this.disk = this.config.dataDir
       ? new DiskMonitor(this.clock, this.log, this.config.dataDir, this.config.diskFreeLimit, (alarmed) => this.diskChecked(alarmed), freeDiskSpace)
       : undefined;
-    this.exchangeTypes = defaultExchangeTypes();
+    this.exchangeTypes = defaultExchangeTypes(() => this.clock.now());
     this.vhostDeps = {
       log: this.log,
       clock: this.clock,
       exchangeTypes: this.exchangeTypes,
       metadata: this.store.metadata,
-      queueDeps: { log: this.log, clock: this.clock, store: this.store.messages, memoryWindow: this.config.queueMemoryWindow, transientPaging, hooks: this.hooks },
+      queueDeps: { log: this.log, clock: this.clock, store: this.store.messages, memoryWindow: this.config.queueMemoryWindow, transientPaging, hooks: this.hooks, state: this.store.metadata },
       nextMessageId: () => this.nextMessageId(),
       churn: this.metrics.churn,
     };
