@@ -1,0 +1,273 @@
+/**
+ * A stream queue (x-queue-type: stream) as RabbitMQ 3.10 serves it over AMQP 0-9-1
+ * (rabbit_stream_queue): an append-only log (StreamLog) in the store that every consumer reads
+ * on its own from the offset it asked for, with credit from its prefetch; acks only give
+ * credit back, nothing is removed but by retention. It is a Queue to the rest of the broker
+ * (routing, channels, management), with the Queue operations a stream refuses unused: the
+ * handlers refuse basic.get, purge, nack and reject first.
+ */
+import type { Message as MessageType } from '../queue/message.js';
+import { Message } from '../queue/message.js';
+import type { Consumer } from '../queue/consumer.js';
+import { EnqueueResult, Queue, type QueueDeps, type QueueOptions } from '../queue/queue.js';
+import type { QueueSettings } from '../queue/queue-arguments.js';
+import type { QueuedMessage } from '../queue/queued-message.js';
+import { F } from '../frame/field-table.js';
+import { DEFAULT_SEGMENT_SIZE, type OffsetSpec } from './stream-arguments.js';
+import { StreamLog, type StreamRetention } from './stream-log.js';
+
+/** One consumer's place in the log. */
+interface Reader {
+  consumer: Consumer;
+  /** The next offset to read. */
+  next: number;
+  /** Offsets below this are skipped (a numeric offset beyond the end, as RabbitMQ filters them). */
+  start: number;
+}
+
+/** At most this many messages are read from the store for one consumer at a time. */
+const READ_BATCH = 256;
+
+export class StreamQueue extends Queue {
+  readonly log: StreamLog;
+  private readonly readers = new Map<Consumer, Reader>();
+  /** One past the last offset whose commit has completed: readers never read beyond it. */
+  private committed = 0;
+  private serving = false;
+  private readonly streamDeps: QueueDeps;
+
+  constructor(options: QueueOptions, deps: QueueDeps) {
+    super(options, deps);
+    this.streamDeps = deps;
+    this.log = new StreamLog(deps.store, this.storeKey, deps.clock, retentionOf(this.settings));
+  }
+
+  private notify(): void {
+    const watcher = this.streamDeps.hooks?.queues;
+    if (watcher !== undefined) watcher.changed(this);
+  }
+
+  override get messageCount(): number {
+    return this.log.count;
+  }
+
+  override get readyInMemory(): number {
+    return 0;
+  }
+
+  override get readyBytes(): number {
+    return this.log.bytes;
+  }
+
+  override get consumerCount(): number {
+    return this.readers.size;
+  }
+
+  override get consumerList(): readonly Consumer[] {
+    return [...this.readers.keys()];
+  }
+
+  override get stats(): Queue['stats'] {
+    return { readyBytes: this.log.bytes, readyBytesInMemory: 0, unackedBytes: 0, persistentCount: this.log.count, persistentBytes: this.log.bytes };
+  }
+
+  override peekHead(): QueuedMessage | undefined {
+    return undefined;
+  }
+
+  override readyEntries(): Iterable<QueuedMessage> {
+    return [];
+  }
+
+  override applySettings(next: QueueSettings): void {
+    if (this.deleted) return;
+    this.settings = next;
+    this.log.retention = retentionOf(next);
+    this.notify();
+  }
+
+  // ---- publishing ---------------------------------------------------------------------------
+
+  /**
+   * Appends the message (every message a stream takes is written, whatever its delivery mode),
+   * with the x-stream-offset header its deliveries carry. The chunk of this turn is closed at
+   * the end of the turn; readers see it once its commit is done.
+   */
+  override enqueue(msg: MessageType): EnqueueResult {
+    if (this.deleted) return EnqueueResult.Transient;
+    const first = !this.log.chunkOpen;
+    this.log.append((offset) => {
+      const props = msg.properties;
+      const headers: Record<string, ReturnType<typeof F.int64>> = {};
+      // RabbitMQ 3.10 stores AMQP 0-9-1 messages as AMQP 1.0 records: array and table header
+      // values do not survive the conversion.
+      for (const [k, v] of Object.entries(props.headers ?? {})) if (v.type !== 'A' && v.type !== 'F') headers[k] = v as never;
+      headers['x-stream-offset'] = F.int64(offset);
+      const copy = msg.withProperties(0, msg.exchange, msg.routingKey, { ...props, headers });
+      return { exchange: msg.exchange, routingKey: msg.routingKey, header: copy.header, body: msg.body };
+    });
+    if (first) queueMicrotask(() => this.closeChunk());
+    this.notify();
+    return EnqueueResult.Durable;
+  }
+
+  private closeChunk(): void {
+    if (this.deleted) return;
+    this.log.closeChunk();
+    for (const r of this.readers.values()) if (r.next < this.log.firstOffset) r.next = this.log.firstOffset;
+    const upto = this.log.nextOffset;
+    this.streamDeps.store.sync().then(
+      () => {
+        if (upto > this.committed) this.committed = upto;
+        this.serve();
+      },
+      () => {
+        // A failed commit: its publishers get nacks; readers wait for the next commit.
+      },
+    );
+    this.notify();
+  }
+
+  override recover(_crashed: boolean): void {
+    this.log.recover();
+    this.committed = this.log.nextOffset;
+  }
+
+  override pageOut(_budget: number): number {
+    return 0;
+  }
+
+  // ---- consumers ----------------------------------------------------------------------------
+
+  /** A consumer without an offset starts at next, RabbitMQ's default. */
+  override addConsumer(consumer: Consumer): void {
+    this.addStreamConsumer(consumer, { kind: 'next' });
+  }
+
+  /** Registers a consumer that reads from where spec says (osiris:init_reader). */
+  addStreamConsumer(consumer: Consumer, spec: OffsetSpec): void {
+    const first = this.log.firstOffset;
+    const end = this.committed;
+    let next: number;
+    let start: number;
+    switch (spec.kind) {
+      case 'first': next = start = first; break;
+      case 'next': next = start = end; break;
+      case 'last': next = start = Math.min(this.log.lastChunkOffset ?? end, end); break;
+      case 'timestamp': next = start = Math.min(this.log.offsetAt(spec.ms), end); break;
+      case 'offset':
+        next = Math.min(Math.max(spec.offset, first), end);
+        start = spec.offset;
+        break;
+    }
+    this.readers.set(consumer, { consumer, next, start });
+    this.serve();
+    this.notify();
+  }
+
+  override removeConsumer(consumer: Consumer): void {
+    if (!this.readers.delete(consumer)) return;
+    this.notify();
+  }
+
+  override hasExclusiveConsumer(): boolean {
+    return false;
+  }
+
+  override get activeConsumer(): Consumer | undefined {
+    return undefined;
+  }
+
+  override touch(): void {
+    // Streams have no x-expires.
+  }
+
+  // ---- deliveries and settling --------------------------------------------------------------
+
+  override maybeDispatch(): void {
+    if (this.readers.size > 0) this.serve();
+  }
+
+  override dispatch(): void {
+    this.serve();
+  }
+
+  /** Hands each consumer what it has credit for, read from the log at its own offset. */
+  private serve(): void {
+    if (this.serving || this.deleted) return;
+    this.serving = true;
+    try {
+      for (const r of this.readers.values()) this.serveReader(r);
+    } finally {
+      this.serving = false;
+    }
+  }
+
+  private serveReader(r: Reader): void {
+    const c = r.consumer;
+    while (r.next < this.committed && this.readers.has(c) && c.host.canDeliver(c)) {
+      if (r.next < this.log.firstOffset) r.next = this.log.firstOffset;
+      const credit = c.prefetch > 0 ? Math.max(1, c.prefetch - c.unacked) : READ_BATCH;
+      const batch = this.log.read(r.next, Math.min(credit, READ_BATCH, this.committed - r.next));
+      if (batch.length === 0) {
+        r.next = this.committed;
+        break;
+      }
+      for (const { offset, message } of batch) {
+        if (offset < r.start) {
+          r.next = offset + 1;
+          continue;
+        }
+        if (!this.readers.has(c) || !c.host.canDeliver(c)) return;
+        r.next = offset + 1;
+        const msg = new Message(message.id, message.exchange, message.routingKey, message.header, message.body);
+        c.host.deliver(c, this, { seq: offset, msg, redelivered: false, deliveryCount: 0, expiresAt: 0, persisted: false });
+      }
+    }
+  }
+
+  override take(): QueuedMessage | undefined {
+    return undefined;
+  }
+
+  override delivered(_entry: QueuedMessage): void {
+    this.unackedCount++;
+  }
+
+  override settle(_entry: QueuedMessage): void {}
+
+  /** An ack gives the consumer its credit back; the message stays in the log. */
+  override ack(_entry: QueuedMessage): void {
+    this.unackedCount--;
+    this.serve();
+  }
+
+  /** Deliveries given back by a closing channel: nothing to put back in a log. */
+  override requeue(entries: QueuedMessage[]): void {
+    this.unackedCount -= entries.length;
+    this.serve();
+  }
+
+  override discard(entries: QueuedMessage[]): void {
+    this.requeue(entries);
+  }
+
+  override purge(): number {
+    return 0;
+  }
+
+  override destroy(): number {
+    const count = this.log.count;
+    this.deleted = true;
+    this.log.destroy();
+    const consumers = [...this.readers.keys()];
+    this.readers.clear();
+    for (const c of consumers) c.host.cancelledByServer(c);
+    this.notify();
+    return count;
+  }
+}
+
+function retentionOf(s: QueueSettings): StreamRetention {
+  return { maxBytes: s.maxLengthBytes, maxAgeMs: s.maxAge, maxSegmentSize: s.streamMaxSegmentSizeBytes ?? DEFAULT_SEGMENT_SIZE };
+}
