@@ -236,3 +236,19 @@ test('cancel-then-ack', `${DOC}#consuming: basic.cancel ends a stream consumer; 
   t.log('deliveries', offsets(r.got));
   await t.step('channel still open', r.ch.checkQueue(q), () => true, r.ch);
 });
+
+test('delete-with-messages', `${DOC}: queue.delete of a stream ignores if-empty and if-unused and reports 0 messages`, async (t) => {
+  const { ch, q } = await stream(t);
+  await publishEach(ch, q, ['m0', 'm1']);
+  const r = await reader(t, q, 1, 'first', 1);
+  const cancelled = new Promise<boolean>((resolve) => r.ch.on('cancel', () => resolve(true)));
+  await t.step('delete', ch.deleteQueue(q, { ifEmpty: true, ifUnused: true }), (x) => x.messageCount);
+  t.log('consumer cancelled', await Promise.race([cancelled, t.sleep(1000).then(() => false)]));
+});
+
+test('recover-crashes', `${DOC}#consuming: basic.recover with a stream's deliveries unacknowledged crashes RabbitMQ 3.10's channel (541)`, async (t) => {
+  const { ch, q } = await stream(t);
+  await publishEach(ch, q, ['m0']);
+  const r = await reader(t, q, 1, 'first', 1);
+  await t.step('recover', r.ch.recover(), () => true, r.ch);
+});

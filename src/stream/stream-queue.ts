@@ -256,15 +256,15 @@ export class StreamQueue extends Queue {
     return 0;
   }
 
+  /** queue.delete: the log goes; delete-ok reports 0 messages for a stream, as RabbitMQ's does. */
   override destroy(): number {
-    const count = this.log.count;
     this.deleted = true;
     this.log.destroy();
     const consumers = [...this.readers.keys()];
     this.readers.clear();
     for (const c of consumers) c.host.cancelledByServer(c);
     this.notify();
-    return count;
+    return 0;
   }
 }
 

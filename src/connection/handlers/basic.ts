@@ -1,4 +1,4 @@
-import { accessRefused, ConnectionError, ReplyCode, resourceName } from '../../errors.js';
+import { accessRefused, ConnectionError, internalError, ReplyCode, resourceName } from '../../errors.js';
 import { Consumer } from '../../queue/consumer.js';
 import { parseConsumerPriority } from '../../queue/queue-arguments.js';
 import type { Channel, Delivery } from '../channel.js';
@@ -115,5 +115,7 @@ function consumeStream(ch: Channel, queue: StreamQueue, args: MethodArgsByName['
 
 function recover(ch: Channel, requeue: boolean): void {
   if (!requeue) throw new ConnectionError(ReplyCode.NOT_IMPLEMENTED, 'requeue=false');
+  // Requeueing a stream's deliveries crashes RabbitMQ 3.10's channel (541 INTERNAL_ERROR).
+  for (const d of ch.unacked.values()) if (isStream(d.queue)) throw internalError('').withoutMethod();
   ch.recoverAll();
 }
