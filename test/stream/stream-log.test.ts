@@ -63,6 +63,9 @@ describe('StreamLog over LMDB', function () {
     }
     expect(log.count).to.equal(N);
     expect(log.nextOffset).to.equal(N);
+    // One stored record per message, per chunk (100 messages) and per segment (one): a segment
+    // summary rewritten at every chunk replaces the one before.
+    expect(lmdb.messages.stats()).to.deep.equal({ messages: N + N / 100 + 1, entries: N + N / 100 + 1 });
     const c = counting(lmdb.messages);
     const reader = new StreamLog(c.store, KEY, clock, NO_RETENTION);
     reader.recover();
