@@ -9,6 +9,7 @@ import type { Channel, ChannelModel } from 'amqplib';
 import { processCpuMs, systemBusyMs } from './lib/proc.js';
 import type { ConsumeSpec, PublishSpec, Sample, WorkerSpec } from './lib/protocol.js';
 import { allReady, stopAll, WorkerHandle } from './lib/workers.js';
+import { streamReplay } from './stream-scenario.js';
 
 export interface BenchOptions {
   /** Seconds before the measured window (JIT warm-up, queues reach steady state). */
@@ -513,6 +514,7 @@ export const SCENARIOS: Scenario[] = [
   latency,
   fanout,
   topic,
+  streamReplay,
 ];
 
 /** Opens the orchestrator's admin connection to a broker. */
