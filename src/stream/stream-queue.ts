@@ -13,6 +13,7 @@ import { EnqueueResult, Queue, type QueueDeps, type QueueOptions } from '../queu
 import type { QueueSettings } from '../queue/queue-arguments.js';
 import type { QueuedMessage } from '../queue/queued-message.js';
 import { F } from '../frame/field-table.js';
+import { internalError } from '../errors.js';
 import { DEFAULT_SEGMENT_SIZE, type OffsetSpec } from './stream-arguments.js';
 import { StreamLog, type StreamRetention } from './stream-log.js';
 
@@ -95,9 +96,12 @@ export class StreamQueue extends Queue {
    */
   override enqueue(msg: MessageType): EnqueueResult {
     if (this.deleted) return EnqueueResult.Transient;
+    const props = msg.properties;
+    // RabbitMQ 3.10 cannot convert a decimal header to its AMQP 1.0 record: the publishing
+    // channel crashes, and its connection is closed with a bare 541.
+    for (const v of Object.values(props.headers ?? {})) if (v.type === 'D') throw internalError('').withoutMethod();
     const first = !this.log.chunkOpen;
     this.log.append((offset) => {
-      const props = msg.properties;
       const headers: Record<string, ReturnType<typeof F.int64>> = {};
       // RabbitMQ 3.10 stores AMQP 0-9-1 messages as AMQP 1.0 records: array and table header
       // values do not survive the conversion.
