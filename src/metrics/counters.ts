@@ -281,8 +281,8 @@ export class VHostCounters {
 
   /** The retired counters of a queue's type. */
   retiredOf(queue: Queue): QueueCounters {
-    const type = queue.settings.queueType;
-    return type === 'quorum' ? this.retiredQuorum : type === 'stream' ? this.retiredStream : this.retiredClassic;
+    if (queue.isQuorum) return this.retiredQuorum;
+    return queue.settings?.queueType === 'stream' ? this.retiredStream : this.retiredClassic;
   }
 
   /** A queue of this vhost is deleted: its counts stay in the totals. */
