@@ -36,6 +36,8 @@ export interface StreamRetention {
 export type StreamRecord = Omit<PersistedMessage, 'id'>;
 
 const SEGMENT_RECORD_SIZE = 7 * 8;
+/** Store records retention removes per turn. */
+const TRIM_BATCH = 50_000;
 const CHUNK_RECORD_SIZE = 3 * 8;
 
 /** Counts what a log read from the store (tests prove reads start where they are asked to). */
@@ -62,6 +64,8 @@ export class StreamLog {
     private readonly key: string,
     private readonly clock: Clock,
     public retention: StreamRetention,
+    /** Store records retention removes per turn. */
+    private readonly trimBatch = TRIM_BATCH,
   ) {
     this.chunksKey = `${key}\u0000chunks`;
     this.segmentsKey = `${key}\u0000segs`;
@@ -163,16 +167,59 @@ export class StreamLog {
     return removed;
   }
 
+  /**
+   * A segment leaves the log at once (its summary goes, readers skip it); its messages and chunk
+   * records are removed from the store trimBatch at a time, one batch per turn, so that a
+   * segment of millions does not stall the broker (recover() finishes what a crash left).
+   */
   private deleteSegment(seg: Segment): void {
-    for (let o = seg.first; o <= seg.last; o++) this.store.remove(this.key, o);
-    for (;;) {
-      const chunks = this.store.readEntries(this.chunksKey, seg.first, 1024).filter((e) => e.seq <= seg.last);
-      if (chunks.length === 0) break;
-      for (const c of chunks) this.store.remove(this.chunksKey, c.seq);
-    }
     this.store.remove(this.segmentsKey, seg.first);
     this.total.count -= seg.count;
     this.total.bytes -= seg.bytes;
+    this.trim();
+  }
+
+  /** Removes stored messages and chunk records below the log's first offset, a batch per turn. */
+  private trim(): void {
+    if (this.trimming) return;
+    const below = this.firstOffset;
+    let left = this.trimBatch;
+    for (const key of [this.key, this.chunksKey]) {
+      for (;;) {
+        // From where the last batch stopped: removed entries are not read again.
+        const from = this.trimFrom.get(key) ?? 0;
+        const stale = this.store.readEntries(key, from, Math.min(left, 1024)).filter((e) => e.seq < below);
+        for (const e of stale) this.store.remove(key, e.seq);
+        if (stale.length > 0) this.trimFrom.set(key, stale.at(-1)!.seq + 1);
+        left -= stale.length;
+        if (stale.length === 0 || left <= 0) break;
+      }
+      if (left <= 0) break;
+    }
+    if (left > 0) {
+      this.trimDone?.();
+      this.trimDone = undefined;
+      this.trimmedPromise = undefined;
+      return;
+    }
+    this.trimming = true;
+    setImmediate(() => {
+      this.trimming = false;
+      if (!this.destroyed) this.trim();
+    });
+  }
+
+  private trimming = false;
+  private destroyed = false;
+  /** Per store key, the offset below which trim() has removed everything already. */
+  private readonly trimFrom = new Map<string, number>();
+  private trimDone: (() => void) | undefined;
+  private trimmedPromise: Promise<void> | undefined;
+
+  /** Resolves once what retention deleted is out of the store too (tests, diagnostics). */
+  whenTrimmed(): Promise<void> {
+    if (!this.trimming) return Promise.resolve();
+    return (this.trimmedPromise ??= new Promise((resolve) => (this.trimDone = resolve)));
   }
 
   private writeRecord(key: string, seq: number, body: Buffer): void {
@@ -253,10 +300,13 @@ export class StreamLog {
       // An empty log whose messages were all deleted: offsets go on from the highest stored.
       this.next = Math.max(this.next, last + 1);
     }
+    // Records of segments deleted before a crash, if their removal had not finished.
+    this.trim();
   }
 
   /** Drops everything (queue.delete). */
   destroy(): void {
+    this.destroyed = true;
     this.store.deleteQueue(this.key);
     this.store.deleteQueue(this.chunksKey);
     this.store.deleteQueue(this.segmentsKey);

@@ -124,6 +124,31 @@ describe('StreamLog over LMDB', function () {
     expect(log.count).to.equal(20);
   });
 
+  it('removes a large deleted segment from the store a batch per turn, and finishes after a restart', async () => {
+    const clock = new FakeClock();
+    const retention = { maxBytes: 1, maxAgeMs: undefined, maxSegmentSize: 5_000 };
+    const log = new StreamLog(lmdb.messages, KEY, clock, retention, 1000);
+    const one = () => ({ exchange: '', routingKey: '', header: Buffer.alloc(0), body: Buffer.from('x') });
+    for (let i = 0; i < 6_000; i++) log.append(one);
+    log.closeChunk();
+    log.append(one);
+    log.closeChunk(); // a new segment: the first (6,000 messages) goes
+    expect(log.firstOffset).to.equal(6_000);
+    expect(log.count).to.equal(1);
+    // Not all at once: the first batch is out of the store, the rest follows turn by turn.
+    const left = lmdb.messages.countEntries(KEY).messages;
+    expect(left).to.equal(6_001 - 1000);
+    await lmdb.messages.sync();
+    // A restart in the middle: recovery goes on removing what the deleted segment left.
+    const reopened = new StreamLog(lmdb.messages, KEY, clock, retention, 1000);
+    reopened.recover();
+    expect(reopened.firstOffset).to.equal(6_000);
+    expect(reopened.nextOffset).to.equal(6_001);
+    await log.whenTrimmed();
+    await reopened.whenTrimmed();
+    expect(lmdb.messages.countEntries(KEY).messages).to.equal(1);
+  });
+
   it('works the same over the in-memory store', () => {
     const store = openMemoryStore().messages;
     const c = counting(store);
