@@ -37,7 +37,9 @@ import type { Faults } from './testing/faults.js';
 import type { Inspector } from './testing/inspect.js';
 import { createToolkit, type Toolkit } from './testing/toolkit.js';
 import type { Until } from './testing/until.js';
+import { Tracing } from './trace/tracing.js';
 import { VHost, type VHostDeps } from './vhost/vhost.js';
+import { urlHost } from './peer-address.js';
 import { configuredVhostMetadata, defaultVHostMetadata, QUEUE_TYPES, vhostDefinition, vhostFromDefinition, type VHostMetadata } from './vhost/vhost-metadata.js';
 import { AccessControl, AccessError } from './access/access-control.js';
 import { FULL_PERMISSIONS, reportUnappliedConfig, seedConfigUsers } from './access/config-users.js';
@@ -76,6 +78,8 @@ export class Broker implements BrokerContext, PrometheusSource {
   managementUrl: string | undefined;
   /** Policies and operator policies: set, delete, list, and what applies to a queue or exchange. */
   readonly policies: PolicyOperations;
+  /** Which vhosts RabbitMQ's firehose traces (src/trace: rabbit_trace:start/stop/enabled; not stored). */
+  readonly tracing: Tracing;
   /** Runtime parameters per vhost (vhost-limits, operator policies as parameters): /api/parameters. */
   readonly parameters: RuntimeParameters;
   /** Vhost limits (max-connections, max-queues) one at a time: /api/vhost-limits. */
@@ -125,6 +129,7 @@ export class Broker implements BrokerContext, PrometheusSource {
     this.globalParameters = new GlobalParameters({ metadata: this.store.metadata, log: this.log });
     this.globalParameters.recover(this.config.clusterName);
     this.identity = nodeIdentity(() => this.globalParameters);
+    this.tracing = new Tracing({ log: this.log, vhosts: this.vhosts, node: () => this.identity.node, nextMessageId: () => this.nextMessageId(), creation: Math.floor(this.clock.now() / 1000) });
     this.commits = new CommitBatcher(this.store.messages, (err) => this.log.error({ err }, 'internal error after a store commit'));
     // Under memory pressure transient messages are paged out to the store; without a data dir
     // there is no store to page them out to.
@@ -298,6 +303,7 @@ export class Broker implements BrokerContext, PrometheusSource {
     const vhost = new VHost(name, this.vhostDeps, { ...defaultVHostMetadata(), ...withoutUndefined(metadata) });
     this.store.metadata.putDefinition(vhostDefinition(name, vhost.metadata));
     this.vhosts.set(name, vhost);
+    this.tracing.attach(vhost);
     this.log.info({ vhost: name }, `added vhost '${name}'`);
     if (actingUser !== undefined && this.access.hasUser(actingUser)) this.access.setPermission(actingUser, name, FULL_PERMISSIONS);
     return 'created';
@@ -731,11 +737,6 @@ export interface ListenerInfo {
   port: number;
 }
 
-/** host as written in a URL: the wildcard address means this machine. */
-function urlHost(host: string): string {
-  if (host === '0.0.0.0' || host === '::') return 'localhost';
-  return host.includes(':') ? `[${host}]` : host;
-}
 
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;

@@ -5,6 +5,7 @@ import type { Broker } from './broker.js';
 import { parseInformationUnit, parseOptionalPort, readConfigFile, type BrokerConfig } from './config.js';
 import { checkTlsConfig } from './tls/tls-options.js';
 import { checkCommand } from './store/lmdb/check-command.js';
+import { urlHost } from './peer-address.js';
 
 const USAGE = `Usage: warren [options]
        warren check [--data-dir D] [--repair]   check a stopped broker's data (warren check --help)
@@ -268,12 +269,6 @@ export function readyLine(
   return line;
 }
 
-/** host as written in a URL that reaches it from this machine. */
-function urlHost(host: string): string {
-  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
-  if (host === '::') return '[::1]';
-  return host.includes(':') ? `[${host}]` : host;
-}
 
 function cannotStart(err: unknown): never {
   process.stderr.write(`warren: cannot start: ${(err as Error).message}\n`);

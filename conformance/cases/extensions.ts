@@ -192,3 +192,61 @@ test('basic-nack-capability-multiple', 'rabbitmq.com/nack.html: basic.nack is an
   await t.sleep(30);
   await t.step('count', (await t.channel()).checkQueue(q), (r) => r.messageCount);
 });
+
+// ---- firehose tracing (rabbitmq.com/firehose.html) -------------------------------------------
+
+/**
+ * The traced copies in queue, each as its routing key and typed headers; the connection name
+ * (ports) and node name vary per run and broker, so they are replaced by what they must look like.
+ */
+async function tracedCopies(t: Parameters<Parameters<typeof test>[2]>[0], ch: Awaited<ReturnType<typeof t.channel>>, queue: string): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (const m of await t.drainQueue(ch, queue)) {
+    const headers = t.typedHeaders(ch, m) as Record<string, unknown> | null;
+    if (headers) {
+      if (typeof headers['connection'] === 'string') headers['connection'] = /^S:127\.0\.0\.1:\d+ -> 127\.0\.0\.1:\d+$/.test(headers['connection']) ? 'S:<client> -> <server>' : headers['connection'];
+      if (typeof headers['node'] === 'string') headers['node'] = /^S:[^@]+@[^@]+$/.test(headers['node']) ? 'S:<node>' : headers['node'];
+    }
+    out.push({ exchange: m.fields.exchange, routingKey: m.fields.routingKey, properties: Object.keys(m.properties).filter((k) => (m.properties as unknown as Record<string, unknown>)[k] !== undefined), headers, body: m.content.toString() });
+  }
+  return out;
+}
+
+test('firehose-publish-and-deliver', 'rabbitmq.com/firehose.html: with tracing on, amq.rabbitmq.trace gets publish.<exchange> and deliver.<queue> copies (rabbit_trace)', async (t) => {
+  const vhost = t.vhost();
+  await t.admin.putVhost(vhost);
+  const put = await t.mgmt().request('PUT', `/api/vhosts/${encodeURIComponent(vhost)}`, { tracing: true });
+  t.log('tracing-on', put.status);
+  const conn = await t.connect({ vhost });
+  const ch = await t.channel(conn);
+  const tq = t.name('trace');
+  const q = t.name('q');
+  await ch.assertQueue(tq, { durable: false });
+  await ch.bindQueue(tq, 'amq.rabbitmq.trace', '#');
+  await ch.assertQueue(q, { durable: false });
+  ch.sendToQueue(q, Buffer.from('to-queue'), { messageId: 'm1', priority: 2, timestamp: 1700000000, headers: { n: 1 } });
+  ch.publish('amq.direct', 'nowhere', Buffer.from('unroutable'));
+  ch.publish('', t.name('missing'), Buffer.from('missing-queue'));
+  const got = await ch.get(q, { noAck: false });
+  if (got) ch.nack(got, false, true);
+  await ch.get(q, { noAck: true });
+  t.log('copies', await tracedCopies(t, ch, tq));
+  // Reading the copies is not traced again.
+  t.log('after-drain', (await ch.checkQueue(tq)).messageCount);
+});
+
+test('firehose-trace-exchange', 'rabbitmq.com/firehose.html: amq.rabbitmq.trace is an internal topic exchange; tracing off copies nothing', async (t) => {
+  const vhost = t.vhost();
+  await t.admin.putVhost(vhost);
+  const conn = await t.connect({ vhost });
+  const ch = await t.channel(conn);
+  await t.stepOk('passive', ch.checkExchange('amq.rabbitmq.trace'), ch);
+  const tq = t.name('trace');
+  await ch.assertQueue(tq, { durable: false });
+  await ch.bindQueue(tq, 'amq.rabbitmq.trace', '#');
+  ch.sendToQueue(tq, Buffer.from('not traced'));
+  t.log('untraced', (await ch.checkQueue(tq)).messageCount);
+  const other = await t.channel(conn);
+  other.publish('amq.rabbitmq.trace', 'publish.x', Buffer.from('direct'));
+  t.log('publish-to-trace', await t.closeOf(other));
+});

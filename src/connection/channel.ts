@@ -131,13 +131,17 @@ export class Channel implements ConsumerHost {
       counters.redeliver++;
     }
     const msg = entry.msg;
+    // A quorum queue tells a consumer how often the message came back (not on the first try).
+    const header = queue.isQuorum && entry.deliveryCount > 0 ? withDeliveryCount(entry) : msg.header;
     this.conn.writer.writeContent(
       this.id,
       encodeBasicDeliver(this.id, consumer.tag, tag, entry.redelivered, msg.exchange, msg.routingKey),
-      // A quorum queue tells a consumer how often the message came back (not on the first try).
-      queue.isQuorum && entry.deliveryCount > 0 ? withDeliveryCount(entry) : msg.header,
+      header,
       msg.body,
     );
+    // RabbitMQ's firehose (src/trace): a null check while tracing is off.
+    const tracer = this.conn.vhost!.tracer;
+    if (tracer !== undefined) tracer.delivered({ connection: this.conn.name, channel: this.id, user: this.conn.username }, queue.name, msg, entry.redelivered, header);
   }
 
   /** A delivery that waits for its ack (consumer null: basic.get). */
@@ -170,15 +174,18 @@ export class Channel implements ConsumerHost {
       counters.redeliver++;
     }
     const msg = entry.msg;
+    const header = queue.isQuorum ? withDeliveryCount(entry) : msg.header;
     this.conn.writer.writeContent(
       this.id,
       encodeMethodFrame(this.id, 'basic.get-ok', {
         deliveryTag: tag, redelivered: entry.redelivered, exchange: msg.exchange, routingKey: msg.routingKey,
         messageCount: queue.messageCount,
       }),
-      queue.isQuorum ? withDeliveryCount(entry) : msg.header,
+      header,
       msg.body,
     );
+    const tracer = this.conn.vhost!.tracer;
+    if (tracer !== undefined) tracer.delivered({ connection: this.conn.name, channel: this.id, user: this.conn.username }, queue.name, msg, entry.redelivered, header);
   }
 
   /** basic.get-empty: counted for the queue and this channel. */

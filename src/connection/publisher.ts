@@ -12,6 +12,7 @@ import type { Connection } from './connection.js';
 import { deliverReply, isReplyAddress, rewriteReplyTo, type ReplyConsumer, type ReplyToRegistry } from './direct-reply-to.js';
 import type { VHost } from '../vhost/vhost.js';
 import { PublisherConfirms } from './publisher-confirms.js';
+import { routedQueueNames, type TraceOrigin } from '../trace/tracer.js';
 
 /** What publishing reads from its channel: the channel's direct reply-to consumer, if any. */
 export interface ReplySource {
@@ -115,12 +116,15 @@ export class Publisher {
     const counters = this.counters.exchange(exchange);
     const aside = this.routeAside(args, exchange, published, cc);
     if (aside) {
+      vhost.tracer?.published(this.traceOrigin(), aside.message.withoutBcc(), cc, routedQueueNames(exchange, args.routingKey, cc, undefined));
       this.countRouted(exchange, counters, undefined, args.mandatory);
       if (args.mandatory) this.sendReturn(args, aside.message);
       confirms?.confirmWhenSafe(seq, aside.durable, counters);
       return aside.durable;
     }
     const { message, queues, durable, rejected } = vhost.publish(exchange, published, cc);
+    // RabbitMQ's firehose (src/trace): a null check while tracing is off.
+    if (vhost.tracer !== undefined) vhost.tracer.published(this.traceOrigin(), message, cc, routedQueueNames(exchange, args.routingKey, cc, queues));
     this.countRouted(exchange, counters, queues, args.mandatory);
     if (queues.size === 0 && args.mandatory) this.sendReturn(args, message);
     // x-overflow=reject-publish: RabbitMQ nacks a message any of its queues refused.
@@ -192,8 +196,18 @@ export class Publisher {
     // RabbitMQ counts a transactional publish as one that expects a confirm.
     counters.receivedConfirm++;
     const aside = this.routeAside(args, exchange, message, cc);
-    if (aside) this.held.push({ args, exchange, message: aside.message, queues: [], durable: aside.durable });
-    else this.held.push({ args, exchange, message: message.withoutBcc(), queues: this.conn.vhost!.routeNames(exchange, message, cc), durable: false });
+    const h: HeldPublish = aside
+      ? { args, exchange, message: aside.message, queues: [], durable: aside.durable }
+      : { args, exchange, message: message.withoutBcc(), queues: this.conn.vhost!.routeNames(exchange, message, cc), durable: false };
+    this.held.push(h);
+    // Traced at basic.publish, as rabbit_channel does (before tx.commit).
+    const tracer = this.conn.vhost!.tracer;
+    if (tracer !== undefined) tracer.published(this.traceOrigin(), h.message.withoutBcc(), cc, routedQueueNames(exchange, args.routingKey, cc, aside ? undefined : h.queues));
+  }
+
+  /** Who publishes here, as the firehose tracer names it (rabbit_channel's conn_name, channel, user). */
+  private traceOrigin(): TraceOrigin {
+    return { connection: this.conn.name, channel: this.channelId, user: this.conn.username };
   }
 
   /** tx.commit: enqueues the held publishes in order; returns go out now. */

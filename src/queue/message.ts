@@ -19,6 +19,12 @@ export class Message {
   private readonly hasBcc: boolean;
   /** Per-message TTL in ms from the expiration property (parsed at publish). */
   ttl: number | undefined;
+  /**
+   * The BCC routing keys of the message as published, on the copy withoutBcc made (the header is
+   * gone, RabbitMQ still lists them in its routing keys): the firehose tracer shows them
+   * (src/trace). Not stored: a message read back from the store has none.
+   */
+  bccRoutingKeys: string[] | undefined;
 
   constructor(
     /** Broker-wide unique id (also the store key of a persisted message). */
@@ -62,8 +68,12 @@ export class Message {
   withoutBcc(): Message {
     if (!this.hasBcc) return this;
     const properties = this.properties;
-    const { BCC: _bcc, ...rest } = properties.headers as FieldTable;
-    return this.withProperties(this.id, this.exchange, this.routingKey, { ...properties, headers: rest });
+    const { BCC: bcc, ...rest } = properties.headers as FieldTable;
+    const copy = this.withProperties(this.id, this.exchange, this.routingKey, { ...properties, headers: rest });
+    const keys: string[] = [];
+    headerRoutingKeys(bcc, keys);
+    copy.bccRoutingKeys = keys;
+    return copy;
   }
 
   /**

@@ -22,7 +22,8 @@ function isBuiltIn(name: string): boolean {
  * delayed message, policy, vhost limit and global parameter added since is gone (the broker
  * keeps its internal_cluster_id),
  * from memory and from the store (a data dir too, in one commit). Open connections are closed
- * with 320 CONNECTION_FORCED, as a broker stop closes them. Faults are cleared. Resolves once
+ * with 320 CONNECTION_FORCED, as a broker stop closes them. Faults are cleared, tracing is
+ * off in every vhost. Resolves once
  * the connections are closed and the store has committed; waits of broker.until stay pending.
  */
 export async function resetBroker(broker: Broker, faults: Faults): Promise<void> {
@@ -32,6 +33,8 @@ export async function resetBroker(broker: Broker, faults: Faults): Promise<void>
   const closing = closeConnections(broker, [...broker.connections], ReplyCode.CONNECTION_FORCED, text);
   // Its synchronous part now (hooks unset, alarms cleared); a failed store resumes below.
   const cleared = faults.clear();
+  // Tracing off everywhere, as after a start (RabbitMQ does not store it).
+  broker.tracing.clear();
   // Vhosts: the configured ones, with the metadata a new one has; the others are deleted with
   // everything in them. (A broker that imports definitions instead of seeding keeps none.)
   const seeds = broker.seedsConfiguredUsersAndVhosts;

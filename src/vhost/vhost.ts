@@ -1,3 +1,4 @@
+import type { Tracer } from '../trace/tracer.js';
 import { randomBytes } from 'node:crypto';
 import {
   accessRefused, ChannelError, commandInvalid, notFound, preconditionFailed, resourceLocked, resourceName,
@@ -117,6 +118,12 @@ export class VHost {
    * sets them). declareQueue checks max-queues; the handshake checks max-connections.
    */
   limits: VHostLimits = NO_LIMITS;
+  /**
+   * The firehose tracer while tracing is on for this vhost (src/trace; Broker.tracing sets it):
+   * the publish and deliver paths copy messages to amq.rabbitmq.trace through it. Unset, it
+   * costs them a null check.
+   */
+  tracer: Tracer | undefined = undefined;
   /** What clients publish into this vhost, dead-lettering, and the counts of deleted queues (src/metrics). */
   readonly counters = new VHostCounters();
 

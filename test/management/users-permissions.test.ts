@@ -152,11 +152,13 @@ describe('management API: users, permissions and vhosts seen from AMQP', () => {
     expect((await b.api('DELETE', '/api/vhosts/gone')).json).to.deep.equal({ error: 'Object Not Found', reason: 'Not Found' });
   });
 
-  it('refuses tracing: true (Warren has no firehose tracer) rather than pretend to trace', async () => {
+  it('creates a vhost with tracing: true traced, as rabbit_vhost:put_vhost does (test/integration/tracing.test.ts has the rest)', async () => {
     const res = await b.api('PUT', '/api/vhosts/traced', { body: { tracing: true } });
-    expect([res.status, res.json.error]).to.deep.equal([400, 'bad_request']);
-    expect((await b.api('GET', '/api/vhosts/traced')).status).to.equal(404);
-    expect((await b.api('PUT', '/api/vhosts/traced', { body: { tracing: false } })).status).to.equal(201);
+    expect(res.status).to.equal(201);
+    expect((await b.api('GET', '/api/vhosts/traced')).json.tracing).to.equal(true);
+    expect((await b.api('PUT', '/api/vhosts/traced', { body: { tracing: false } })).status).to.equal(204);
+    expect((await b.api('GET', '/api/vhosts/traced')).json.tracing).to.equal(false);
+    await b.api('DELETE', '/api/vhosts/traced');
   });
 });
 

@@ -52,6 +52,8 @@ export function brokerTarget(broker: Broker, actingUser?: string): DefinitionsTa
         ...(tags !== undefined ? { tags: tagList(tags) } : {}),
         ...(defaultQueueType !== undefined && defaultQueueType !== 'undefined' ? { defaultQueueType: String(defaultQueueType) } : {}),
       }, actingUser);
+      // rabbit_definitions:add_vhost passes "tracing" to put_vhost (the export never has it).
+      if (v.tracing === true || v.tracing === false) broker.tracing.set(v.name, v.tracing);
     },
     setPermission(p) {
       try {

@@ -5,6 +5,7 @@
  */
 import { checkUserIdHeader } from '../../access/authorizer.js';
 import { checkPublished, routeAside } from '../../connection/publisher.js';
+import { routedQueueNames } from '../../trace/tracer.js';
 import { preconditionFailed } from '../../errors.js';
 import { encodeContentHeaderPayload } from '../../frame/generated/properties.js';
 import { Message } from '../../queue/message.js';
@@ -97,8 +98,13 @@ async function publish(ctx: RequestContext): Promise<Reply> {
     const message = new Message(ctx.broker.nextMessageId(), name, routingKey, header, content, checked.properties);
     message.ttl = checked.ttl;
     const aside = routeAside(vhost, ctx.broker.replyTo, exchange, routingKey, message, checked.cc);
-    if (aside) return { routed: false, durable: aside.durable, rejected: false };
-    const { queues, durable, rejected } = vhost.publish(exchange, message, checked.cc);
+    // Traced as the management plugin's direct connection publishes (src/trace).
+    if (aside) {
+      vhost.tracer?.published(ctx.broker.tracing.directOrigin(ctx.user.name), aside.message.withoutBcc(), checked.cc, routedQueueNames(exchange, routingKey, checked.cc, undefined));
+      return { routed: false, durable: aside.durable, rejected: false };
+    }
+    const { message: queued, queues, durable, rejected } = vhost.publish(exchange, message, checked.cc);
+    vhost.tracer?.published(ctx.broker.tracing.directOrigin(ctx.user.name), queued, checked.cc, routedQueueNames(exchange, routingKey, checked.cc, queues));
     return { routed: queues.size > 0, durable, rejected };
   });
   if (published.rejected) throw badRequest('rejected Unable to publish message. Check queue limits.');

@@ -18,6 +18,7 @@ import { queueRoutes } from './queues.js';
 import { userRoutes } from './users.js';
 import { vhostRoutes } from './vhosts.js';
 import { warrenRoutes } from './warren.js';
+import { warrenToolkitRoutes } from './warren-toolkit.js';
 
 export function managementRoutes(): Route[] {
   return [
@@ -39,5 +40,6 @@ export function managementRoutes(): Route[] {
     ...healthRoutes,
     // Warren's own: the test toolkit over HTTP (not RabbitMQ's).
     ...warrenRoutes,
+    ...warrenToolkitRoutes,
   ];
 }

@@ -131,16 +131,20 @@ async function get(ctx: RequestContext): Promise<Reply> {
   const noAck = ackmode === 'ack_requeue_false';
   const taken: QueuedMessage[] = [];
   const out: Json[] = [];
+  // Traced as the management plugin's direct connection gets (src/trace): one per request.
+  const origin = vhost.tracer !== undefined ? ctx.broker.tracing.directOrigin(ctx.user.name) : undefined;
   // A negative count, as in RabbitMQ, takes until the queue is empty.
   for (let n = count; n !== 0; n--) {
     const entry = queue.take();
     if (!entry) break;
+    const redelivered = entry.redelivered;
     if (noAck) queue.settle(entry);
     else {
       queue.delivered(entry);
       taken.push(entry);
     }
     out.push(getResult(queue, entry, encoding, truncate));
+    if (origin !== undefined) vhost.tracer?.delivered(origin, queue.name, entry.msg, redelivered, queue.isQuorum ? withDeliveryCount(entry) : entry.msg.header);
   }
   if (taken.length > 0) {
     if (ackmode === 'reject_requeue_false') queue.discard(taken);

@@ -49,8 +49,8 @@ export function formatVhost(broker: Broker, vhost: VHost, stats: MessageStatsSou
     send_oct: send,
     send_oct_details: noRate(),
     tags: [...tags],
-    // Warren has no firehose tracer (rabbit_trace): PUT refuses to turn it on.
-    tracing: false,
+    // rabbit_trace:enabled (src/trace).
+    tracing: broker.tracing.enabled(vhost.name),
   };
 }
 
@@ -82,7 +82,8 @@ function vhostTags(value: unknown): string[] {
 }
 
 /**
- * PUT {description, tags, defaultqueuetype, tracing}: rabbit_vhost:put_vhost. A new vhost gets
+ * PUT {description, tags, defaultqueuetype, tracing}: rabbit_vhost:put_vhost ("tracing" turns
+ * the firehose on or off, Broker.tracing; absent leaves it as it is). A new vhost gets
  * the standard exchanges and its creator full permissions (201); an existing one gets the
  * body's description and tags, missing ones meaning none (204); its default queue type stays.
  * 3.10.8 reads the default queue type from "defaultqueuetype" (its web UI's field name), not
@@ -92,7 +93,6 @@ async function put(ctx: RequestContext): Promise<Reply> {
   const name = ctx.params['vhost']!;
   const body = await ctx.body();
   const tracing = parseBodyBool(body['tracing']);
-  if (tracing) throw badRequest('tracing is not supported by Warren (no firehose tracer)');
   const description = body['description'] ?? '';
   if (typeof description !== 'string') throw badRequest('description must be a string');
   const tags = vhostTags(body['tags']);
@@ -105,6 +105,8 @@ async function put(ctx: RequestContext): Promise<Reply> {
   } catch (err) {
     accessFailure(err);
   }
+  // rabbit_vhost:put_vhost: true starts the firehose, false stops it, absent leaves it.
+  if (tracing !== undefined) ctx.broker.tracing.set(name, tracing);
   return { status: exists ? 204 : 201 };
 }
 

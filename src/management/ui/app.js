@@ -12,6 +12,7 @@ const NAV = [
   ['channels', 'Channels', 'h'],
   ['exchanges', 'Exchanges', 'e'],
   ['queues', 'Queues', 'q'],
+  ['tracing', 'Tracing', 't'],
   ['admin', 'Admin', 'a'],
 ];
 
@@ -97,6 +98,8 @@ async function loadPage(segments) {
       return a !== undefined && b !== undefined ? [await import('./pages/exchange.js'), 'mount', b === 'amq.default' ? '(AMQP default)' : b] : [await import('./pages/exchanges.js'), 'mount', 'Exchanges'];
     case 'queues':
       return a !== undefined && b !== undefined ? [await import('./pages/queue.js'), 'mount', b] : [await import('./pages/queues.js'), 'mount', 'Queues'];
+    case 'tracing':
+      return [await import('./pages/tracing.js'), 'mount', 'Tracing'];
     case 'admin':
       return [await import('./pages/admin.js'), 'mount', 'Admin'];
     default:
@@ -289,7 +292,7 @@ function buildShell() {
   const nav = h(
     'nav',
     { class: 'nav', 'aria-label': 'Main' },
-    NAV.filter(([id]) => id !== 'admin' || ctx.canPolicies()).map(([id, label, key]) =>
+    NAV.filter(([id]) => (id !== 'admin' || ctx.canPolicies()) && (id !== 'tracing' || ctx.isAdmin())).map(([id, label, key]) =>
       h('a', { href: `#/${id === 'overview' ? '' : id}`, dataset: { page: id }, title: `${label} (g ${key})` }, label),
     ),
   );
