@@ -18,7 +18,7 @@ const STREAM = { 'x-queue-type': 'stream' };
 describe('stream queues (rabbitmq.com/streams.html)', function () {
   const dataDir = mkdtempSync(join(tmpdir(), 'warren-streams-'));
   const clock = new FakeClock();
-  const broker = useBroker({ clock, heartbeat: 0, managementPort: 0, dataDir });
+  const broker = useBroker({ clock, heartbeat: 0, managementPort: 0, prometheusPort: 0, dataDir });
   after(() => rmSync(dataDir, { recursive: true, force: true }));
 
   let n = 0;
@@ -282,5 +282,9 @@ describe('stream queues (rabbitmq.com/streams.html)', function () {
     expect(j.message_stats).to.deep.include({ publish: 3, deliver: 1, deliver_get: 1 });
     const list = await call(broker.running.managementUrl!, 'GET', '/api/queues/%2F');
     expect(list.json.find((x: { name: string }) => x.name === q).type).to.equal('stream');
+    // Prometheus counts stream deliveries under RabbitMQ's stream queue type.
+    const text = await (await fetch(`${broker.running.broker.prometheusUrl}/metrics`)).text();
+    const delivered = /^rabbitmq_global_messages_delivered_consume_manual_ack_total\{protocol="amqp091",queue_type="rabbit_stream_queue"\} (\d+)/m.exec(text);
+    expect(Number(delivered?.[1])).to.be.greaterThan(0);
   });
 });
