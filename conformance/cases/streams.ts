@@ -135,6 +135,16 @@ test('consume-refusals', `${DOC}#consuming: prefetch required, no automatic ackn
   await classic.assertQueue(cq, { durable: false });
   await classic.prefetch(10);
   await t.step('x-stream-offset on classic', classic.consume(cq, () => {}, { arguments: { 'x-stream-offset': 'first' } }), () => true, classic);
+  const haf = await t.channel(await t.connect());
+  await haf.prefetch(10);
+  await t.step('x-cancel-on-ha-failover', haf.consume(q, () => {}, { arguments: { 'x-cancel-on-ha-failover': true } }), () => true, haf);
+  const floatNoQos = await t.channel(await t.connect());
+  await t.step('float offset without qos', floatNoQos.consume(q, () => {}, { arguments: { 'x-stream-offset': 1.5 } }), () => true, floatNoQos);
+  // Exclusive stream consumers do not keep others out, nor are they kept out.
+  const shared = await t.channel(await t.connect());
+  await shared.prefetch(10);
+  await t.step('after an exclusive one', shared.consume(q, () => {}), () => true, shared);
+  await t.step('exclusive again', shared.consume(q, () => {}, { exclusive: true }), () => true, shared);
 });
 
 test('offset-argument-values', `${DOC}#consuming: x-stream-offset values RabbitMQ refuses`, async (t) => {

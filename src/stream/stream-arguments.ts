@@ -109,14 +109,18 @@ export type OffsetSpec =
   | { kind: 'last' }
   | { kind: 'next' }
   | { kind: 'offset'; offset: number }
-  | { kind: 'timestamp'; ms: number };
+  | { kind: 'timestamp'; ms: number }
+  /** A value parse_offset_arg lets through but osiris cannot read from (a float, a boolean…). */
+  | { kind: 'unreadable' };
+
+/** Consumer arguments other queue types know and streams refuse (rabbit_amqqueue:check_consume_arguments). */
+const NOT_FOR_STREAM_CONSUMERS = new Set(['x-priority', 'x-cancel-on-ha-failover']);
 
 /**
- * basic.consume's arguments on a stream (rabbit_amqqueue:check_consume_arguments): x-priority is
- * not a stream consumer argument; x-stream-offset is parsed as parse_offset_arg parses it
- * (absent = next; an interval such as 10m = that long before now; an AMQP timestamp in seconds).
- * Values parse_offset_arg lets through but osiris cannot use (floats, booleans, other strings)
- * crash RabbitMQ's channel: 541 INTERNAL_ERROR on the connection.
+ * basic.consume's arguments on a stream (rabbit_amqqueue:check_consume_arguments): x-stream-offset
+ * is validated as parse_offset_arg validates it (absent = next; an interval such as 10m = that
+ * long before now; an AMQP timestamp in seconds; a string without leading digits crashes
+ * RabbitMQ's parser: 541), then the keys of other types' consumers are refused in table order.
  */
 export function parseStreamConsumeArguments(args: FieldTable, resource: string, nowMs: number): OffsetSpec {
   const v = args['x-stream-offset'];
@@ -125,8 +129,18 @@ export function parseStreamConsumeArguments(args: FieldTable, resource: string, 
     // RabbitMQ prints the term with ~255p: on one line unless it is longer than that.
     spec = offsetSpec(v, nowMs, (term) => preconditionFailed(`invalid arg 'x-stream-offset' for ${resource}: ${printTerm(term, 0)}`));
   }
-  if (args['x-priority'] !== undefined) throw preconditionFailed(`invalid arg 'x-priority' for ${resource} of queue type rabbit_stream_queue`);
+  for (const key of Object.keys(args)) {
+    if (NOT_FOR_STREAM_CONSUMERS.has(key)) throw preconditionFailed(`invalid arg '${key}' for ${resource} of queue type rabbit_stream_queue`);
+  }
   return spec;
+}
+
+/**
+ * The consumer's reader is opened after the prefetch and no-ack checks; an offset osiris cannot
+ * read from crashes RabbitMQ's channel there: 541 INTERNAL_ERROR on the connection.
+ */
+export function checkReadable(spec: OffsetSpec): void {
+  if (spec.kind === 'unreadable') throw internalError('').withoutMethod();
 }
 
 function offsetSpec(v: FieldValue, nowMs: number, invalid: (term: ErlTerm) => Error): OffsetSpec {
@@ -139,7 +153,7 @@ function offsetSpec(v: FieldValue, nowMs: number, invalid: (term: ErlTerm) => Er
   }
   if (v.type === 'T') return { kind: 'timestamp', ms: Number(v.value) * 1000 };
   const n = fieldInteger(v);
-  if (n === undefined) throw internalError('').withoutMethod();
+  if (n === undefined) return { kind: 'unreadable' };
   return { kind: 'offset', offset: n };
 }
 

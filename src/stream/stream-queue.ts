@@ -163,6 +163,8 @@ export class StreamQueue extends Queue {
         next = Math.min(Math.max(spec.offset, first), end);
         start = spec.offset;
         break;
+      case 'unreadable': // refused before a consumer is made (checkReadable)
+        return;
     }
     this.readers.set(consumer, { consumer, next, start });
     this.serve();

@@ -3,7 +3,7 @@ import { Consumer } from '../../queue/consumer.js';
 import { parseConsumerPriority } from '../../queue/queue-arguments.js';
 import type { Channel, Delivery } from '../channel.js';
 import type { MethodArgsByName } from '../../frame/generated/methods.js';
-import { parseStreamConsumeArguments } from '../../stream/stream-arguments.js';
+import { checkReadable, parseStreamConsumeArguments } from '../../stream/stream-arguments.js';
 import type { StreamQueue } from '../../stream/stream-queue.js';
 import { checkStreamConsumer, isStream, refuseOnStream, refuseStreamOffset } from '../../stream/stream-refusals.js';
 import { cancelReplyTo, consumeReplyTo, REPLY_TO } from '../direct-reply-to.js';
@@ -106,6 +106,7 @@ function notFromStreams(ch: Channel, deliveries: Delivery[]): Delivery[] {
 function consumeStream(ch: Channel, queue: StreamQueue, args: MethodArgsByName['basic.consume'], rs: string): void {
   const spec = parseStreamConsumeArguments(args.arguments, rs, ch.conn.broker.clock.now());
   checkStreamConsumer(rs, ch.consumerPrefetch, args.noAck);
+  checkReadable(spec);
   const tag = args.consumerTag === '' ? ch.generateConsumerTag() : args.consumerTag;
   const consumer = new Consumer(tag, ch, queue, { noAck: false, exclusive: args.exclusive, prefetch: ch.consumerPrefetch, priority: 0, arguments: args.arguments });
   ch.consumers.set(tag, consumer);
