@@ -195,6 +195,16 @@ describe('stream queues (rabbitmq.com/streams.html)', function () {
     const prio = await channel(await open());
     await prio.prefetch(1);
     expect(await closedWith(prio.consume(q, () => {}, { arguments: { 'x-priority': 1 } }))).to.deep.include({ code: 406, text: `PRECONDITION_FAILED - invalid arg 'x-priority' for ${rs} of queue type rabbit_stream_queue` });
+    const haf = await channel(await open());
+    await haf.prefetch(1);
+    expect(await closedWith(haf.consume(q, () => {}, { arguments: { 'x-cancel-on-ha-failover': true } }))).to.deep.include({ code: 406, text: `PRECONDITION_FAILED - invalid arg 'x-cancel-on-ha-failover' for ${rs} of queue type rabbit_stream_queue` });
+    // An offset osiris cannot read from crashes RabbitMQ's channel, after the prefetch check.
+    expect(await closedWith((await channel(await open())).consume(q, () => {}, { arguments: { 'x-stream-offset': 1.5 } }))).to.deep.include({ code: 406 });
+    const unreadable = await connectionError(async (ch) => {
+      await ch.prefetch(1);
+      await ch.consume(q, () => {}, { arguments: { 'x-stream-offset': 1.5 } });
+    });
+    expect(unreadable).to.deep.equal({ code: 541, text: 'INTERNAL_ERROR' });
     for (const settleWith of [(c: Channel, m: ConsumeMessage) => c.nack(m, false, true), (c: Channel, m: ConsumeMessage) => c.reject(m, false)]) {
       const r = await reader(q, 1, 'first');
       const readerConn = conns.at(-1)!; // reader() opened it last
@@ -252,6 +262,18 @@ describe('stream queues (rabbitmq.com/streams.html)', function () {
     await until(() => r.got.length === 1, 'the young message');
     await settle(r.ch, q);
     expect(offsets(r.got)).to.deep.equal([2]);
+  });
+
+  it('applies a max-age policy to a stream over its x-max-age (the policy wins)', async () => {
+    const q = uniq('s-policy-age');
+    const pub = await publisher(q, { 'x-stream-max-segment-size-bytes': 10, 'x-max-age': '1D' });
+    const res = await call(broker.running.managementUrl!, 'PUT', `/api/policies/%2F/${q}`, { body: { pattern: `^${q}$`, definition: { 'max-age': '1m' }, 'apply-to': 'queues' } });
+    expect(res.status).to.equal(201);
+    await publishEach(pub, q, ['0123456789a']);
+    clock.stepWall(90_000);
+    await publishEach(pub, q, ['0123456789b']);
+    expect(stream(q).log.firstOffset).to.equal(1);
+    await call(broker.running.managementUrl!, 'DELETE', `/api/policies/%2F/${q}`);
   });
 
   it('applies a max-length-bytes policy to a stream (the policy wins, rabbit_stream_queue:policy_precedence)', async () => {
