@@ -304,6 +304,13 @@ describe('stream queues (rabbitmq.com/streams.html)', function () {
     expect(j.message_stats).to.deep.include({ publish: 3, deliver: 1, deliver_get: 1 });
     const list = await call(broker.running.managementUrl!, 'GET', '/api/queues/%2F');
     expect(list.json.find((x: { name: string }) => x.name === q).type).to.equal('stream');
+    // Getting and purging through the API are refused as RabbitMQ's management plugin refuses them.
+    const get = await call(broker.running.managementUrl!, 'POST', `/api/queues/%2F/${q}/get`, { body: { count: 1, ackmode: 'ack_requeue_true', encoding: 'auto' } });
+    expect([get.status, get.json]).to.deep.equal([400, { error: 'bad_request', reason: `540 basic.get not supported by stream queues queue '${q}' in vhost '/'` }]);
+    const purge = await call(broker.running.managementUrl!, 'DELETE', `/api/queues/%2F/${q}/contents`);
+    expect([purge.status, purge.json]).to.deep.equal([400, { error: 'bad_request', reason: `queue.purge not supported by stream queues queue '${q}' in vhost '/'` }]);
+    const put = await call(broker.running.managementUrl!, 'PUT', `/api/queues/%2F/${q}x`, { body: { durable: false, arguments: STREAM } });
+    expect([put.status, put.json]).to.deep.equal([400, { error: 'bad_request', reason: `invalid property 'non-durable' for queue '${q}x' in vhost '/'` }]);
     // Prometheus counts stream deliveries under RabbitMQ's stream queue type.
     const text = await (await fetch(`${broker.running.broker.prometheusUrl}/metrics`)).text();
     const delivered = /^rabbitmq_global_messages_delivered_consume_manual_ack_total\{protocol="amqp091",queue_type="rabbit_stream_queue"\} (\d+)/m.exec(text);
