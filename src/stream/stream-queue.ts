@@ -28,6 +28,9 @@ interface Reader {
 
 /** At most this many messages are read from the store for one consumer at a time. */
 const READ_BATCH = 256;
+/** Messages recently read from the log, kept for the other readers (see remember()). */
+const RECENT_COUNT = 4096;
+const RECENT_BYTES = 8 * 1024 * 1024;
 
 export class StreamQueue extends Queue {
   readonly log: StreamLog;
@@ -36,6 +39,9 @@ export class StreamQueue extends Queue {
   private committed = 0;
   private serving = false;
   private readonly streamDeps: QueueDeps;
+  /** Messages recently read from the log, by offset, oldest first (remember()). */
+  private readonly recent = new Map<number, Message>();
+  private recentBytes = 0;
 
   constructor(options: QueueOptions, deps: QueueDeps) {
     super(options, deps);
@@ -211,24 +217,52 @@ export class StreamQueue extends Queue {
 
   private serveReader(r: Reader): void {
     const c = r.consumer;
+    /** Delivers the message at offset (unless it is below the reader's start); false when the consumer cannot take it now. */
+    const give = (offset: number, msg: Message): boolean => {
+      if (offset >= r.start) {
+        if (!this.readers.has(c) || !c.host.canDeliver(c)) return false;
+        c.host.deliver(c, this, { seq: offset, msg, redelivered: false, deliveryCount: 0, expiresAt: 0, persisted: false });
+      }
+      r.next = offset + 1;
+      return true;
+    };
     while (r.next < this.committed && this.readers.has(c) && c.host.canDeliver(c)) {
       if (r.next < this.log.firstOffset) r.next = this.log.firstOffset;
+      if (this.recent.has(r.next)) {
+        // Offsets are contiguous: deliver from the recent messages while they last.
+        for (let msg = this.recent.get(r.next); msg !== undefined && r.next < this.committed; msg = this.recent.get(r.next)) {
+          if (!give(r.next, msg)) return;
+        }
+        continue;
+      }
       const credit = c.prefetch > 0 ? Math.max(1, c.prefetch - c.unacked) : READ_BATCH;
-      const batch = this.log.read(r.next, Math.min(credit, READ_BATCH, this.committed - r.next));
+      const batch = this.log.read(r.next, Math.min(Math.max(credit, 64), READ_BATCH, this.committed - r.next));
       if (batch.length === 0) {
         r.next = this.committed;
         break;
       }
-      for (const { offset, message } of batch) {
-        if (offset < r.start) {
-          r.next = offset + 1;
-          continue;
-        }
-        if (!this.readers.has(c) || !c.host.canDeliver(c)) return;
-        r.next = offset + 1;
+      const run = batch.map(({ offset, message }) => {
         const msg = new Message(message.id, message.exchange, message.routingKey, message.header, message.body);
-        c.host.deliver(c, this, { seq: offset, msg, redelivered: false, deliveryCount: 0, expiresAt: 0, persisted: false });
-      }
+        this.remember(offset, msg);
+        return [offset, msg] as const;
+      });
+      for (const [offset, msg] of run) if (!give(offset, msg)) return;
+    }
+  }
+
+  /**
+   * Keeps a message just read from the log for the other consumers reading the same part of it
+   * (10 consumers replaying from first read each message once, not ten times); the oldest go
+   * first, so this holds at most RECENT_BYTES of bodies and RECENT_COUNT messages.
+   */
+  private remember(offset: number, msg: Message): void {
+    if (this.recent.has(offset)) return;
+    this.recent.set(offset, msg);
+    this.recentBytes += msg.size;
+    while (this.recent.size > RECENT_COUNT || this.recentBytes > RECENT_BYTES) {
+      const [oldest, m] = this.recent.entries().next().value as [number, Message];
+      this.recent.delete(oldest);
+      this.recentBytes -= m.size;
     }
   }
 
@@ -265,6 +299,7 @@ export class StreamQueue extends Queue {
   /** queue.delete: the log goes; delete-ok reports 0 messages for a stream, as RabbitMQ's does. */
   override destroy(): number {
     this.deleted = true;
+    this.recent.clear();
     this.log.destroy();
     const consumers = [...this.readers.keys()];
     this.readers.clear();

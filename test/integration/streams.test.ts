@@ -135,6 +135,21 @@ describe('stream queues (rabbitmq.com/streams.html)', function () {
     expect(offsets(c.got).at(-1)).to.equal(5);
   });
 
+  it('serves messages larger than what it keeps of recent reads (9 MiB bodies)', async () => {
+    const q = uniq('s-large');
+    const pub = await publisher(q);
+    const big = (fill: number) => Buffer.alloc(9 * 1024 * 1024, fill);
+    pub.sendToQueue(q, big(1));
+    pub.sendToQueue(q, big(2));
+    await pub.waitForConfirms();
+    const a = await reader(q, 1, 'first');
+    const b = await reader(q, 5, 'first');
+    await until(() => a.got.length === 1 && b.got.length === 2, 'the large messages');
+    a.ch.ack(a.got[0]!);
+    await until(() => a.got.length === 2, 'the second one after an ack');
+    expect([...a.got, ...b.got].map((m) => [m.content.length, m.content[0]])).to.deep.equal([[9437184, 1], [9437184, 2], [9437184, 1], [9437184, 2]]);
+  });
+
   it('starts at next by default; last, numeric, beyond-the-end, interval and timestamp offsets', async () => {
     const q = uniq('s-offsets');
     const pub = await publisher(q);
