@@ -294,3 +294,16 @@ test('no-properties', `${DOC}: a message published without properties comes back
   t.log('deliveries', r.got.map((m) => t.msg(m, { props: true })));
   await ch.unbindQueue(q, 'amq.fanout', '');
 });
+
+test('dead-letter-into-stream', `${DOC}: a message dead-lettered into a stream (x-death is an array: not kept; x-first-death-* are)`, async (t) => {
+  const { ch, q } = await stream(t);
+  const src = t.q('src');
+  await ch.assertQueue(src, { durable: false, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': q } });
+  ch.sendToQueue(src, Buffer.from('dl'), { headers: { h: 'v' } });
+  await ch.waitForConfirms();
+  const m = await ch.get(src, { noAck: false });
+  if (m) ch.reject(m, false);
+  const r = await reader(t, q, 10, 'first', 1);
+  t.log('delivery', r.got.map((x) => t.msg(x, { props: true })));
+  t.log('headers', r.got.map((x) => t.typedHeaders(r.ch, x)));
+});

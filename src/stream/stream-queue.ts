@@ -104,7 +104,8 @@ export class StreamQueue extends Queue {
     if (this.deleted) return EnqueueResult.Transient;
     const props = msg.properties;
     // RabbitMQ 3.10 cannot convert a decimal header to its AMQP 1.0 record: the publishing
-    // channel crashes, and its connection is closed with a bare 541.
+    // channel crashes, and its connection is closed with a bare 541. (Dead-lettered messages
+    // never get here: RabbitMQ 3.10 drops them, and so does VHost.deadLetter.)
     for (const v of Object.values(props.headers ?? {})) if (v.type === 'D') throw internalError('').withoutMethod();
     const first = !this.log.chunkOpen;
     this.log.append((offset) => {

@@ -540,8 +540,11 @@ export class VHost {
       const { message, routingKeys } = deadLetterMessage(
         entry.msg, reason, queue.name, dlxName, queue.settings.deadLetterRoutingKey, now, this.deps.nextMessageId(),
       );
-      // Cycles are cut unless a rejection happened in them (isDeadLetterCycle).
-      const admit = reason === 'rejected' ? undefined : (q: Queue) => !isDeadLetterCycle(message, q.name);
+      // Cycles are cut unless a rejection happened in them (isDeadLetterCycle). RabbitMQ 3.10
+      // drops what a queue dead-letters into a stream (rabbit_stream_queue:deliver, stateless).
+      const admit = reason === 'rejected'
+        ? (q: Queue) => !(q instanceof StreamQueue)
+        : (q: Queue) => !(q instanceof StreamQueue) && !isDeadLetterCycle(message, q.name);
       // message.routingKey is routingKeys[0]; the rest are its CC keys.
       this.publish(dlx, message, routingKeys.slice(1), admit);
     }

@@ -232,6 +232,23 @@ describe('stream queues (rabbitmq.com/streams.html)', function () {
     expect((await (await channel(await open())).checkQueue(q)).messageCount).to.equal(1);
   });
 
+  it('takes nothing a queue dead-letters into it, as RabbitMQ 3.10 (whose stream client drops it)', async () => {
+    const q = uniq('s-dlx');
+    const pub = await publisher(q);
+    const src = uniq('s-dlx-src');
+    await pub.assertQueue(src, { durable: false, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': q } });
+    pub.sendToQueue(src, Buffer.from('dl'));
+    await pub.waitForConfirms();
+    const m = await pub.get(src, { noAck: false });
+    pub.reject(m as never, false);
+    await publishEach(pub, q, ['direct']);
+    const r = await reader(q, 10, 'first');
+    await until(() => r.got.length === 1, 'the direct message');
+    await settle(r.ch, q);
+    expect(bodies(r.got)).to.deep.equal(['direct']);
+    expect((await pub.checkQueue(src)).messageCount).to.equal(0);
+  });
+
   it('basic.cancel ends a stream consumer; delete ignores if-empty and cancels the consumers', async () => {
     const q = uniq('s-cancel');
     const pub = await publisher(q);
