@@ -14,7 +14,12 @@ import { parseArgs } from 'node:util';
 import { ensureBuilt, pidListeningOn, startWarren, type RunningWarren, type WarrenLaunch } from './lib/brokers.js';
 import { awaitQuiet, processAlive } from './lib/proc.js';
 import { fmt, median } from './lib/stats.js';
-import { openAdmin, SCENARIOS, type BenchOptions, type MetricDef, type RoundOutcome, type Scenario, type Target } from './scenarios.js';
+import { LOADGEN_SCENARIOS } from './loadgen/scenarios.js';
+import { runSelfcheck } from './loadgen/selfcheck.js';
+import { brokerUsPerMessage, openAdmin, SCENARIOS as AMQPLIB_SCENARIOS, type BenchOptions, type MetricDef, type RoundOutcome, type Scenario, type Target } from './scenarios.js';
+
+/** amqplib scenarios (what users see), then the load generator's (lg-*). */
+const SCENARIOS: Scenario[] = [...AMQPLIB_SCENARIOS, ...LOADGEN_SCENARIOS];
 
 const USAGE = `Usage: npm run bench -- [options]
 
@@ -39,6 +44,9 @@ const USAGE = `Usage: npm run bench -- [options]
   --fill N           messages pre-filled for the consume scenarios (default 300000; --quick 150000)
   --connections N    connections opened by the connections scenario (default 500)
   --list             list the scenarios
+  --loadgen-selfcheck  instead of the scenarios: run each load generator role against a TCP sink
+                     and a fake broker (bench/loadgen/sink.ts), then against Warren (and --ref),
+                     and check the generator runs ≥ 3× faster against the sinks (exit 1 if not)
 
 Scenarios: ${SCENARIOS.map((s) => s.name).join(', ')}
 `;
@@ -54,6 +62,7 @@ interface Cli {
   skip: string[];
   json: string | undefined;
   markdown: boolean;
+  selfcheck: boolean;
   launch: WarrenLaunch;
   build: boolean;
   bench: BenchOptions;
@@ -68,7 +77,7 @@ function parseCli(argv: string[]): Cli | null {
       rounds: { type: 'string' }, only: { type: 'string' }, skip: { type: 'string' }, quick: { type: 'boolean' },
       json: { type: 'string' }, markdown: { type: 'boolean' }, src: { type: 'boolean' }, 'no-build': { type: 'boolean' },
       'cpu-prof': { type: 'string' }, fill: { type: 'string' }, connections: { type: 'string' }, 'max-other': { type: 'string' }, 'node-flags': { type: 'string' },
-      list: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      list: { type: 'boolean' }, 'loadgen-selfcheck': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
     },
     strict: true,
   });
@@ -108,6 +117,7 @@ function parseCli(argv: string[]): Cli | null {
     skip,
     json: values.json,
     markdown: values.markdown ?? false,
+    selfcheck: values['loadgen-selfcheck'] ?? false,
     build: !values['no-build'] && !values.src,
     launch: {
       fromSource: values.src ?? false,
@@ -184,9 +194,12 @@ async function safeRound(s: Scenario, t: Target, o: BenchOptions): Promise<Round
 }
 
 function describeRound(kind: string, r: RoundOutcome, metrics: MetricDef[]): string {
-  const figs = metrics.map((m) => `${m.key}=${fmt(r.metrics[m.key] ?? NaN)}`).join(' ');
+  const figs = metrics.map((m) => {
+    const us = brokerUsPerMessage(m, r);
+    return `${m.key}=${fmt(r.metrics[m.key] ?? NaN)}${Number.isFinite(us) ? ` (broker ${fmt(us)} µs/msg)` : ''}`;
+  }).join(' ');
   const cpu = `cpu broker ${fmt(r.brokerCpu)}% clients ${fmt(r.clientCpu)}% (max ${fmt(r.clientCpuMax)}%) other ${fmt(r.otherCpu)}%`;
-  const each = r.clients ? ` [${Object.entries(r.clients).map(([k, v]) => `${k} ${fmt(v)}%`).join(', ')}]` : '';
+  const each = r.clients ? ` [${Object.entries(r.clients).map(([k, v]) => `${k} ${fmt(v)}%${r.clientRates?.[k] !== undefined ? ` ${fmt(r.clientRates[k] as number)}/s` : ''}`).join(', ')}]` : '';
   return `    ${kind.padEnd(6)} ${figs}  ${cpu}${each}${r.problems.length ? `  PROBLEMS: ${r.problems.join('; ')}` : ''}`;
 }
 
@@ -245,13 +258,9 @@ async function runScenario(s: Scenario, cli: Cli): Promise<ScenarioResult> {
   } finally {
     if (wt?.admin) await closeTarget(wt);
     if (rt?.admin) await closeTarget(rt);
-    if (rt?.admin && s.name === 'topic-10k') {
-      // leave the reference clean: the 10k bindings go with the exchange
+    if (rt?.admin && s.teardownRef) {
       try {
-        const { admin, ch } = await openAdmin(rt.url);
-        await ch.deleteExchange('bench-topic');
-        for (let i = 0; i < 10; i++) await ch.deleteQueue(`bench-topic-${i}`);
-        await admin.close();
+        await s.teardownRef(rt.url);
       } catch {
         // best effort
       }
@@ -288,16 +297,15 @@ function summarise(results: ScenarioResult[], hasRef: boolean): SummaryRow[] {
       let target = '';
       let met: boolean | undefined;
       if (m.targetAbsolute !== undefined) {
-        target = `≤ ${m.targetAbsolute} ${m.unit}`;
-        met = Number.isFinite(w) ? w <= m.targetAbsolute : false;
+        const higher = m.better === 'higher';
+        target = `${higher ? '≥' : '≤'} ${fmt(m.targetAbsolute)} ${m.unit}`;
+        met = Number.isFinite(w) ? (higher ? w >= m.targetAbsolute : w <= m.targetAbsolute) : false;
       } else if (m.targetRatio !== undefined) {
         target = `${m.better === 'higher' ? '≥' : '≤'} ${m.targetRatio}×`;
         if (hasRef && Number.isFinite(ratio)) met = m.better === 'higher' ? ratio >= m.targetRatio : ratio <= m.targetRatio;
         else met = hasRef ? false : undefined;
       }
-      const perMsg = (rs: RoundOutcome[]) => (/\/s$/.test(m.unit) && m.unit !== 'conn/s'
-        ? median(rs.map((x) => (x.brokerCpu * 10000) / (x.metrics[m.key] ?? NaN)))
-        : NaN);
+      const perMsg = (rs: RoundOutcome[]) => median(rs.map((x) => brokerUsPerMessage(m, x)));
       rows.push({
         scenario: r.name, metric: m, warren: w, ref: f, ratio, target, met,
         cpu: { warren: cpuOf(r.rounds.warren), ref: cpuOf(r.rounds.ref) },
@@ -308,6 +316,15 @@ function summarise(results: ScenarioResult[], hasRef: boolean): SummaryRow[] {
   return rows;
 }
 
+/** Issue 19: broker CPU per message at most one fifth of the reference's in every throughput scenario. */
+const CPU_PER_MSG_TARGET = 0.2;
+
+function cpuPerMsgRatio(r: SummaryRow): string {
+  const q = r.brokerUsPerMsg.warren / r.brokerUsPerMsg.ref;
+  if (!Number.isFinite(q)) return '—';
+  return `${q.toFixed(2)}× ${q <= CPU_PER_MSG_TARGET ? 'yes' : 'NO'}`;
+}
+
 function cpuText(c: [number, number, number, number]): string {
   if (!Number.isFinite(c[0]) && !Number.isFinite(c[1])) return '—';
   const bound = c[2] >= 85 ? ' client-bound?' : '';
@@ -315,7 +332,7 @@ function cpuText(c: [number, number, number, number]): string {
 }
 
 function printTable(rows: SummaryRow[], refName: string, markdown: boolean): string {
-  const header = ['scenario', 'metric', 'Warren', refName, 'ratio', 'target', 'met', `Warren CPU% broker / clients (max)`, `${refName} CPU% broker / clients (max)`, 'broker µs/msg W / R', 'other CPU% W / R'];
+  const header = ['scenario', 'metric', 'Warren', refName, 'ratio', 'target', 'met', `Warren CPU% broker / clients (max)`, `${refName} CPU% broker / clients (max)`, 'broker µs/msg W / R', `µs/msg W÷R (≤ ${CPU_PER_MSG_TARGET})`, 'other CPU% W / R'];
   const body = rows.map((r) => [
     r.scenario,
     `${r.metric.label} (${r.metric.unit})`,
@@ -327,6 +344,7 @@ function printTable(rows: SummaryRow[], refName: string, markdown: boolean): str
     cpuText(r.cpu.warren),
     cpuText(r.cpu.ref),
     Number.isFinite(r.brokerUsPerMsg.warren) ? `${fmt(r.brokerUsPerMsg.warren)} / ${fmt(r.brokerUsPerMsg.ref)}` : '—',
+    cpuPerMsgRatio(r),
     Number.isFinite(r.cpu.warren[3]) ? `${fmt(r.cpu.warren[3])} / ${fmt(r.cpu.ref[3])}` : '—',
   ]);
   if (markdown) {
@@ -352,6 +370,11 @@ async function main(): Promise<void> {
     cli.refPid = pidListeningOn(Number(new URL(cli.ref).port || 5672));
     if (!cli.refPid) log(`warning: no pid found listening on ${cli.ref}; its CPU and memory are not measured (pass --ref-pid)`);
   }
+  if (cli.selfcheck) {
+    const ok = await runSelfcheck({ launch: cli.launch, bench: cli.bench, ref: cli.ref, refPid: cli.refPid, refName: cli.refName, rounds: cli.rounds, markdown: cli.markdown, json: cli.json, log });
+    rmSync(cli.launch.logDir, { recursive: true, force: true });
+    process.exit(ok ? 0 : 1);
+  }
   const selected = SCENARIOS.filter((s) => (cli.only.length === 0 || cli.only.includes(s.name)) && !cli.skip.includes(s.name));
   const started = Date.now();
   log(`bench: ${selected.length} scenarios, ${cli.rounds} round(s), warm-up ${cli.bench.warmup} s + ${cli.bench.duration} s; ` +
@@ -371,6 +394,7 @@ async function main(): Promise<void> {
   if (problems.length) process.stdout.write(`\nProblems:\n${problems.map((p) => `  - ${p}`).join('\n')}\n`);
   process.stdout.write(`\nCPU% is of one core over the measured window (2 cores = 200%); "client-bound?" marks a client process at ≥ 85%;\n` +
     `"broker µs/msg" is broker CPU time per message (per delivery for fanout): efficiency whatever the clients manage;\n` +
+    `"µs/msg W÷R" is Warren's over the reference's (issue 19: ≤ ${CPU_PER_MSG_TARGET} in every throughput scenario);\n` +
     `"other" is the rest of the machine's busy time in the window (other processes: noise).\n` +
     `Medians of ${cli.rounds} round(s); ran ${elapsed.toFixed(0)} s.\n`);
   if (cli.json) {

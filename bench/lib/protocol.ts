@@ -3,9 +3,23 @@
  * (bench/worker.ts), sent over the Node IPC channel.
  */
 
+/**
+ * Which client runs a role: amqplib (bench/worker.ts, what users see) or the load generator
+ * (bench/loadgen/worker.ts: pre-encoded frames, batched writes).
+ */
+export type Engine = 'amqplib' | 'loadgen';
+
 /** A publisher: fixed-size bodies to one exchange, at full speed, paced, or with confirms. */
 export interface PublishSpec {
   role: 'publish';
+  /** Default amqplib. */
+  engine?: Engine;
+  /** Load generator only: publisher connections in this process (default 1). */
+  connections?: number;
+  /** Load generator only: about this many octets per socket write (default 64 KiB). */
+  batchBytes?: number;
+  /** Load generator only: no handshake, for a TCP sink that only reads. */
+  raw?: boolean;
   url: string;
   exchange: string;
   /** One routing key, or 'topic10k' to cycle through keys t.0.e … t.9999.e. */
@@ -28,12 +42,19 @@ export interface PublishSpec {
   maxMessages: number;
   /** Publish this many and report 'filled' (queue pre-fill), instead of waiting for marks. */
   fill: number;
+  /**
+   * Give each message a unique `x-deduplication-header`: offset + its number (the dedup-1m
+   * scenario; absent: no headers).
+   */
+  dedupHeaders?: { offset: number };
   brokerPid: number;
 }
 
 /** A consumer on one channel with one consumer per queue. */
 export interface ConsumeSpec {
   role: 'consume';
+  /** Default amqplib. */
+  engine?: Engine;
   url: string;
   queues: string[];
   noAck: boolean;

@@ -19,7 +19,8 @@ export class WorkerHandle {
   ready = false;
 
   constructor(readonly spec: WorkerSpec, readonly name: string) {
-    this.proc = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'worker.ts')], {
+    const script = 'engine' in spec && spec.engine === 'loadgen' ? join(ROOT, 'bench', 'loadgen', 'worker.ts') : join(ROOT, 'bench', 'worker.ts');
+    this.proc = spawn(process.execPath, ['--import', 'tsx', script], {
       cwd: ROOT,
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       env: { ...process.env, BENCH_WORKER: JSON.stringify(spec) },
