@@ -105,9 +105,10 @@ async function publisher(s: PublishSpec): Promise<void> {
       content.writeBigUInt64BE(process.hrtime.bigint(), 0);
     }
     const key = keys.length === 1 ? (keys[0] as string) : (keys[published % keys.length] as string);
+    const opts = s.dedupHeaders ? { ...options, headers: { 'x-deduplication-header': s.dedupHeaders.offset + published } } : options;
     published++;
-    if (s.confirmWindow > 0) return confirmCh.publish(s.exchange, key, content, options, onConfirm);
-    return ch.publish(s.exchange, key, content, options);
+    if (s.confirmWindow > 0) return confirmCh.publish(s.exchange, key, content, opts, onConfirm);
+    return ch.publish(s.exchange, key, content, opts);
   };
 
   const pump = (): void => {
@@ -198,7 +199,7 @@ async function consumer(s: ConsumeSpec): Promise<void> {
   // Drain mode: a first mark at subscription (CPU is measured from here, the rate from the
   // 5% mark: a no-ack broker may have written everything before the consumer has read 5%).
   if (s.expect > 0) send({ ev: 'mark', sample: sample(0, s.brokerPid) });
-  for (const q of s.queues) await ch.consume(q, onMessage, { noAck: s.noAck });
+  for (const q of s.queues) await ch.consume(q, onMessage, { noAck: s.noAck, arguments: s.arguments });
 
   let progress: NodeJS.Timeout | undefined;
   if (s.progress) {

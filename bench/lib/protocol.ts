@@ -42,6 +42,11 @@ export interface PublishSpec {
   maxMessages: number;
   /** Publish this many and report 'filled' (queue pre-fill), instead of waiting for marks. */
   fill: number;
+  /**
+   * Give each message a unique `x-deduplication-header`: offset + its number (the dedup-1m
+   * scenario; absent: no headers).
+   */
+  dedupHeaders?: { offset: number };
   brokerPid: number;
 }
 
@@ -63,6 +68,8 @@ export interface ConsumeSpec {
   /** Send 'progress' every few ms (closed-loop publishers). */
   progress: boolean;
   brokerPid: number;
+  /** basic.consume arguments (x-stream-offset for streams). */
+  arguments?: Record<string, unknown>;
 }
 
 /** Opens many connections (and then a channel on each) and measures the broker's RSS. */

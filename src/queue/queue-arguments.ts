@@ -2,6 +2,7 @@ import { preconditionFailed } from '../errors.js';
 import { formatParts } from '../erlang/pretty.js';
 import { atom, int, tuple } from '../erlang/term.js';
 import { fieldInteger, fieldTypeName, type FieldTable, type FieldValue } from '../frame/field-table.js';
+import { parseStreamArguments, STREAM_ONLY_ARGS } from '../stream/stream-arguments.js';
 
 /** RabbitMQ 3.10's largest TTL / expiry value in ms (rabbit_misc:check_expiry: ten years). */
 const MAX_EXPIRY_TIMER = 315_360_000_000;
@@ -21,8 +22,34 @@ export interface QueueSettings {
   overflow: Overflow;
   maxPriority: number | undefined;
   singleActiveConsumer: boolean;
-  queueType: 'classic' | 'quorum';
+  queueType: 'classic' | 'quorum' | 'stream';
   deliveryLimit: number | undefined;
+  /** Streams: x-max-age in ms (src/stream). */
+  maxAge?: number | undefined;
+  /** Streams: x-stream-max-segment-size-bytes. */
+  streamMaxSegmentSizeBytes?: number | undefined;
+  /**
+   * x-message-deduplication (the message-deduplication plugin's queue argument): any value but
+   * false turns it on, as the plugin reads it; classic queues only (the plugin's backing-queue
+   * hook never sees quorum queues). Declared only: policies do not change it.
+   */
+  deduplication?: boolean;
+  /** x-last-value-key and x-last-value-version (Warren's versioned last-value queues). */
+  lastValue?: LastValueSettings;
+}
+
+export interface LastValueSettings {
+  /** The header whose value identifies what a message is the last value of. */
+  keyHeader: string;
+  /** The header holding a message's version (a number), if versions are checked. */
+  versionHeader: string | undefined;
+}
+
+/** A header name argument: a non-empty longstr. */
+function headerName(v: FieldValue): string {
+  const s = longstr(v);
+  if (s === '') throw new ArgError('empty_header_name');
+  return s;
 }
 
 class ArgError {
@@ -79,6 +106,16 @@ export function parseQueueArguments(args: FieldTable, resource: string): QueueSe
       throw err;
     }
   };
+  // rabbit_amqqueue:check_declare_arguments checks x-queue-type first, then the type's own arguments.
+  check('x-queue-type', (v) => {
+    const s = longstr(v);
+    if (s !== 'classic' && s !== 'quorum' && s !== 'stream') throw new ArgError(`"unsupported queue type '${s}'"`);
+    settings.queueType = s;
+  });
+  if (settings.queueType === 'stream') {
+    const stream = parseStreamArguments(args, resource);
+    return { ...settings, maxLengthBytes: stream.maxLengthBytes, maxAge: stream.maxAge, streamMaxSegmentSizeBytes: stream.maxSegmentSizeBytes };
+  }
   check('x-expires', (v) => {
     const n = intValue(v);
     if (n === 0) throw new ArgError('{value_zero,0}');
@@ -107,12 +144,15 @@ export function parseQueueArguments(args: FieldTable, resource: string): QueueSe
     if (s !== 'default' && s !== 'lazy') throw new ArgError(`"unsupported queue mode '${s}'"`);
   });
   check('x-single-active-consumer', (v) => (settings.singleActiveConsumer = bool(v)));
-  check('x-queue-type', (v) => {
-    const s = longstr(v);
-    if (s !== 'classic' && s !== 'quorum') throw new ArgError(`"unsupported queue type '${s}'"`);
-    settings.queueType = s;
-  });
   check('x-delivery-limit', (v) => (settings.deliveryLimit = nonNegInt(v)));
+  const dedup = args['x-message-deduplication'];
+  if (dedup !== undefined && !(dedup.type === 't' && !dedup.value) && settings.queueType === 'classic') settings.deduplication = true;
+  check('x-last-value-key', (v) => (settings.lastValue = { keyHeader: headerName(v), versionHeader: undefined }));
+  check('x-last-value-version', (v) => {
+    const name = headerName(v);
+    if (settings.lastValue === undefined) throw new ArgError('version_but_no_key_defined');
+    settings.lastValue.versionHeader = name;
+  });
   const [unsupported, typeName] = settings.queueType === 'quorum'
     ? [QUORUM_UNSUPPORTED, 'rabbit_quorum_queue']
     : [CLASSIC_UNSUPPORTED, 'rabbit_classic_queue'];
@@ -123,8 +163,8 @@ export function parseQueueArguments(args: FieldTable, resource: string): QueueSe
 }
 
 /** Arguments each RabbitMQ 3.10 queue type refuses (its capabilities' unsupported args). */
-const QUORUM_UNSUPPORTED = ['x-max-priority', 'x-queue-mode'];
-const CLASSIC_UNSUPPORTED = ['x-delivery-limit', 'x-max-in-memory-length', 'x-max-in-memory-bytes'];
+const QUORUM_UNSUPPORTED = ['x-max-priority', 'x-queue-mode', ...STREAM_ONLY_ARGS];
+const CLASSIC_UNSUPPORTED = ['x-delivery-limit', 'x-max-in-memory-length', 'x-max-in-memory-bytes', ...STREAM_ONLY_ARGS];
 
 /** basic.consume's x-priority (rabbit_amqqueue:check_consume_arguments). */
 export function parseConsumerPriority(args: FieldTable, resource: string): number {

@@ -19,11 +19,14 @@ import { NO_POLICY, type Policy, type PolicyKind, type PolicyMatch } from '../po
 import { PolicyTable, type PolicyTarget } from '../policy/policy-table.js';
 import { effectiveAlternateExchange, effectiveQueueSettings } from '../policy/queue-settings.js';
 import { BindingTable, type Binding } from './binding-table.js';
+import { dedupSpace, hasDiskCache, persistDedupCache } from './dedup-persistence.js';
 import { DelayedMessages } from './delayed-messages.js';
 import { assertArgsEquivalent, assertFieldEquivalent } from './equivalence.js';
 import { Exchange, isExchange, type Destination, type ExchangeOptions } from './exchange.js';
 import { defaultVHostMetadata, type VHostMetadata } from './vhost-metadata.js';
 import { NO_LIMITS, queueLimitError, type VHostLimits } from './vhost-limits.js';
+import { checkStreamDeclare, STREAM_EQUIVALENCE_KEYS } from '../stream/stream-arguments.js';
+import { StreamQueue } from '../stream/stream-queue.js';
 
 export type { Binding } from './binding-table.js';
 
@@ -37,6 +40,11 @@ export interface Published {
   durable: boolean;
   /** Some queue refused it (x-overflow=reject-publish or reject-publish-dlx). */
   rejected: boolean;
+  /**
+   * An x-message-deduplication exchange held it back as a duplicate: queues may be empty, yet
+   * it is not unroutable (no basic.return) and is confirmed.
+   */
+  duplicate?: boolean;
 }
 
 /**
@@ -203,6 +211,7 @@ export class VHost {
     const type = this.deps.exchangeTypes.get(options.type);
     if (!type) throw new Error(`exchange type ${options.type} is not registered`);
     const x = new Exchange(this.name, type, options);
+    if (hasDiskCache(x)) persistDedupCache(x, this.deps.metadata, this.deps.clock);
     this.exchanges.set(x.name, x);
     this.applyExchangePolicies(x, this.policies.match(EXCHANGE_TARGET, x.name));
     return x;
@@ -225,6 +234,7 @@ export class VHost {
     for (const b of this.bindings.from(x)) this.removeBinding(b);
     for (const b of this.bindings.to(x)) this.removeBinding(b);
     if (x.durable) this.deps.metadata.deleteExchange(this.name, x.name);
+    if (hasDiskCache(x)) this.deps.metadata.deleteStateSpace(dedupSpace(this.name, x.name));
   }
 
   // ---- queues -------------------------------------------------------------------------------
@@ -257,7 +267,8 @@ export class VHost {
     let name = d.name;
     if (name === '') {
       // rabbit_amqqueue:is_server_named_allowed, before any permission check.
-      if (queueTypeOf(d.arguments) === 'quorum') throw preconditionFailed('Cannot declare a server-named queue for type rabbit_quorum_queue');
+      const type = queueTypeOf(d.arguments);
+      if (type === 'quorum' || type === 'stream') throw preconditionFailed(`Cannot declare a server-named queue for type rabbit_${type}_queue`);
       name = `amq.gen-${randomBytes(16).toString('base64url')}`;
     }
     else if (name.startsWith('amq.')) throw accessRefused(`queue name '${name}' contains reserved prefix 'amq.*'`);
@@ -273,7 +284,7 @@ export class VHost {
       const rs = this.rs('queue', name);
       assertFieldEquivalent('durable', existing.durable, durable, rs);
       assertFieldEquivalent('auto_delete', existing.autoDelete, d.autoDelete, rs);
-      assertArgsEquivalent(existing.arguments, d.arguments, rs, QUEUE_EQUIVALENCE_KEYS);
+      assertArgsEquivalent(existing.arguments, d.arguments, rs, existing instanceof StreamQueue ? STREAM_EQUIVALENCE_KEYS : QUEUE_EQUIVALENCE_KEYS);
       // x-queue-type is compared with a missing value standing for 'classic'.
       if (queueTypeOf(existing.arguments) !== queueTypeOf(d.arguments)) {
         assertArgsEquivalent(existing.arguments, d.arguments, rs, ['x-queue-type']);
@@ -301,6 +312,7 @@ export class VHost {
       if (d.exclusive) throw preconditionFailed(`invalid property 'exclusive-owner' for ${rs}`);
       if (d.autoDelete) throw preconditionFailed(`invalid property 'auto-delete' for ${rs}`);
     }
+    if (settings.queueType === 'stream') checkStreamDeclare(d, settings, rs);
     const q = this.createQueue({ name, durable, exclusiveOwner: d.exclusive ? d.owner : null, autoDelete: d.autoDelete, arguments: d.arguments, settings });
     this.deps.churn.queuesCreated++;
     if (durable) this.deps.metadata.putQueue({ vhost: this.name, name, durable: true, autoDelete: d.autoDelete, arguments: encodeTable(d.arguments) });
@@ -336,7 +348,7 @@ export class VHost {
     const match = this.policies.match(queueTarget(settings), options.name);
     // Resolved even without a policy: a quorum queue turns reject-publish-dlx into drop-head.
     const effective = effectiveQueueSettings(settings, options.arguments, match);
-    const q = new Queue({ ...options, vhost: this.name, settings, effective }, this.queueDeps);
+    const q = new (settings.queueType === 'stream' ? StreamQueue : Queue)({ ...options, vhost: this.name, settings, effective }, this.queueDeps);
     this.queues.set(q.name, q);
     if (match !== NO_POLICY) this.applied.set(q, match);
     return q;
@@ -346,6 +358,8 @@ export class VHost {
     const q = this.queues.get(name);
     if (!q) return 0;
     this.checkExclusive(q, owner);
+    // A stream's delete ignores if-unused and if-empty (rabbit_stream_queue:delete/4).
+    if (q instanceof StreamQueue) return this.removeQueue(q);
     if (ifUnused && q.consumerCount > 0) throw preconditionFailed(`${this.rs('queue', name)} in use`);
     if (ifEmpty && q.messageCount > 0) throw preconditionFailed(`${this.rs('queue', name)} not empty`);
     return this.removeQueue(q);
@@ -538,8 +552,11 @@ export class VHost {
       const { message, routingKeys } = deadLetterMessage(
         entry.msg, reason, queue.name, dlxName, queue.settings.deadLetterRoutingKey, now, this.deps.nextMessageId(),
       );
-      // Cycles are cut unless a rejection happened in them (isDeadLetterCycle).
-      const admit = reason === 'rejected' ? undefined : (q: Queue) => !isDeadLetterCycle(message, q.name);
+      // Cycles are cut unless a rejection happened in them (isDeadLetterCycle). RabbitMQ 3.10
+      // drops what a queue dead-letters into a stream (rabbit_stream_queue:deliver, stateless).
+      const admit = reason === 'rejected'
+        ? (q: Queue) => !(q instanceof StreamQueue)
+        : (q: Queue) => !(q instanceof StreamQueue) && !isDeadLetterCycle(message, q.name);
       // message.routingKey is routingKeys[0]; the rest are its CC keys.
       this.publish(dlx, message, routingKeys.slice(1), admit);
     }
@@ -554,7 +571,12 @@ export class VHost {
    * accepts, when given).
    */
   publish(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined, admit?: (q: Queue) => boolean): Published {
-    return this.offer(msg.withoutBcc(), this.routeMessage(exchange, msg, ccRoutingKeys), admit);
+    const input = routingInput(msg, ccRoutingKeys);
+    const queues = new Set<Queue>();
+    this.route(exchange, input, queues);
+    const published = this.offer(msg.withoutBcc(), queues, admit);
+    if (input.duplicates !== undefined && queues.size === 0) published.duplicate = true;
+    return published;
   }
 
   /**
@@ -562,17 +584,14 @@ export class VHost {
    * (offer). As in rabbit_exchange:route, the default exchange names queues by the routing keys
    * without looking them up, so a queue declared before the commit still gets the message.
    */
-  routeNames(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined): string[] {
+  routeNames(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined, routed?: { duplicate?: boolean }): string[] {
     if (exchange === this.defaultExchange) return [...new Set([msg.routingKey, ...(ccRoutingKeys ?? [])])];
-    return [...this.routeMessage(exchange, msg, ccRoutingKeys)].map((q) => q.name);
-  }
-
-  /** The queues msg reaches through exchange by its routing key, ccRoutingKeys, headers and properties. */
-  private routeMessage(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined): Set<Queue> {
-    const properties = msg.properties;
+    const input = routingInput(msg, ccRoutingKeys);
     const queues = new Set<Queue>();
-    this.route(exchange, { routingKey: msg.routingKey, ccRoutingKeys, headers: properties.headers, properties: properties as Record<string, unknown> }, queues);
-    return queues;
+    this.route(exchange, input, queues);
+    // A deduplication exchange held it back (routed.duplicate): it is not returned at commit.
+    if (input.duplicates !== undefined && queues.size === 0 && routed) routed.duplicate = true;
+    return [...queues].map((q) => q.name);
   }
 
   /**
@@ -607,7 +626,8 @@ export class VHost {
       const before = out.size;
       if (exchange === this.defaultExchange) this.routeDefault(input, out);
       else exchange.router.route(input, out as Set<Destination>);
-      if (out.size > before || exchange.alternateExchange === undefined) return;
+      // A duplicate held back by x-message-deduplication goes to no alternate exchange.
+      if (out.size > before || exchange.alternateExchange === undefined || input.duplicates !== undefined) return;
     }
     const visited = new Set<Exchange>();
     const pending: Exchange[] = [exchange];
@@ -616,9 +636,11 @@ export class VHost {
       if (visited.has(x)) continue;
       visited.add(x);
       dests.clear();
+      const duplicates = input.duplicates;
       if (x === this.defaultExchange) this.routeDefault(input, dests);
       else x.router.route(input, dests);
       if (dests.size === 0) {
+        if (input.duplicates !== duplicates) continue;
         const aeName = x.alternateExchange;
         const ae = aeName !== undefined ? this.exchanges.get(aeName) : undefined;
         if (ae) pending.push(ae);
@@ -630,6 +652,12 @@ export class VHost {
       }
     }
   }
+}
+
+/** What the exchanges route msg by: its routing key, ccRoutingKeys, headers (BCC included) and properties. */
+function routingInput(msg: Message, ccRoutingKeys: string[] | undefined): RoutingInput {
+  const properties = msg.properties;
+  return { routingKey: msg.routingKey, ccRoutingKeys, headers: properties.headers, properties: properties as Record<string, unknown> };
 }
 
 const EXCHANGE_TARGET: PolicyTarget = { kind: 'exchange' };
