@@ -204,4 +204,5 @@ for (const r of rows) {
 if (problems.length) out.push('', 'Problems:', ...problems.map((p) => `- ${p}`));
 process.stdout.write(`${out.join('\n')}\n`);
 if (values.json) writeFileSync(values.json, JSON.stringify({ rows, problems, details: json }, null, 2));
-process.exitCode = problems.length ? 1 : 0;
+// Exit explicitly: tsx's esbuild service or a client's timer must not keep the bench alive.
+process.exit(problems.length ? 1 : 0);
