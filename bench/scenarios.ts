@@ -3,7 +3,9 @@
  * amqplib clients in separate worker processes (bench/worker.ts) and returns its figures plus
  * the CPU used by the broker and by the clients over the measured window.
  */
+import { execFileSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import amqp from 'amqplib';
 import type { Channel, ChannelModel } from 'amqplib';
 import { processCpuMs, systemBusyMs } from './lib/proc.js';
@@ -476,6 +478,111 @@ const topic: Scenario = {
   },
 };
 
+// ---- deduplication exchange ----------------------------------------------------------------
+
+const DEDUP_ENTRIES = 1_000_000;
+
+/** Waits (at most maxMs) until the broker process used under 5 % of a core over 300 ms. */
+async function brokerIdle(pid: number, maxMs: number): Promise<void> {
+  const deadline = Date.now() + maxMs;
+  for (;;) {
+    const a = processCpuMs(pid);
+    const t0 = Date.now();
+    await sleep(300);
+    if (((processCpuMs(pid) - a) * 100) / (Date.now() - t0) < 5 || Date.now() >= deadline) return;
+  }
+}
+
+/** bench/dedup-memory.ts in a Node of its own (it needs --expose-gc): heap bytes per cache entry. */
+function dedupMemory(entries: number): { bytesPerEntry: number; stringKeyBytesPerEntry: number } {
+  const script = fileURLToPath(new URL('./dedup-memory.ts', import.meta.url));
+  const out = execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', script, String(entries)], { encoding: 'utf8' });
+  return JSON.parse(out.trim().split('\n').pop() as string) as { bytesPerEntry: number; stringKeyBytesPerEntry: number };
+}
+
+/**
+ * Issue 16: publishing through an x-message-deduplication exchange whose cache is full
+ * (1,000,000 entries: every publish inserts one and evicts the oldest) costs at most 1.5× a plain
+ * fanout exchange. Same publisher, same messages (16 B, a unique integer x-deduplication-header
+ * each), one bound queue capped by x-max-length so the queue costs the same in both; two
+ * windows of each, alternating, each after the broker went idle; the rate is the publisher's (open loop: TCP holds it to what the broker takes). The cache's memory per
+ * entry comes from a dedicated measurement (bench/dedup-memory.ts: the same DedupCache, heap
+ * between full collections), as the broker's RSS moves with its garbage. Warren only: RabbitMQ
+ * 3.10 has no such exchange without the community plugin.
+ */
+const dedup: Scenario = {
+  name: 'dedup-1m',
+  title: 'x-message-deduplication, full 1,000,000-entry cache, vs fanout: 1 publisher, 16 B, unique header each, 1 queue (x-max-length 10000)',
+  metrics: [
+    { key: 'dedupRate', label: 'publish via dedup exchange (cache full)', unit: 'msg/s', better: 'higher' },
+    { key: 'fanoutRate', label: 'publish via fanout, same messages', unit: 'msg/s', better: 'higher' },
+    { key: 'cost', label: 'dedup cost (fanout rate / dedup rate)', unit: '×', better: 'lower', targetAbsolute: 1.5 },
+    { key: 'dedupUs', label: 'broker CPU per message via dedup', unit: 'µs', better: 'lower' },
+    { key: 'fanoutUs', label: 'broker CPU per message via fanout', unit: 'µs', better: 'lower' },
+    { key: 'cpuCost', label: 'dedup CPU cost (µs per message, dedup / fanout)', unit: '×', better: 'lower', targetAbsolute: 1.5 },
+    { key: 'bytesPerEntry', label: 'cache heap per entry (integer header)', unit: 'B', better: 'lower' },
+    { key: 'stringBytesPerEntry', label: 'cache heap per entry (36-char string header)', unit: 'B', better: 'lower' },
+  ],
+  runsOnRef: false,
+  async round(t, o) {
+    const dedupEx = 'bench-dedup';
+    const fanoutEx = 'bench-dedup-fanout';
+    const queue = 'bench-dedup-q';
+    await t.ch.deleteExchange(dedupEx);
+    await t.ch.assertExchange(dedupEx, 'x-message-deduplication', { durable: false, arguments: { 'x-cache-size': DEDUP_ENTRIES } });
+    await t.ch.assertExchange(fanoutEx, 'fanout', { durable: false });
+    await t.ch.deleteQueue(queue);
+    await t.ch.assertQueue(queue, { durable: false, arguments: { 'x-max-length': 10000 } });
+    await t.ch.bindQueue(queue, dedupEx, '');
+    await t.ch.bindQueue(queue, fanoutEx, '');
+    const problems: string[] = [];
+    // Fill the cache: DEDUP_ENTRIES unique values.
+    const [filler] = spawnWorkers([publishSpec(t, { exchange: dedupEx, fill: DEDUP_ENTRIES, confirmWindow: 1000, dedupHeaders: { offset: 0 } })]) as [WorkerHandle];
+    try {
+      await allReady([filler]);
+      filler.send({ cmd: 'start' });
+      await filler.until(() => filler.filled >= 0, 600000, 'the cache to fill');
+    } catch (err) {
+      problems.push(`fill: ${(err as Error).message}`);
+    }
+    await stopAll([filler]);
+    problems.push(...workerProblems([filler]));
+    // Measured: fanout, dedup (new values through the full cache), fanout, dedup — each after the
+    // broker went idle, so neither kind pays for the garbage of the fill or of the other (a
+    // major collection of a heap holding the cache lands in whichever window comes first).
+    const windows: Record<'dedup' | 'fanout', WindowRun[]> = { dedup: [], fanout: [] };
+    let offset = DEDUP_ENTRIES;
+    for (const kind of ['fanout', 'dedup', 'fanout', 'dedup'] as const) {
+      await brokerIdle(t.pid, 10000);
+      const run = await windowRun(t, o, [publishSpec(t, { exchange: kind === 'dedup' ? dedupEx : fanoutEx, dedupHeaders: { offset } })], [], false);
+      offset += run.publishers[0]?.result?.total ?? 0;
+      windows[kind].push(run);
+    }
+    const rates = (runs: WindowRun[]) => runs.map((r) => rateOf(r.publishers[0]?.marks ?? []));
+    const mean = (xs: number[]) => sum(xs) / xs.length;
+    const dedupRate = mean(rates(windows.dedup));
+    const fanoutRate = mean(rates(windows.fanout));
+    // Broker CPU (% of one core) per message: µs, over both windows of a kind.
+    const usPerMessage = (runs: WindowRun[]) => (mean(runs.map((r) => r.brokerCpu)) * 1e4) / mean(rates(runs));
+    const dedupUs = usPerMessage(windows.dedup);
+    const fanoutUs = usPerMessage(windows.fanout);
+    const viaDedup = windows.dedup[0]!;
+    const memory = dedupMemory(DEDUP_ENTRIES);
+    await t.ch.deleteQueue(queue);
+    await t.ch.deleteExchange(dedupEx);
+    await t.ch.deleteExchange(fanoutEx);
+    const run = { ...viaDedup, problems: [...problems, ...[...windows.dedup, ...windows.fanout].flatMap((r) => r.problems)] };
+    return {
+      ...outcome(run, {
+        dedupRate, fanoutRate, cost: fanoutRate / dedupRate, dedupUs, fanoutUs, cpuCost: dedupUs / fanoutUs,
+        bytesPerEntry: memory.bytesPerEntry, stringBytesPerEntry: memory.stringKeyBytesPerEntry,
+      }),
+      // Each rate over its own windows' broker CPU (the round's CPU columns are the first dedup window's).
+      brokerUsPerMsg: { dedupRate: dedupUs, fanoutRate: fanoutUs },
+    };
+  },
+};
+
 // ---- connections, listen ---------------------------------------------------------------------
 
 const connections: Scenario = {
@@ -552,6 +659,7 @@ export const SCENARIOS: Scenario[] = [
   latency,
   fanout,
   topic,
+  dedup,
 ];
 
 /** Opens the orchestrator's admin connection to a broker. */

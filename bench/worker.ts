@@ -105,9 +105,10 @@ async function publisher(s: PublishSpec): Promise<void> {
       content.writeBigUInt64BE(process.hrtime.bigint(), 0);
     }
     const key = keys.length === 1 ? (keys[0] as string) : (keys[published % keys.length] as string);
+    const opts = s.dedupHeaders ? { ...options, headers: { 'x-deduplication-header': s.dedupHeaders.offset + published } } : options;
     published++;
-    if (s.confirmWindow > 0) return confirmCh.publish(s.exchange, key, content, options, onConfirm);
-    return ch.publish(s.exchange, key, content, options);
+    if (s.confirmWindow > 0) return confirmCh.publish(s.exchange, key, content, opts, onConfirm);
+    return ch.publish(s.exchange, key, content, opts);
   };
 
   const pump = (): void => {

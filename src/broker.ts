@@ -33,6 +33,8 @@ import { PolicyOperations } from './policy/policy-operations.js';
 import { GlobalParameters } from './parameters/global-parameters.js';
 import { RuntimeParameters } from './parameters/runtime-parameters.js';
 import { VHostLimitOperations } from './parameters/vhost-limits.js';
+import { SHOVEL_COMPONENT } from './shovel/shovel-parameters.js';
+import { Shovels } from './shovel/shovels.js';
 import type { Faults } from './testing/faults.js';
 import type { Inspector } from './testing/inspect.js';
 import { createToolkit, type Toolkit } from './testing/toolkit.js';
@@ -82,6 +84,8 @@ export class Broker implements BrokerContext, PrometheusSource {
   readonly tracing: Tracing;
   /** Runtime parameters per vhost (vhost-limits, operator policies as parameters): /api/parameters. */
   readonly parameters: RuntimeParameters;
+  /** Dynamic shovels (src/shovel): the `shovel` runtime parameter component, /api/shovels. */
+  readonly shovels: Shovels;
   /** Vhost limits (max-connections, max-queues) one at a time: /api/vhost-limits. */
   readonly vhostLimits: VHostLimitOperations;
   /** Global parameters, the cluster name and the internal cluster id: /api/global-parameters, /api/cluster-name. */
@@ -149,13 +153,13 @@ export class Broker implements BrokerContext, PrometheusSource {
     this.disk = this.config.dataDir
       ? new DiskMonitor(this.clock, this.log, this.config.dataDir, this.config.diskFreeLimit, (alarmed) => this.diskChecked(alarmed), freeDiskSpace)
       : undefined;
-    this.exchangeTypes = defaultExchangeTypes();
+    this.exchangeTypes = defaultExchangeTypes(() => this.clock.now());
     this.vhostDeps = {
       log: this.log,
       clock: this.clock,
       exchangeTypes: this.exchangeTypes,
       metadata: this.store.metadata,
-      queueDeps: { log: this.log, clock: this.clock, store: this.store.messages, memoryWindow: this.config.queueMemoryWindow, transientPaging, hooks: this.hooks },
+      queueDeps: { log: this.log, clock: this.clock, store: this.store.messages, memoryWindow: this.config.queueMemoryWindow, transientPaging, hooks: this.hooks, state: this.store.metadata },
       nextMessageId: () => this.nextMessageId(),
       churn: this.metrics.churn,
     };
@@ -170,6 +174,14 @@ export class Broker implements BrokerContext, PrometheusSource {
     this.policies = new PolicyOperations(this.vhosts, this.store.metadata, this.log);
     this.parameters = new RuntimeParameters({ vhosts: this.vhosts, metadata: this.store.metadata, policies: this.policies, log: this.log });
     this.vhostLimits = new VHostLimitOperations(this.parameters, this.vhosts);
+    this.shovels = new Shovels({
+      clock: this.clock,
+      log: this.log.child({ component: 'shovel' }),
+      node: () => this.identity.node,
+      clusterName: () => this.identity.cluster,
+      clearParameter: (vhost, name) => this.parameters.delete(SHOVEL_COMPONENT, vhost, name),
+    });
+    this.parameters.register(SHOVEL_COMPONENT, this.shovels);
     this.onVhostDeleted((name) => this.parameters.vhostDeleted(name));
     this.management = new ManagementServer(this, { auth: this.access, stats: metricsStats(this.metrics, this.vhosts), fallback: uiFiles() });
     this.recover();
@@ -521,6 +533,8 @@ export class Broker implements BrokerContext, PrometheusSource {
       this.server?.close();
       throw err;
     }
+    // Shovels (recovered or set before now) connect once the listener is up: `amqp://` is it.
+    this.shovels.listening(this.config.host, port);
     this.log.info('Server startup complete');
     return port;
   }
@@ -697,18 +711,24 @@ export class Broker implements BrokerContext, PrometheusSource {
       this.disk?.stop();
       this.pager.stop();
       this.metrics.sampler.stop();
-      const text = replyText(ReplyCode.CONNECTION_FORCED, "broker forced connection closure with reason 'shutdown'");
-      const closed = [...this.connections].map((conn) => new Promise<void>((resolve) => {
-        conn.onClosed(resolve);
-        conn.closeWithError(ReplyCode.CONNECTION_FORCED, text, 0, 0);
-        if (conn.state === 'closed') resolve();
-      }));
       // Stop accepting now; the server's close callback fires once every socket is gone.
       const serverClosed = Promise.all([
         new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve())),
         this.tlsListener?.close(),
         this.prometheus?.close(),
       ]);
+      // Shovels stop first, waiting for their destinations' confirms (this broker's too).
+      await this.shovels.stopAll();
+      // What was published before now is committed and confirmed before the connections close:
+      // a publisher (a shovel, say) that sees its confirms does not publish those messages again.
+      for (const conn of this.connections) conn.stopReading();
+      await Promise.race([this.settle(), new Promise((r) => setTimeout(r, this.config.closeTimeout).unref())]);
+      const text = replyText(ReplyCode.CONNECTION_FORCED, "broker forced connection closure with reason 'shutdown'");
+      const closed = [...this.connections].map((conn) => new Promise<void>((resolve) => {
+        conn.onClosed(resolve);
+        conn.closeWithError(ReplyCode.CONNECTION_FORCED, text, 0, 0);
+        if (conn.state === 'closed') resolve();
+      }));
       await Promise.race([Promise.all(closed), new Promise((r) => setTimeout(r, this.config.closeTimeout).unref())]);
       for (const conn of this.connections) conn.destroy();
       await serverClosed;

@@ -9,6 +9,7 @@ import { urlHost } from './peer-address.js';
 
 const USAGE = `Usage: warren [options]
        warren check [--data-dir D] [--repair]   check a stopped broker's data (warren check --help)
+       warren export [--data-dir D]             print a stopped broker's definitions (RabbitMQ's format)
 
 Options:
   --port N          port to listen on (default 5672; env WARREN_PORT)
@@ -173,6 +174,11 @@ function count(flag: string, value: string): number {
 export async function main(argv = process.argv.slice(2)): Promise<void> {
   if (argv[0] === 'check') {
     process.exitCode = await checkCommand(argv.slice(1), process.env, process.stdout);
+    return;
+  }
+  if (argv[0] === 'export') {
+    const { exportCommand } = await import('./management/definitions/export-command.js');
+    process.exitCode = await exportCommand(argv.slice(1), process.env, process.stdout, process.stderr);
     return;
   }
   let config: CliSettings | 'help';

@@ -42,6 +42,11 @@ export interface PublishSpec {
   maxMessages: number;
   /** Publish this many and report 'filled' (queue pre-fill), instead of waiting for marks. */
   fill: number;
+  /**
+   * Give each message a unique `x-deduplication-header`: offset + its number (the dedup-1m
+   * scenario; absent: no headers).
+   */
+  dedupHeaders?: { offset: number };
   brokerPid: number;
 }
 

@@ -34,7 +34,7 @@ export const OUTPUT_HIGH_WATER = 1024 * 1024;
 const OUTPUT_LOW_WATER = 256 * 1024;
 
 /** Why the socket is not being read: a resource alarm (publishers only) or a full output. */
-export type ReadPause = 'alarm' | 'output';
+export type ReadPause = 'alarm' | 'output' | 'shutdown';
 
 type State = 'awaiting-header' | 'starting' | 'tuning' | 'opening' | 'open' | 'closing' | 'closed';
 
@@ -163,6 +163,14 @@ export class Connection {
     this.blocked = true;
     if (this.notifiesBlocked) this.send(0, 'connection.blocked', { reason: this.alarm });
     this.pauseReading('alarm');
+  }
+
+  /**
+   * The broker is shutting down: nothing more is read (Broker.close then lets the store commit
+   * what was already published, so those confirms go out before connection.close).
+   */
+  stopReading(): void {
+    this.pauseReading('shutdown');
   }
 
   /** RabbitMQ's connection state under an alarm; undefined when there is none. */

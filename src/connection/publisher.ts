@@ -29,6 +29,8 @@ interface HeldPublish {
   queues: string[];
   /** A store commit already holds it (a persistent message on a durable delayed exchange). */
   durable: boolean;
+  /** Held back as a duplicate by a deduplication exchange: not returned. */
+  duplicate?: boolean;
 }
 
 /** A basic.publish that passed RabbitMQ's checks: its exchange, message (BCC included) and CC/BCC keys. */
@@ -125,11 +127,12 @@ export class Publisher {
       confirms?.confirmWhenSafe(seq, aside.durable, counters);
       return aside.durable;
     }
-    const { message, queues, durable, rejected } = vhost.publish(exchange, published, cc);
+    const { message, queues, durable, rejected, duplicate } = vhost.publish(exchange, published, cc);
     // RabbitMQ's firehose (src/trace): a null check while tracing is off.
     if (vhost.tracer !== undefined) vhost.tracer.published(this.traceOrigin(), message, cc, routedQueueNames(exchange, args.routingKey, cc, queues));
-    this.countRouted(exchange, counters, queues, args.mandatory);
-    if (queues.size === 0 && args.mandatory) this.sendReturn(args, message);
+    // A duplicate held back by a deduplication exchange is not unroutable: no basic.return.
+    this.countRouted(exchange, counters, queues, args.mandatory && duplicate !== true);
+    if (queues.size === 0 && args.mandatory && duplicate !== true) this.sendReturn(args, message);
     // x-overflow=reject-publish: RabbitMQ nacks a message any of its queues refused.
     if (rejected) confirms?.nack(seq);
     else confirms?.confirmWhenSafe(seq, durable, counters);
@@ -219,9 +222,13 @@ export class Publisher {
     // RabbitMQ counts a transactional publish as one that expects a confirm.
     counters.receivedConfirm++;
     const aside = this.routeAside(args, exchange, message, cc);
-    const h: HeldPublish = aside
-      ? { args, exchange, message: aside.message, queues: [], durable: aside.durable }
-      : { args, exchange, message: message.withoutBcc(), queues: this.conn.vhost!.routeNames(exchange, message, cc), durable: false };
+    let h: HeldPublish;
+    if (aside) h = { args, exchange, message: aside.message, queues: [], durable: aside.durable };
+    else {
+      const routed: { duplicate?: boolean } = {};
+      const queues = this.conn.vhost!.routeNames(exchange, message, cc, routed);
+      h = { args, exchange, message: message.withoutBcc(), queues, durable: false, duplicate: routed.duplicate };
+    }
     this.held.push(h);
     // Traced at basic.publish, as rabbit_channel does (before tx.commit).
     const tracer = this.conn.vhost!.tracer;
@@ -247,7 +254,7 @@ export class Publisher {
       }
       const { durable, rejected } = vhost.offer(h.message, queues);
       this.countRouted(h.exchange, this.counters.exchange(h.exchange), queues, h.args.mandatory);
-      if (queues.size === 0 && h.args.mandatory) this.sendReturn(h.args, h.message);
+      if (queues.size === 0 && h.args.mandatory && !h.duplicate) this.sendReturn(h.args, h.message);
       if (durable || h.durable) committed.durable = true;
       if (rejected) committed.rejected = true;
     }

@@ -3,6 +3,7 @@
  * so that imports run one way: the types import exchange-type.ts, this file imports the types.
  */
 import { ConsistentHashExchange } from './consistent-hash-exchange.js';
+import { DeduplicationExchange } from './deduplication-exchange.js';
 import { DelayedMessageExchange } from './delayed-message-exchange.js';
 import { DirectExchange } from './direct-exchange.js';
 import type { ExchangeType, ExchangeTypeLookup } from './exchange-type.js';
@@ -28,8 +29,11 @@ export class ExchangeTypeRegistry implements ExchangeTypeLookup {
   }
 }
 
-/** A new registry holding direct, fanout, topic, headers, x-consistent-hash and x-delayed-message. */
-export function defaultExchangeTypes(): ExchangeTypeRegistry {
+/**
+ * A new registry holding direct, fanout, topic, headers, x-consistent-hash, x-delayed-message
+ * and x-message-deduplication (whose cache expiry reads now: the broker's wall clock).
+ */
+export function defaultExchangeTypes(now: () => number = Date.now): ExchangeTypeRegistry {
   const registry = new ExchangeTypeRegistry();
   registry.register(new DirectExchange());
   registry.register(new FanoutExchange());
@@ -37,5 +41,6 @@ export function defaultExchangeTypes(): ExchangeTypeRegistry {
   registry.register(new HeadersExchange());
   registry.register(new ConsistentHashExchange());
   registry.register(new DelayedMessageExchange(registry));
+  registry.register(new DeduplicationExchange(now));
   return registry;
 }

@@ -25,6 +25,12 @@ export interface RoutingInput {
    * `messageId` (string or Buffer) and `timestamp` (number or bigint, seconds).
    */
   properties?: Record<string, unknown>;
+  /**
+   * Set by a deduplicating router (x-message-deduplication) that held the message back as a
+   * duplicate: how many exchanges did so. The vhost then neither tries the alternate exchange
+   * nor counts the message as unroutable (no basic.return).
+   */
+  duplicates?: number;
 }
 
 export interface Router<D> {

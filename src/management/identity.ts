@@ -15,6 +15,7 @@ const EXCHANGE_DESCRIPTIONS: Record<string, string> = {
   topic: 'AMQP topic exchange, as per the AMQP specification',
   'x-consistent-hash': 'Consistent Hashing Exchange',
   'x-delayed-message': 'Delayed Message Exchange.',
+  'x-message-deduplication': 'Message Deduplication Exchange.',
 };
 
 /** The exchange types the broker offers, as /api/overview and /api/nodes list them. */

@@ -11,6 +11,20 @@ import { parameterDefinition, parameterFromDefinition, parameterKey, parameterRe
 import { compareBytes, copyOf, storedValue, type JsonValue } from './value.js';
 import { LIMITS_NAME, limitsOf, validateVhostLimits, VHOST_LIMITS } from './vhost-limits-component.js';
 
+/**
+ * A component another folder registers (RuntimeParameters.register), as a RabbitMQ plugin
+ * registers a runtime_parameter module: its parameters are stored, listed, exported and
+ * recovered here; the component validates values and acts on changes.
+ */
+export interface ParameterComponent {
+  /** The errors, in RabbitMQ's print order; may throw ParameterValidationError / ParameterInternalError. */
+  validate(vhost: string, name: string, value: JsonValue): ErrorParts[];
+  /** The parameter was set (also at recovery). */
+  notify(vhost: string, name: string, value: JsonValue): void;
+  /** The parameter was cleared (deleted, its vhost deleted, broker reset). */
+  clear(vhost: string, name: string): void;
+}
+
 export interface RuntimeParametersDeps {
   vhosts: ReadonlyMap<string, VHost>;
   metadata: MetadataStore;
@@ -29,10 +43,16 @@ export interface RuntimeParametersDeps {
  * Public operations (Broker.parameters) map 1:1 to /api/parameters; see README.md.
  */
 export class RuntimeParameters {
-  /** The vhost-limits parameters, by parameterKey(vhost, component, name). */
+  /** The vhost-limits parameters and those of registered components, by parameterKey(vhost, component, name). */
   private readonly stored = new Map<string, ParameterRecord>();
+  private readonly components = new Map<string, ParameterComponent>();
 
   constructor(private readonly deps: RuntimeParametersDeps) {}
+
+  /** Registers a component (e.g. src/shovel's `shovel`); call before recover(). */
+  register(name: string, component: ParameterComponent): void {
+    this.components.set(name, component);
+  }
 
   // ---- reading ---------------------------------------------------------------------------------
 
@@ -47,9 +67,7 @@ export class RuntimeParameters {
     if (vhost !== undefined && !this.deps.vhosts.has(vhost)) return undefined;
     const out: ParameterRecord[] = [];
     const inVhost = (r: { vhost: string }) => vhost === undefined || r.vhost === vhost;
-    if (component === undefined || component === VHOST_LIMITS) {
-      for (const r of this.stored.values()) if (inVhost(r)) out.push(copyOf(r));
-    }
+    for (const r of this.stored.values()) if ((component === undefined || component === r.component) && inVhost(r)) out.push(copyOf(r));
     for (const kind of ['policy', 'operator-policy'] as const) {
       const c = componentOf(kind);
       if (component === c || (component === undefined && c === OPERATOR_POLICY_COMPONENT)) {
@@ -112,6 +130,16 @@ export class RuntimeParameters {
         throw e;
       }
     }
+    const registered = this.components.get(component);
+    if (registered) {
+      const key = parameterKey(v.name, component, name);
+      const existed = this.stored.has(key);
+      const record = parameterRecord(v.name, component, name, value);
+      this.stored.set(key, record);
+      this.deps.metadata.putDefinition(parameterDefinition(record));
+      registered.notify(v.name, name, copyOf(value));
+      return existed ? 'updated' : 'created';
+    }
     // vhost-limits: rabbit_vhost_limit:notify/5 has a clause for `limits` only; RabbitMQ stores
     // the parameter and then crashes (500). Warren refuses it and stores nothing.
     if (name !== LIMITS_NAME) throw new ParameterInternalError(`a ${VHOST_LIMITS} parameter must be named '${LIMITS_NAME}', not '${name}'`);
@@ -127,6 +155,8 @@ export class RuntimeParameters {
   /** The component's validation (rabbit_runtime_parameters:set_any0), errors in print order. */
   private validate(component: string, name: string, value: JsonValue): ErrorParts[] {
     if (component === VHOST_LIMITS) return validateVhostLimits(name, value);
+    const registered = this.components.get(component);
+    if (registered) return registered.validate('', name, value);
     if (component === OPERATOR_POLICY_COMPONENT) {
       try {
         return validatePolicyParameter('operator-policy', name, value);
@@ -155,6 +185,7 @@ export class RuntimeParameters {
     if (!this.stored.delete(key)) return false;
     this.deps.metadata.deleteDefinition('parameter', key);
     if (component === VHOST_LIMITS) v.limits = NO_LIMITS;
+    this.components.get(component)?.clear(vhost, name);
     return true;
   }
 
@@ -206,6 +237,21 @@ export class RuntimeParameters {
         this.deps.metadata.deleteDefinition('parameter', d.key);
         continue;
       }
+      const registered = this.components.get(r.component);
+      if (registered) {
+        let valid = false;
+        try {
+          valid = registered.validate(r.vhost, r.name, r.value).length === 0;
+        } catch {
+          // refused: skipped below
+        }
+        if (valid) {
+          this.stored.set(d.key, r);
+          registered.notify(r.vhost, r.name, copyOf(r.value));
+          loaded++;
+          continue;
+        }
+      }
       if (r.component !== VHOST_LIMITS || r.name !== LIMITS_NAME || validateVhostLimits(r.name, r.value).length > 0) {
         this.deps.log.warn({ vhost: r.vhost, component: r.component, name: r.name }, 'stored runtime parameter skipped: it does not validate');
         continue;
@@ -227,6 +273,7 @@ export class RuntimeParameters {
       this.deps.metadata.deleteDefinition('parameter', key);
       const v = this.deps.vhosts.get(r.vhost);
       if (v && r.component === VHOST_LIMITS) v.limits = NO_LIMITS;
+      this.components.get(r.component)?.clear(r.vhost, r.name);
     }
   }
 
@@ -236,6 +283,7 @@ export class RuntimeParameters {
       if (r.vhost !== vhost) continue;
       this.stored.delete(key);
       this.deps.metadata.deleteDefinition('parameter', key);
+      this.components.get(r.component)?.clear(r.vhost, r.name);
     }
   }
 

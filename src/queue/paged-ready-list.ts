@@ -274,6 +274,20 @@ export class PagedReadyList {
    * messages published before one delivered and requeued now). With returnsFirst, returns go
    * into the window whatever their seq.
    */
+  /**
+   * A last-value replacement: msg takes m's place. m is in memory (last-value queues never
+   * page: Queue.pageable), in the window or held behind stored entries.
+   */
+  replace(m: QueuedMessage, msg: Message): void {
+    const before = memoryOf(m);
+    if (this.held.length > 0 && [...this.held.entries()].includes(m)) {
+      this.held.replace(m, msg);
+      return;
+    }
+    this.window.replace(m, msg);
+    this.windowMemory += memoryOf(m) - before;
+  }
+
   insertSorted(m: QueuedMessage): void {
     if (!this.returnsFirst && this.storedOnly > 0 && !(m.seq < (this.window.peekLast()?.seq ?? -Infinity))) {
       this.held.insertSorted(m);

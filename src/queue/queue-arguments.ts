@@ -23,6 +23,28 @@ export interface QueueSettings {
   singleActiveConsumer: boolean;
   queueType: 'classic' | 'quorum';
   deliveryLimit: number | undefined;
+  /**
+   * x-message-deduplication (the message-deduplication plugin's queue argument): any value but
+   * false turns it on, as the plugin reads it; classic queues only (the plugin's backing-queue
+   * hook never sees quorum queues). Declared only: policies do not change it.
+   */
+  deduplication?: boolean;
+  /** x-last-value-key and x-last-value-version (Warren's versioned last-value queues). */
+  lastValue?: LastValueSettings;
+}
+
+export interface LastValueSettings {
+  /** The header whose value identifies what a message is the last value of. */
+  keyHeader: string;
+  /** The header holding a message's version (a number), if versions are checked. */
+  versionHeader: string | undefined;
+}
+
+/** A header name argument: a non-empty longstr. */
+function headerName(v: FieldValue): string {
+  const s = longstr(v);
+  if (s === '') throw new ArgError('empty_header_name');
+  return s;
 }
 
 class ArgError {
@@ -113,6 +135,14 @@ export function parseQueueArguments(args: FieldTable, resource: string): QueueSe
     settings.queueType = s;
   });
   check('x-delivery-limit', (v) => (settings.deliveryLimit = nonNegInt(v)));
+  const dedup = args['x-message-deduplication'];
+  if (dedup !== undefined && !(dedup.type === 't' && !dedup.value) && settings.queueType === 'classic') settings.deduplication = true;
+  check('x-last-value-key', (v) => (settings.lastValue = { keyHeader: headerName(v), versionHeader: undefined }));
+  check('x-last-value-version', (v) => {
+    const name = headerName(v);
+    if (settings.lastValue === undefined) throw new ArgError('version_but_no_key_defined');
+    settings.lastValue.versionHeader = name;
+  });
   const [unsupported, typeName] = settings.queueType === 'quorum'
     ? [QUORUM_UNSUPPORTED, 'rabbit_quorum_queue']
     : [CLASSIC_UNSUPPORTED, 'rabbit_classic_queue'];

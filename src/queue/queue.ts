@@ -10,6 +10,7 @@ import type { Message } from './message.js';
 import { PagedReadyList, transientStoreKey } from './paged-ready-list.js';
 import type { QueueSettings } from './queue-arguments.js';
 import type { QueuedMessage } from './queued-message.js';
+import { KeyedMessages, lastValueSpace, type KeyedOffer, type VersionStore } from './keyed-messages.js';
 import { PriorityReadyList, ReadyList, ReturnsFirstList } from './ready-list.js';
 
 export interface QueueOptions {
@@ -50,6 +51,8 @@ export interface QueueDeps {
   transientPaging?: { active(): boolean; wake(): void };
   /** The broker's seams for the test toolkit (src/hooks.ts); absent in unit tests. */
   hooks?: Hooks;
+  /** Where a durable last-value queue keeps its newest versions (the metadata store); absent: not kept. */
+  state?: VersionStore;
 }
 
 /** What became of a message offered to a queue. */
@@ -84,6 +87,11 @@ export class Queue {
   /** The store key of this queue's entries. */
   readonly storeKey: string;
 
+  /**
+   * x-message-deduplication and x-last-value-key (keyed-messages.ts); undefined for every other
+   * queue, whose paths then cost one check.
+   */
+  private readonly keyed: KeyedMessages | undefined;
   /** Pages transient messages out under memory pressure; not for priority queues (see pageable). */
   private readonly pagesTransient: QueueDeps['transientPaging'];
   /** Ready messages, a window of them in memory, the rest paged out (durable queues). */
@@ -120,6 +128,13 @@ export class Queue {
     this.settings = options.effective ?? options.settings;
     this.storeKey = `${options.vhost}\u0000${options.name}`;
     this.consumers = new ConsumerList(this.settings.singleActiveConsumer);
+    const { deduplication, lastValue } = options.settings;
+    if (deduplication || lastValue) {
+      const persist = this.durable && lastValue?.versionHeader !== undefined && deps.state !== undefined
+        ? { store: deps.state, space: lastValueSpace(options.vhost, options.name) }
+        : undefined;
+      this.keyed = new KeyedMessages(deduplication === true, lastValue, persist);
+    }
     const max = this.settings.maxPriority;
     const list = max !== undefined && max > 0 ? new PriorityReadyList(max) : new ReadyList();
     // A quorum queue serves returned messages first while it has a delivery limit (which a
@@ -130,7 +145,7 @@ export class Queue {
     // queue of millions keeps bounded memory; they are read back as consumers drain the window.
     // Under memory pressure transient ones beyond it go to the store too, for the time being.
     const pageable = this.pageable;
-    const paging = max === undefined ? deps.transientPaging : undefined;
+    const paging = max === undefined && lastValue === undefined ? deps.transientPaging : undefined;
     this.pagesTransient = paging;
     this.ready = new PagedReadyList(window, {
       store: deps.store,
@@ -232,6 +247,13 @@ export class Queue {
   /** Offers a routed message to the queue. */
   enqueue(msg: Message): EnqueueResult {
     if (this.deleted) return EnqueueResult.Transient;
+    let offer: KeyedOffer | undefined;
+    if (this.keyed !== undefined) {
+      offer = this.keyed.offer(msg);
+      // A duplicate or a stale version is not enqueued (and is confirmed: README, duplicates).
+      if (offer.kind === 'drop') return EnqueueResult.Transient;
+      if (offer.kind === 'replace') return this.replaceReady(msg, offer);
+    }
     const { settings } = this;
     if (settings.overflow !== 'drop-head' && this.isFull(msg.size)) {
       if (settings.overflow === 'reject-publish-dlx') {
@@ -248,6 +270,7 @@ export class Queue {
       this.persistent.bytes += msg.size;
     }
     this.ready.push(entry);
+    if (offer !== undefined) this.keyed!.added(entry, offer as KeyedOffer & { kind: 'add' });
     if (!persisted && this.pagesTransient && this.ready.overWindow) this.pagesTransient.wake();
     // A consumer that can take the message now gets it even with a TTL of 0 (RabbitMQ ttl guide).
     if (this.consumers.length > 0) this.dispatch(entry);
@@ -262,10 +285,40 @@ export class Queue {
   }
 
   private entryFor(msg: Message, persisted: boolean): QueuedMessage {
+    return { seq: this.nextSeq++, msg, redelivered: false, deliveryCount: 0, expiresAt: this.expiryOf(msg), persisted };
+  }
+
+  /** The absolute deadline of msg enqueued now (queue TTL or its own, the lower), 0 for none. */
+  private expiryOf(msg: Message): number {
     let ttl = this.settings.messageTtl;
     if (msg.ttl !== undefined && (ttl === undefined || msg.ttl < ttl)) ttl = msg.ttl;
-    const expiresAt = ttl === undefined ? 0 : this.deps.clock.now() + ttl;
-    return { seq: this.nextSeq++, msg, redelivered: false, deliveryCount: 0, expiresAt, persisted };
+    return ttl === undefined ? 0 : this.deps.clock.now() + ttl;
+  }
+
+  /**
+   * Last value: msg takes the place of a ready message with the same key (offer.entry), with
+   * its own deadline. The replaced message leaves as if acknowledged (not dead-lettered); a
+   * stored one is deleted from the store in the same call, hence the same commit, as the new
+   * one is written.
+   */
+  private replaceReady(msg: Message, offer: KeyedOffer & { kind: 'replace' }): EnqueueResult {
+    const entry = offer.entry;
+    const old = entry.msg;
+    if (entry.persisted) this.unstore(entry);
+    const persisted = this.durable && msg.persistent;
+    this.ready.replace(entry, msg);
+    entry.persisted = persisted;
+    entry.expiresAt = this.expiryOf(msg);
+    if (persisted) {
+      this.deps.store.enqueue(this.storeKey, this.storeEntry(entry), msg);
+      this.persistent.count++;
+      this.persistent.bytes += msg.size;
+    }
+    this.keyed!.replaced(old, offer);
+    if (this.settings.maxLengthBytes !== undefined) this.dropHeadOverLimit();
+    this.expireHead();
+    this.changed();
+    return persisted ? EnqueueResult.Durable : EnqueueResult.Transient;
   }
 
   /** True when one more message of size bytes would break x-max-length(-bytes). */
@@ -300,6 +353,7 @@ export class Queue {
     this.ready.recover(crashed ? last : 0, !this.pageable);
     // Every recovered entry is a stored one.
     this.persistent = { count: this.ready.length, bytes: this.ready.byteSize };
+    if (this.keyed !== undefined) for (const entry of this.ready.entries()) this.keyed.recovered(entry);
     this.expireHead();
   }
 
@@ -312,9 +366,12 @@ export class Queue {
     return this.deleted ? 0 : this.ready.pageOut(budget);
   }
 
-  /** Priority queues keep every message in memory: a paged-out one could outrank the window. */
+  /**
+   * Priority queues keep every message in memory: a paged-out one could outrank the window.
+   * Last-value queues too: a new message replaces a ready one in place (one per key at most).
+   */
   private get pageable(): boolean {
-    return this.durable && this.settings.maxPriority === undefined;
+    return this.durable && this.settings.maxPriority === undefined && this.declared.lastValue === undefined;
   }
 
   // ---- taking and settling ------------------------------------------------------------------
@@ -339,6 +396,7 @@ export class Queue {
    * counts as redelivered (see Broker.recover).
    */
   delivered(entry: QueuedMessage): void {
+    if (this.keyed !== undefined) this.keyed.delivered(entry);
     this.unackedCount++;
     this.unackedSize += entry.msg.size;
     this.changed();
@@ -351,6 +409,7 @@ export class Queue {
   }
 
   private forget(entry: QueuedMessage): void {
+    if (this.keyed !== undefined) this.keyed.gone(entry);
     if (entry.persisted && !this.deleted) this.unstore(entry);
   }
 
@@ -432,6 +491,8 @@ export class Queue {
    * is told either way: RabbitMQ counts messages dropped for want of a DLX too).
    */
   private remove(entries: QueuedMessage[], reason: DeadLetterReason): void {
+    // Released first: a dead-letter cycle back into this queue must find the values free.
+    if (this.keyed !== undefined) for (const entry of entries) this.keyed.gone(entry);
     this.deps.deadLetter(this, entries, reason);
     for (const entry of entries) if (entry.persisted) this.unstore(entry);
   }
@@ -440,6 +501,7 @@ export class Queue {
   purge(): number {
     let count = 0;
     for (let entry = this.ready.shift(); entry; entry = this.ready.shift()) {
+      if (this.keyed !== undefined) this.keyed.gone(entry);
       if (entry.persisted) this.unstore(entry);
       count++;
     }
@@ -540,6 +602,7 @@ export class Queue {
     this.expiryTimer?.cancel();
     this.unusedTimer?.cancel();
     this.ready.clear();
+    this.keyed?.destroy();
     this.persistent = { count: 0, bytes: 0 };
     if (this.durable) this.deps.store.deleteQueue(this.storeKey);
     for (const c of this.consumers.clear()) c.host.cancelledByServer(c);

@@ -16,6 +16,8 @@ export interface ReadyStore {
   takeTail(n: number): QueuedMessage[];
   /** Forgets every message (the queue is being deleted). */
   clear(): void;
+  /** Puts msg in m's place (a last-value replacement): m stays where it is, with msg's size. */
+  replace(m: QueuedMessage, msg: QueuedMessage['msg']): void;
   /** Every message in delivery order, none taken (a look inside, for the test toolkit). */
   entries(): Iterable<QueuedMessage>;
 }
@@ -83,6 +85,11 @@ export class ReadyList implements ReadyStore {
     if (lo === this.head && this.head > 0) this.items[--this.head] = m;
     else this.items.splice(lo, 0, m);
     this.bytes += m.msg.size;
+  }
+
+  replace(m: QueuedMessage, msg: QueuedMessage['msg']): void {
+    this.bytes += msg.size - m.msg.size;
+    m.msg = msg;
   }
 
   /** The last message, removed. */
@@ -181,6 +188,13 @@ export class PriorityReadyList implements ReadyStore {
     this.bytes += m.msg.size;
   }
 
+  /** m keeps its level (the priority it was queued with), whatever msg's priority. */
+  replace(m: QueuedMessage, msg: QueuedMessage['msg']): void {
+    const level = this.level(m);
+    this.bytes += msg.size - m.msg.size;
+    level.replace(m, msg);
+  }
+
   /** The highest level first, FIFO within a level: the order shift() takes them in. */
   *entries(): Generator<QueuedMessage> {
     for (let p = this.maxPriority; p >= 0; p--) yield* this.levels[p]!.entries();
@@ -253,6 +267,15 @@ export class ReturnsFirstList implements ReadyStore {
   *entries(): Generator<QueuedMessage> {
     yield* this.returns;
     yield* this.inner.entries();
+  }
+
+  replace(m: QueuedMessage, msg: QueuedMessage['msg']): void {
+    if (!this.returns.includes(m)) {
+      this.inner.replace(m, msg);
+      return;
+    }
+    this.returnsBytes += msg.size - m.msg.size;
+    m.msg = msg;
   }
 
   /** Returns are delivered first, so the tail is the inner list's. */

@@ -16,7 +16,7 @@ import type {
   MetadataStore,
   QueueRecord,
 } from './metadata-store.js';
-import { bindingKey, definitionKey, delayedKey, nameKey } from './metadata-codec.js';
+import { bindingKey, definitionKey, delayedKey, MAX_STATE_KEY, nameKey, stateKeyFits } from './metadata-codec.js';
 import { checkEntry, checkEntryOf, checkMessage, publicEntry, sameMessage, sharedRewriteError, type StoredEntry } from './record-codec.js';
 import type { Store } from './store.js';
 
@@ -198,6 +198,8 @@ class MemoryMetadataStore implements MetadataStore {
   private readonly bindings = new Map<string, BindingRecord>();
   private readonly delayed = new Map<string, DelayedMessage>();
   private readonly definitions = new Map<string, DefinitionRecord>();
+  /** State spaces: space → key (latin1) → value. */
+  private readonly state = new Map<string, Map<string, Buffer>>();
 
   putExchange(r: ExchangeRecord): void {
     this.exchanges.set(nameKey(r.vhost, r.name).toString('latin1'), { ...r });
@@ -239,6 +241,25 @@ class MemoryMetadataStore implements MetadataStore {
     return [...this.definitions]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([, r]) => ({ kind: r.kind, key: r.key, value: structuredClone(r.value) }));
+  }
+  putState(space: string, key: Buffer, value: Buffer): void {
+    if (!stateKeyFits(space, key)) throw new RangeError(`state key longer than ${MAX_STATE_KEY} bytes`);
+    let keys = this.state.get(space);
+    if (!keys) this.state.set(space, (keys = new Map()));
+    keys.set(key.toString('latin1'), Buffer.from(value));
+  }
+  deleteState(space: string, key: Buffer): void {
+    const keys = this.state.get(space);
+    keys?.delete(key.toString('latin1'));
+    if (keys?.size === 0) this.state.delete(space);
+  }
+  loadState(space: string): Array<[Buffer, Buffer]> {
+    return [...(this.state.get(space) ?? [])]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]): [Buffer, Buffer] => [Buffer.from(k, 'latin1'), Buffer.from(v)]);
+  }
+  deleteStateSpace(space: string): void {
+    this.state.delete(space);
   }
   load(): MetadataLoad {
     return {

@@ -115,6 +115,28 @@ function reader(b: Buffer, what: string): RecordReader {
   return r;
 }
 
+/** The prefix of every key of a state space: its name's length (u16 BE), then the name as UTF-8. */
+export function stateSpacePrefix(space: string): Buffer {
+  const name = Buffer.from(space, 'utf8');
+  const prefix = Buffer.alloc(2 + name.length);
+  prefix.writeUInt16BE(name.length, 0);
+  name.copy(prefix, 2);
+  return prefix;
+}
+
+/** A state record's key (MetadataStore.putState): the space's prefix, then the key. */
+export function stateKey(space: string, key: Buffer): Buffer {
+  return Buffer.concat([stateSpacePrefix(space), key]);
+}
+
+/** The longest state key (space prefix + key) a store takes: LMDB's key limit (lmdb/databases.ts MAX_KEY). */
+export const MAX_STATE_KEY = 1978;
+
+/** Whether putState(space, key, …) fits the key limit. */
+export function stateKeyFits(space: string, key: Buffer): boolean {
+  return 2 + Buffer.byteLength(space, 'utf8') + key.length <= MAX_STATE_KEY;
+}
+
 /** A definition's key: its kind's index (u8), then the key as UTF-8; kinds sort in DEFINITION_KINDS order. */
 export function definitionKey(kind: DefinitionKind, key: string): Buffer {
   const index = DEFINITION_KINDS.indexOf(kind);

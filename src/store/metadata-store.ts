@@ -104,6 +104,18 @@ export interface MetadataStore {
   deleteDefinition(kind: DefinitionKind, key: string): void;
   /** Every stored definition, ordered by kind, then key. */
   loadDefinitions(): DefinitionRecord[];
+  /**
+   * Small keyed state a feature keeps across restarts, in a space its owner names (a
+   * deduplication exchange's disk cache, a last-value queue's newest versions): keys and values
+   * are opaque bytes, written in the same group commit as everything else. putState replaces;
+   * throws RangeError if space + key is too long to be a key (stateKeyFits tells beforehand).
+   */
+  putState(space: string, key: Buffer, value: Buffer): void;
+  deleteState(space: string, key: Buffer): void;
+  /** Every (key, value) of a space, in key order. */
+  loadState(space: string): Array<[Buffer, Buffer]>;
+  /** Drops every key of a space (its owner was deleted). */
+  deleteStateSpace(space: string): void;
   /** Same group commit as MessageStore.sync(). */
   sync(): Promise<void>;
 }

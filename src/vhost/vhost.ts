@@ -19,6 +19,7 @@ import { NO_POLICY, type Policy, type PolicyKind, type PolicyMatch } from '../po
 import { PolicyTable, type PolicyTarget } from '../policy/policy-table.js';
 import { effectiveAlternateExchange, effectiveQueueSettings } from '../policy/queue-settings.js';
 import { BindingTable, type Binding } from './binding-table.js';
+import { dedupSpace, hasDiskCache, persistDedupCache } from './dedup-persistence.js';
 import { DelayedMessages } from './delayed-messages.js';
 import { assertArgsEquivalent, assertFieldEquivalent } from './equivalence.js';
 import { Exchange, isExchange, type Destination, type ExchangeOptions } from './exchange.js';
@@ -37,6 +38,11 @@ export interface Published {
   durable: boolean;
   /** Some queue refused it (x-overflow=reject-publish or reject-publish-dlx). */
   rejected: boolean;
+  /**
+   * An x-message-deduplication exchange held it back as a duplicate: queues may be empty, yet
+   * it is not unroutable (no basic.return) and is confirmed.
+   */
+  duplicate?: boolean;
 }
 
 /**
@@ -203,6 +209,7 @@ export class VHost {
     const type = this.deps.exchangeTypes.get(options.type);
     if (!type) throw new Error(`exchange type ${options.type} is not registered`);
     const x = new Exchange(this.name, type, options);
+    if (hasDiskCache(x)) persistDedupCache(x, this.deps.metadata, this.deps.clock);
     this.exchanges.set(x.name, x);
     this.applyExchangePolicies(x, this.policies.match(EXCHANGE_TARGET, x.name));
     return x;
@@ -225,6 +232,7 @@ export class VHost {
     for (const b of this.bindings.from(x)) this.removeBinding(b);
     for (const b of this.bindings.to(x)) this.removeBinding(b);
     if (x.durable) this.deps.metadata.deleteExchange(this.name, x.name);
+    if (hasDiskCache(x)) this.deps.metadata.deleteStateSpace(dedupSpace(this.name, x.name));
   }
 
   // ---- queues -------------------------------------------------------------------------------
@@ -550,7 +558,12 @@ export class VHost {
    * accepts, when given).
    */
   publish(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined, admit?: (q: Queue) => boolean): Published {
-    return this.offer(msg.withoutBcc(), this.routeMessage(exchange, msg, ccRoutingKeys), admit);
+    const input = routingInput(msg, ccRoutingKeys);
+    const queues = new Set<Queue>();
+    this.route(exchange, input, queues);
+    const published = this.offer(msg.withoutBcc(), queues, admit);
+    if (input.duplicates !== undefined && queues.size === 0) published.duplicate = true;
+    return published;
   }
 
   /**
@@ -558,17 +571,14 @@ export class VHost {
    * (offer). As in rabbit_exchange:route, the default exchange names queues by the routing keys
    * without looking them up, so a queue declared before the commit still gets the message.
    */
-  routeNames(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined): string[] {
+  routeNames(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined, routed?: { duplicate?: boolean }): string[] {
     if (exchange === this.defaultExchange) return [...new Set([msg.routingKey, ...(ccRoutingKeys ?? [])])];
-    return [...this.routeMessage(exchange, msg, ccRoutingKeys)].map((q) => q.name);
-  }
-
-  /** The queues msg reaches through exchange by its routing key, ccRoutingKeys, headers and properties. */
-  private routeMessage(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined): Set<Queue> {
-    const properties = msg.properties;
+    const input = routingInput(msg, ccRoutingKeys);
     const queues = new Set<Queue>();
-    this.route(exchange, { routingKey: msg.routingKey, ccRoutingKeys, headers: properties.headers, properties: properties as Record<string, unknown> }, queues);
-    return queues;
+    this.route(exchange, input, queues);
+    // A deduplication exchange held it back (routed.duplicate): it is not returned at commit.
+    if (input.duplicates !== undefined && queues.size === 0 && routed) routed.duplicate = true;
+    return [...queues].map((q) => q.name);
   }
 
   /**
@@ -603,7 +613,8 @@ export class VHost {
       const before = out.size;
       if (exchange === this.defaultExchange) this.routeDefault(input, out);
       else exchange.router.route(input, out as Set<Destination>);
-      if (out.size > before || exchange.alternateExchange === undefined) return;
+      // A duplicate held back by x-message-deduplication goes to no alternate exchange.
+      if (out.size > before || exchange.alternateExchange === undefined || input.duplicates !== undefined) return;
     }
     const visited = new Set<Exchange>();
     const pending: Exchange[] = [exchange];
@@ -612,9 +623,11 @@ export class VHost {
       if (visited.has(x)) continue;
       visited.add(x);
       dests.clear();
+      const duplicates = input.duplicates;
       if (x === this.defaultExchange) this.routeDefault(input, dests);
       else x.router.route(input, dests);
       if (dests.size === 0) {
+        if (input.duplicates !== duplicates) continue;
         const aeName = x.alternateExchange;
         const ae = aeName !== undefined ? this.exchanges.get(aeName) : undefined;
         if (ae) pending.push(ae);
@@ -626,6 +639,12 @@ export class VHost {
       }
     }
   }
+}
+
+/** What the exchanges route msg by: its routing key, ccRoutingKeys, headers (BCC included) and properties. */
+function routingInput(msg: Message, ccRoutingKeys: string[] | undefined): RoutingInput {
+  const properties = msg.properties;
+  return { routingKey: msg.routingKey, ccRoutingKeys, headers: properties.headers, properties: properties as Record<string, unknown> };
 }
 
 const EXCHANGE_TARGET: PolicyTarget = { kind: 'exchange' };

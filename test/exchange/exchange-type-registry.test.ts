@@ -6,9 +6,9 @@ import { ExchangeTypeRegistry, defaultExchangeTypes } from '../../src/exchange/e
 // convention 3 (no singletons). Type names as RabbitMQ registers them (rabbit_registry boot steps
 // of rabbit_exchange_type_{direct,fanout,topic,headers} and rabbit_exchange_type_consistent_hash).
 describe('ExchangeTypeRegistry', () => {
-  it('defaultExchangeTypes() holds direct, fanout, topic, headers, x-consistent-hash and x-delayed-message', () => {
+  it('defaultExchangeTypes() holds direct, fanout, topic, headers, x-consistent-hash, x-delayed-message and x-message-deduplication', () => {
     const r = defaultExchangeTypes();
-    expect(r.names().sort()).to.deep.equal(['direct', 'fanout', 'headers', 'topic', 'x-consistent-hash', 'x-delayed-message']);
+    expect(r.names().sort()).to.deep.equal(['direct', 'fanout', 'headers', 'topic', 'x-consistent-hash', 'x-delayed-message', 'x-message-deduplication']);
     for (const name of r.names()) expect(r.get(name)!.name).to.equal(name);
   });
 

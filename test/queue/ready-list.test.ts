@@ -134,3 +134,48 @@ describe('ready lists', () => {
     });
   });
 });
+
+// Versioned last-value queues (src/queue/keyed-messages.ts): a replacement takes the replaced
+// message's place and the lists count its bytes instead.
+describe('ready lists: replace (last-value queues)', () => {
+  it('ReadyList, PriorityReadyList and ReturnsFirstList keep the place and count the new size', () => {
+    const plain = new ReadyList();
+    const [a, b] = [entry(1, 'aaaa'), entry(2, 'bb')];
+    plain.push(a);
+    plain.push(b);
+    plain.replace(a, entry(9, 'a').msg);
+    expect(plain.byteSize).to.equal(3);
+    expect(order(plain)).to.deep.equal(['a', 'bb']);
+
+    const prio = new PriorityReadyList(5);
+    const low = entry(1, 'low', 1);
+    prio.push(low);
+    prio.push(entry(2, 'high', 5));
+    // The replacement keeps the replaced message's level, whatever its own priority.
+    prio.replace(low, entry(9, 'new low, asked for 5', 5).msg);
+    expect(prio.byteSize).to.equal('high'.length + 'new low, asked for 5'.length);
+    expect(order(prio)).to.deep.equal(['high', 'new low, asked for 5']);
+
+    const returns = new ReturnsFirstList(new ReadyList());
+    const [r1, r2] = [entry(1, 'r1'), entry(2, 'r2')];
+    returns.push(r1);
+    returns.push(r2);
+    returns.insertSorted(returns.shift()!);
+    returns.replace(r2, entry(9, 'r2 new').msg);
+    returns.replace(r1, entry(10, 'r1 new').msg);
+    expect(returns.byteSize).to.equal(12);
+    expect(order(returns)).to.deep.equal(['r1 new', 'r2 new']);
+  });
+
+  it('PagedReadyList counts the window\'s memory with the new message', () => {
+    const { messages } = openMemoryStore();
+    const paged = new PagedReadyList(new ReadyList(), { store: messages, storeKey: 'q', window: 10, windowBytes: 1000, mayStayInStore: () => false });
+    const a = entry(1, 'x'.repeat(100));
+    paged.push(a);
+    paged.push(entry(2, 'y'));
+    paged.replace(a, entry(9, 'z').msg);
+    expect(paged.byteSize).to.equal(2);
+    expect(paged.bytesInMemory).to.equal(2);
+    expect(order(paged)).to.deep.equal(['z', 'y']);
+  });
+});

@@ -408,6 +408,38 @@ export function describeStoreContract(name: string, harness: () => StoreHarness)
         (loaded.value as { tags: string[] }).tags.push('again');
         expect(store.metadata.loadDefinitions()[0]!.value).to.deep.equal({ tags: ['a'] });
       });
+
+      it('keeps state spaces apart: put, replace, delete, load in key order, drop a space (deduplication caches, last-value versions)', async () => {
+        const md = store.metadata;
+        const b = (s: string) => Buffer.from(s, 'latin1');
+        const show = (space: string) => store.metadata.loadState(space).map(([k, v]) => `${k.toString('latin1')}=${v.toString('latin1')}`);
+        md.putState('dedup\u0000/\u0000x', b('k2'), b('two'));
+        md.putState('dedup\u0000/\u0000x', b('k1'), b('one'));
+        md.putState('dedup\u0000/\u0000x', b('k2'), b('TWO'));
+        // A space whose name is a prefix of another's is still another space.
+        md.putState('dedup\u0000/\u0000', b('xk1'), b('other'));
+        md.putState('lvq\u0000/\u0000q', b('\u0000\u00ff'), b('binary'));
+        const check = (): void => {
+          expect(show('dedup\u0000/\u0000x')).to.deep.equal(['k1=one', 'k2=TWO']);
+          expect(show('dedup\u0000/\u0000')).to.deep.equal(['xk1=other']);
+          expect(show('lvq\u0000/\u0000q')).to.deep.equal(['\u0000\u00ff=binary']);
+        };
+        check();
+        await md.sync();
+        check();
+        await reopenIfPersistent();
+        check();
+        store.metadata.deleteState('dedup\u0000/\u0000x', b('k1'));
+        store.metadata.deleteStateSpace('lvq\u0000/\u0000q');
+        expect(show('dedup\u0000/\u0000x')).to.deep.equal(['k2=TWO']);
+        expect(show('lvq\u0000/\u0000q')).to.deep.equal([]);
+        await store.metadata.sync();
+        await reopenIfPersistent();
+        expect(show('dedup\u0000/\u0000x')).to.deep.equal(['k2=TWO']);
+        expect(show('dedup\u0000/\u0000')).to.deep.equal(['xk1=other']);
+        expect(show('lvq\u0000/\u0000q')).to.deep.equal([]);
+        expect(() => store.metadata.putState('s', Buffer.alloc(4000), b('v'))).to.throw(RangeError);
+      });
     });
   });
 }

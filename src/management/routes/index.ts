@@ -15,6 +15,7 @@ import { permissionRoutes, vhostPermissionRoutes } from './permissions.js';
 import { parameterRoutes } from './parameters.js';
 import { policyRoutes } from './policies.js';
 import { queueRoutes } from './queues.js';
+import { shovelRoutes } from './shovels.js';
 import { userRoutes } from './users.js';
 import { vhostRoutes } from './vhosts.js';
 import { warrenRoutes } from './warren.js';
@@ -38,6 +39,7 @@ export function managementRoutes(): Route[] {
     ...identityRoutes,
     ...permissionRoutes,
     ...healthRoutes,
+    ...shovelRoutes,
     // Warren's own: the test toolkit over HTTP (not RabbitMQ's).
     ...warrenRoutes,
     ...warrenToolkitRoutes,

@@ -12,6 +12,7 @@ const NAV = [
   ['channels', 'Channels', 'h'],
   ['exchanges', 'Exchanges', 'e'],
   ['queues', 'Queues', 'q'],
+  ['shovels', 'Shovels', 's'],
   ['tracing', 'Tracing', 't'],
   ['admin', 'Admin', 'a'],
 ];
@@ -98,6 +99,8 @@ async function loadPage(segments) {
       return a !== undefined && b !== undefined ? [await import('./pages/exchange.js'), 'mount', b === 'amq.default' ? '(AMQP default)' : b] : [await import('./pages/exchanges.js'), 'mount', 'Exchanges'];
     case 'queues':
       return a !== undefined && b !== undefined ? [await import('./pages/queue.js'), 'mount', b] : [await import('./pages/queues.js'), 'mount', 'Queues'];
+    case 'shovels':
+      return [await import('./pages/shovels.js'), 'mount', 'Shovels'];
     case 'tracing':
       return [await import('./pages/tracing.js'), 'mount', 'Tracing'];
     case 'admin':

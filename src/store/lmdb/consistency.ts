@@ -165,7 +165,7 @@ export function fullCheck(dbs: Databases, opts: FullCheckOptions): StoreCheck {
       fixes.push(() => quiet(dbs.queuesDb.put(q.key, value)));
     }
   }
-  for (const db of [dbs.exchangesDb, dbs.queueRecordsDb, dbs.bindingsDb, dbs.delayedDb, dbs.definitionsDb]) {
+  for (const db of [dbs.exchangesDb, dbs.queueRecordsDb, dbs.bindingsDb, dbs.delayedDb, dbs.definitionsDb, dbs.stateDb]) {
     for (const { key, value } of db.getRange({})) {
       if (intact(key, value)) continue;
       problems.push(`a record of '${dbs.names.get(db)}' is damaged → quarantine`);

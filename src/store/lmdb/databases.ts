@@ -27,6 +27,8 @@ export interface Databases {
   readonly delayedDb: Bin;
   /** Vhosts, users, permissions, policies, parameters (metadata-store.ts: DefinitionRecord). */
   readonly definitionsDb: Bin;
+  /** State spaces of features (metadata-store.ts: putState): key = stateKey(space, key). */
+  readonly stateDb: Bin;
   /** Damaged records set aside: key = quarantineKey(db name, original key), value as found. */
   readonly quarantineDb: Bin;
   /** The name each database was opened under. */
@@ -86,6 +88,7 @@ export function openDatabases(dir: string, opts: { mapSize?: number; readOnly?: 
     bindingsDb: sub('bindings'),
     delayedDb: sub('delayed'),
     definitionsDb: sub('definitions'),
+    stateDb: sub('state'),
     quarantineDb: sub('quarantine'),
     names,
   };

@@ -34,7 +34,7 @@ export function checkFormat(dbs: Databases, log: (msg: string) => void): void {
 
 /** The databases whose records carry a checksum. */
 export function checksummed(dbs: Databases): Bin[] {
-  return [dbs.entriesDb, dbs.messagesDb, dbs.refsDb, dbs.queuesDb, dbs.exchangesDb, dbs.queueRecordsDb, dbs.bindingsDb, dbs.delayedDb, dbs.definitionsDb];
+  return [dbs.entriesDb, dbs.messagesDb, dbs.refsDb, dbs.queuesDb, dbs.exchangesDb, dbs.queueRecordsDb, dbs.bindingsDb, dbs.delayedDb, dbs.definitionsDb, dbs.stateDb];
 }
 
 /** Appends the checksum to every value of db, CHUNK records at a time (inside the caller's transaction). */

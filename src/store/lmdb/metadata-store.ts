@@ -22,6 +22,10 @@ import {
   encodeExchange,
   encodeQueue,
   nameKey,
+  MAX_STATE_KEY,
+  stateKey,
+  stateKeyFits,
+  stateSpacePrefix,
 } from '../metadata-codec.js';
 import { checkMessage } from '../record-codec.js';
 import { intact, unsealed } from './checksum.js';
@@ -80,6 +84,22 @@ export class LmdbMetadataStore implements MetadataStore {
     return out;
   }
 
+  putState(space: string, key: Buffer, value: Buffer): void {
+    if (!stateKeyFits(space, key)) throw new RangeError(`state key longer than ${MAX_STATE_KEY} bytes`);
+    this.set(this.engine.dbs.stateDb, 's', stateKey(space, key), Buffer.from(value));
+  }
+  deleteState(space: string, key: Buffer): void {
+    if (stateKeyFits(space, key)) this.set(this.engine.dbs.stateDb, 's', stateKey(space, key), null);
+  }
+  loadState(space: string): Array<[Buffer, Buffer]> {
+    const prefix = stateSpacePrefix(space);
+    return this.keyedRecords(this.engine.dbs.stateDb, 's', prefix).map(([k, v]): [Buffer, Buffer] => [k.subarray(prefix.length), v]);
+  }
+  deleteStateSpace(space: string): void {
+    const prefix = stateSpacePrefix(space);
+    for (const [k] of this.keyedRecords(this.engine.dbs.stateDb, 's', prefix)) this.set(this.engine.dbs.stateDb, 's', k, null);
+  }
+
   /** Writes (or with null removes) one record through the overlay, unless the store stopped writing. */
   private set(db: Bin, tag: string, key: Buffer, value: Buffer | null): void {
     if (this.engine.writable()) this.engine.overlay.setMeta(db, tag, key, value);
@@ -114,11 +134,12 @@ export class LmdbMetadataStore implements MetadataStore {
    * A damaged one is quarantined and skipped: that exchange, queue, binding or delayed message
    * is not recovered, the rest is.
    */
-  private stored(db: Bin, tag: string): Array<[Buffer, Buffer]> {
+  private stored(db: Bin, tag: string, prefix?: Buffer): Array<[Buffer, Buffer]> {
     const { dbs, overlay } = this.engine;
     const out: Array<[Buffer, Buffer]> = [];
-    for (const { key, value } of db.getRange({})) {
+    for (const { key, value } of db.getRange(prefix ? { start: prefix } : {})) {
       const k = Buffer.from(key);
+      if (prefix && !startsWith(k, prefix)) break;
       if (overlay.metas.has(tag + k.toString('latin1'))) continue;
       if (intact(k, value)) {
         out.push([k, unsealed(value)]);
@@ -135,12 +156,13 @@ export class LmdbMetadataStore implements MetadataStore {
     return this.keyedRecords(db, tag).map(([, value]) => value);
   }
 
-  /** Every (key, value) of db (file merged with overlay), in key order. */
-  private keyedRecords(db: Bin, tag: string): Array<[Buffer, Buffer]> {
+  /** Every (key, value) of db (file merged with overlay), in key order; only keys starting with prefix, if given. */
+  private keyedRecords(db: Bin, tag: string, prefix?: Buffer): Array<[Buffer, Buffer]> {
     const byKey = new Map<string, Buffer>();
-    for (const [key, value] of this.stored(db, tag)) byKey.set(key.toString('latin1'), value);
+    for (const [key, value] of this.stored(db, tag, prefix)) byKey.set(key.toString('latin1'), value);
     for (const item of this.engine.overlay.metas.values()) {
       if (item.db !== db) continue;
+      if (prefix && !startsWith(item.key, prefix)) continue;
       const k = item.id.slice(tag.length);
       if (item.value) byKey.set(k, item.value);
       else byKey.delete(k);
@@ -149,6 +171,10 @@ export class LmdbMetadataStore implements MetadataStore {
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([key, value]): [Buffer, Buffer] => [Buffer.from(key, 'latin1'), value]);
   }
+}
+
+function startsWith(key: Buffer, prefix: Buffer): boolean {
+  return key.length >= prefix.length && key.compare(prefix, 0, prefix.length, 0, prefix.length) === 0;
 }
 
 /** What a damaged record's key says (it may be damaged too). */

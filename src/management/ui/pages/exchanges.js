@@ -87,7 +87,7 @@ function buildAddForm(box, ctx, types, done) {
   const durable = h('input', { type: 'checkbox', name: 'durable', checked: true });
   const autoDelete = h('input', { type: 'checkbox', name: 'auto_delete' });
   const internal = h('input', { type: 'checkbox', name: 'internal' });
-  const args = kvEditor({ suggestions: ['alternate-exchange', 'x-delayed-type'], keyLabel: 'Argument', name: 'exchange-args' });
+  const args = kvEditor({ suggestions: ['alternate-exchange', 'x-delayed-type', 'x-cache-size', 'x-cache-ttl', 'x-cache-persistence'], keyLabel: 'Argument', name: 'exchange-args' });
   const form = actionForm(
     'Add exchange',
     'Adding the exchange',

@@ -20,6 +20,9 @@ export const QUEUE_ARGS = [
   'x-queue-mode',
   'x-delivery-limit',
   'x-queue-master-locator',
+  'x-message-deduplication',
+  'x-last-value-key',
+  'x-last-value-version',
 ];
 
 /** Short badges for what is special about a queue: durability, exclusivity, arguments, policy. */
@@ -35,6 +38,8 @@ export function queueFeatures(q) {
   if (a['x-max-length'] !== undefined || a['x-max-length-bytes'] !== undefined) out.push(badge('Lim', 'info', `max length ${a['x-max-length'] ?? ''} ${a['x-max-length-bytes'] !== undefined ? `${a['x-max-length-bytes']} bytes` : ''}`.trim()));
   if (a['x-max-priority'] !== undefined) out.push(badge('Pri', 'info', `x-max-priority: ${a['x-max-priority']}`));
   if (a['x-single-active-consumer']) out.push(badge('SAC', 'info', 'single active consumer'));
+  if (a['x-message-deduplication'] !== undefined && a['x-message-deduplication'] !== false) out.push(badge('Dedup', 'info', 'x-message-deduplication'));
+  if (a['x-last-value-key'] !== undefined) out.push(badge('LV', 'info', `last value by ${a['x-last-value-key']}${a['x-last-value-version'] !== undefined ? `, version ${a['x-last-value-version']}` : ''}`));
   if (q.policy) out.push(badge(q.policy, 'policy', `policy ${q.policy}`));
   if (q.operator_policy) out.push(badge(q.operator_policy, 'policy', `operator policy ${q.operator_policy}`));
   return h('span', { class: 'features' }, out);

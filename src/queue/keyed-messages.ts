@@ -1,0 +1,217 @@
+import { createHash } from 'node:crypto';
+import { ownField, type FieldTable } from '../frame/field-table.js';
+import { fieldKeyFromText, fieldKeyText, fieldNumber, fieldValueKey, type FieldKey } from '../frame/field-value-key.js';
+import { stateKeyFits } from '../store/metadata-codec.js';
+import type { MetadataStore } from '../store/metadata-store.js';
+import type { Message } from './message.js';
+import type { LastValueSettings } from './queue-arguments.js';
+import type { QueuedMessage } from './queued-message.js';
+
+/** The header the message-deduplication plugin deduplicates on. */
+export const DEDUPLICATION_HEADER = 'x-deduplication-header';
+
+/** What the store part of MetadataStore a last-value queue keeps its newest versions in. */
+export type VersionStore = Pick<MetadataStore, 'putState' | 'deleteState' | 'loadState' | 'deleteStateSpace'>;
+
+/** What a queue does with an offered message (KeyedMessages.offer). */
+export type KeyedOffer =
+  /** Not enqueued: a duplicate (x-message-deduplication) or a stale version (x-last-value-version). */
+  | { kind: 'drop' }
+  /** Enqueued in place of a ready message with the same key. */
+  | { kind: 'replace'; entry: QueuedMessage; dedupKey: FieldKey | undefined; key: FieldKey; version: number | undefined }
+  /** Enqueued at the tail as usual. */
+  | { kind: 'add'; dedupKey: FieldKey | undefined; key: FieldKey | undefined; version: number | undefined };
+
+/**
+ * The queue-level message filters that key on a header, for one queue; a queue without
+ * x-message-deduplication or x-last-value-key has none (Queue.keyed is undefined, and its
+ * enqueue and removal paths pay one undefined check).
+ *
+ * Deduplication (the plugin's `x-message-deduplication: true`): a message whose
+ * x-deduplication-header value is held by a message in the queue — ready or delivered and not
+ * yet acknowledged — is not enqueued; the value is released when that message leaves the queue
+ * (ack, no-ack delivery, reject, expiry, drop, purge, replacement), never on requeue.
+ *
+ * Last value (x-last-value-key, Warren's own): a message with the key header replaces the ready
+ * message with the same key value that was never delivered, in its place; with
+ * x-last-value-version, a message whose version (a number) is not greater than the newest
+ * version accepted for its key is not enqueued. A message without the key header, or (with a
+ * version header configured) without a numeric version, is not version-checked. The newest
+ * versions of a durable queue are kept in the store (state space `lvq\0vhost\0queue`), written
+ * with the message that set them, so a restart does not let an old version in again.
+ */
+export class KeyedMessages {
+  /** Deduplication values held by messages in the queue, and how many hold each. */
+  private readonly held: Map<FieldKey, number> | undefined;
+  /** Last value: key → the ready, never-delivered message that a new one with the key replaces. */
+  private readonly readyByKey: Map<FieldKey, QueuedMessage> | undefined;
+  /** Last value: the reverse of readyByKey. */
+  private readonly keyOf: Map<QueuedMessage, FieldKey> | undefined;
+  /** Last value with versions: key → the newest accepted version. */
+  private readonly versions: Map<FieldKey, number> | undefined;
+
+  constructor(
+    deduplication: boolean,
+    private readonly lastValue: LastValueSettings | undefined,
+    /** Where the newest versions persist (durable queues), and the queue's space in it. */
+    private readonly persist: { store: VersionStore; space: string } | undefined,
+  ) {
+    this.held = deduplication ? new Map() : undefined;
+    if (lastValue) {
+      this.readyByKey = new Map();
+      this.keyOf = new Map();
+      if (lastValue.versionHeader !== undefined) {
+        this.versions = new Map();
+        if (persist) {
+          for (const [, value] of persist.store.loadState(persist.space)) {
+            this.versions.set(fieldKeyFromText(value.subarray(8).toString('utf8')), value.readDoubleBE(0));
+          }
+        }
+      }
+    }
+  }
+
+  /** Decides what becomes of msg; changes nothing (see added, replaced). */
+  offer(msg: Message): KeyedOffer {
+    const headers: FieldTable | undefined = msg.properties.headers;
+    let dedupKey: FieldKey | undefined;
+    if (this.held !== undefined) {
+      const v = ownField(headers, DEDUPLICATION_HEADER);
+      if (v !== undefined) {
+        dedupKey = fieldValueKey(v);
+        if (this.held.has(dedupKey)) return { kind: 'drop' };
+      }
+    }
+    const lv = this.lastValue;
+    if (lv === undefined) return { kind: 'add', dedupKey, key: undefined, version: undefined };
+    const keyValue = ownField(headers, lv.keyHeader);
+    if (keyValue === undefined) return { kind: 'add', dedupKey, key: undefined, version: undefined };
+    const key = fieldValueKey(keyValue);
+    let version: number | undefined;
+    if (lv.versionHeader !== undefined) {
+      version = fieldNumber(ownField(headers, lv.versionHeader));
+      if (version !== undefined && !Number.isNaN(version)) {
+        const newest = this.versions!.get(key);
+        if (newest !== undefined && !(version > newest)) return { kind: 'drop' };
+      } else {
+        version = undefined;
+      }
+    }
+    const entry = this.readyByKey!.get(key);
+    if (entry !== undefined) return { kind: 'replace', entry, dedupKey, key, version };
+    return { kind: 'add', dedupKey, key, version };
+  }
+
+  /** A message offered as 'add' is now queued as entry. */
+  added(entry: QueuedMessage, offer: KeyedOffer & { kind: 'add' }): void {
+    if (offer.dedupKey !== undefined) this.hold(offer.dedupKey);
+    if (offer.key !== undefined) {
+      this.readyByKey!.set(offer.key, entry);
+      this.keyOf!.set(entry, offer.key);
+      if (offer.version !== undefined) this.accept(offer.key, offer.version);
+    }
+  }
+
+  /** entry now holds the message offered as 'replace'; old is the message it replaced. */
+  replaced(old: Message, offer: KeyedOffer & { kind: 'replace' }): void {
+    if (this.held !== undefined) {
+      this.releaseMessage(old);
+      if (offer.dedupKey !== undefined) this.hold(offer.dedupKey);
+    }
+    if (offer.version !== undefined) this.accept(offer.key, offer.version);
+  }
+
+  /** entry left the ready list for a delivery that needs an ack: it can no longer be replaced. */
+  delivered(entry: QueuedMessage): void {
+    this.unindex(entry);
+  }
+
+  /** entry left the queue for good (acked, settled, rejected, expired, dropped, purged). */
+  gone(entry: QueuedMessage): void {
+    this.unindex(entry);
+    if (this.held !== undefined) this.releaseMessage(entry.msg);
+  }
+
+  /** A recovered ready entry (restart): it holds its values again; versions come from the store. */
+  recovered(entry: QueuedMessage): void {
+    const headers = entry.msg.properties.headers;
+    if (this.held !== undefined) {
+      const v = ownField(headers, DEDUPLICATION_HEADER);
+      if (v !== undefined) this.hold(fieldValueKey(v));
+    }
+    if (this.lastValue === undefined) return;
+    const kv = ownField(headers, this.lastValue.keyHeader);
+    if (kv === undefined) return;
+    const key = fieldValueKey(kv);
+    // Several ready messages with one key (requeued ones, say): the last is the one to replace.
+    const previous = this.readyByKey!.get(key);
+    if (previous !== undefined) this.keyOf!.delete(previous);
+    this.readyByKey!.set(key, entry);
+    this.keyOf!.set(entry, key);
+  }
+
+  /** The queue is deleted: everything goes, its stored versions too. */
+  destroy(): void {
+    this.held?.clear();
+    this.readyByKey?.clear();
+    this.keyOf?.clear();
+    this.versions?.clear();
+    if (this.persist && this.versions) this.persist.store.deleteStateSpace(this.persist.space);
+  }
+
+  /** How many deduplication values are held now (tests, management). */
+  get heldCount(): number {
+    return this.held?.size ?? 0;
+  }
+
+  /** The newest accepted version of a key value (tests). */
+  newestVersion(key: FieldKey): number | undefined {
+    return this.versions?.get(key);
+  }
+
+  private hold(key: FieldKey): void {
+    this.held!.set(key, (this.held!.get(key) ?? 0) + 1);
+  }
+
+  private releaseMessage(msg: Message): void {
+    const v = ownField(msg.properties.headers, DEDUPLICATION_HEADER);
+    if (v === undefined) return;
+    const key = fieldValueKey(v);
+    const n = this.held!.get(key);
+    if (n === undefined) return;
+    if (n <= 1) this.held!.delete(key);
+    else this.held!.set(key, n - 1);
+  }
+
+  private unindex(entry: QueuedMessage): void {
+    const keyOf = this.keyOf;
+    if (keyOf === undefined) return;
+    const key = keyOf.get(entry);
+    if (key === undefined) return;
+    keyOf.delete(entry);
+    if (this.readyByKey!.get(key) === entry) this.readyByKey!.delete(key);
+  }
+
+  private accept(key: FieldKey, version: number): void {
+    this.versions!.set(key, version);
+    if (!this.persist) return;
+    const { store, space } = this.persist;
+    const text = fieldKeyText(key);
+    const value = Buffer.alloc(8 + Buffer.byteLength(text, 'utf8'));
+    value.writeDoubleBE(version, 0);
+    value.write(text, 8, 'utf8');
+    store.putState(space, versionRecordKey(space, text), value);
+  }
+}
+
+/** A version record's store key: the key's text as UTF-8, or 0x00 · its SHA-256 when too long. */
+function versionRecordKey(space: string, key: string): Buffer {
+  const raw = Buffer.from(key, 'utf8');
+  if (stateKeyFits(space, raw) && raw[0] !== 0) return raw;
+  return Buffer.concat([Buffer.from([0]), createHash('sha256').update(raw).digest()]);
+}
+
+/** The state space of a durable last-value queue's versions. */
+export function lastValueSpace(vhost: string, queue: string): string {
+  return `lvq\u0000${vhost}\u0000${queue}`;
+}

@@ -1,0 +1,282 @@
+/**
+ * Dynamic shovels between two in-process Warrens, driven as a RabbitMQ user drives them: the
+ * parameter PUT over /api/parameters/shovel, messages published and read with amqplib, the state
+ * read from /api/shovels. What RabbitMQ 3.10.8 does was recorded from a reference node with
+ * rabbitmq_shovel (src/shovel/README.md): the x-shovelled header, /api/shovels' keys, autodelete
+ * removing the parameter, reconnection after reconnect-delay.
+ */
+import amqp, { type ChannelModel } from 'amqplib';
+import { expect } from 'chai';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startBroker, type RunningBroker } from '../../src/broker.js';
+import { FakeClock } from '../../src/clock.js';
+import { call } from '../support/management.js';
+
+const silent = { logLevel: 'silent' as const };
+
+async function putShovel(b: RunningBroker, name: string, value: Record<string, unknown>, vhost = '%2F') {
+  const res = await call(b.managementUrl!, 'PUT', `/api/parameters/shovel/${vhost}/${name}`, { body: { value } });
+  expect(res.status, res.text).to.be.oneOf([201, 204]);
+}
+
+async function publish(url: string, queue: string, n: number, opts: { persistent?: boolean; headers?: Record<string, unknown> } = {}, offset = 0) {
+  const c = await amqp.connect(url);
+  const ch = await c.createConfirmChannel();
+  await ch.assertQueue(queue, { durable: true });
+  for (let i = 0; i < n; i++) ch.sendToQueue(queue, Buffer.from(String(offset + i)), { persistent: opts.persistent ?? true, headers: opts.headers });
+  await ch.waitForConfirms();
+  await c.close();
+}
+
+async function drain(url: string, queue: string): Promise<Array<{ body: string; headers: Record<string, unknown> | undefined }>> {
+  const c = await amqp.connect(url);
+  const ch = await c.createChannel();
+  const out: Array<{ body: string; headers: Record<string, unknown> | undefined }> = [];
+  for (;;) {
+    const m = await ch.get(queue, { noAck: true });
+    if (!m) break;
+    out.push({ body: m.content.toString(), headers: m.properties.headers });
+  }
+  await c.close();
+  return out;
+}
+
+describe('shovels between two Warrens', function () {
+  this.timeout(30_000);
+  let a: RunningBroker;
+  let b: RunningBroker;
+  before(async () => {
+    a = await startBroker({ port: 0, managementPort: 0, ...silent });
+    b = await startBroker({ port: 0, managementPort: 0, ...silent });
+  });
+  after(async () => {
+    await a.close();
+    await b.close();
+  });
+  afterEach(async () => {
+    for (const r of (await call(a.managementUrl!, 'GET', '/api/parameters/shovel')).json as Array<{ name: string }>) {
+      await call(a.managementUrl!, 'DELETE', `/api/parameters/shovel/%2F/${r.name}`);
+    }
+    await a.reset();
+    await b.reset();
+  });
+
+  it('on-confirm: moves every message from a local queue (amqp://) to a remote one, with the x-shovelled and timestamp headers RabbitMQ writes', async () => {
+    await publish(a.url, 'src', 300, { headers: { mine: 1 } });
+    const before = Math.floor(Date.now() / 1000);
+    await putShovel(a, 's1', {
+      'src-uri': 'amqp://', 'src-queue': 'src', 'dest-uri': `amqp://guest:guest@127.0.0.1:${b.port}`, 'dest-queue': 'dst',
+      'add-forward-headers': true, 'dest-add-timestamp-header': true,
+    });
+    await b.until.queueLength('dst', 300);
+    await a.until.queueDrained('src');
+    const got = await drain(b.url, 'dst');
+    expect(got.map((m) => m.body)).to.deep.equal(Array.from({ length: 300 }, (_, i) => String(i)));
+    const h = got[0]!.headers!;
+    // Recorded from RabbitMQ 3.10.8: the source's headers first, then x-shovelled (an array of
+    // one table, URIs without credentials), then x-shovelled-timestamp (seconds, a long).
+    expect(Object.keys(h)).to.deep.equal(['mine', 'x-shovelled', 'x-shovelled-timestamp']);
+    expect(h['x-shovelled']).to.deep.equal([{
+      'shovelled-by': a.broker.identity.cluster, 'shovel-type': 'dynamic', 'shovel-name': 's1', 'shovel-vhost': '/',
+      'src-uri': 'amqp://', 'dest-uri': `amqp://127.0.0.1:${b.port}`, 'src-queue': 'src', 'dest-queue': 'dst',
+    }]);
+    expect(h['x-shovelled-timestamp']).to.be.within(before, Math.floor(Date.now() / 1000));
+    expect(a.broker.shovels.get('/', 's1')!.counts).to.include({ forwarded: 300, acked: 300, pending: 0 });
+  });
+
+  it('/api/shovels lists a running shovel with the keys RabbitMQ lists, in its order', async () => {
+    await putShovel(a, 's2', { 'src-uri': 'amqp://', 'src-queue': 'q-in', 'dest-uri': `amqp://guest:guest@127.0.0.1:${b.port}/%2F`, 'dest-queue': 'q-out' });
+    await a.broker.shovels.whenState('/', 's2', 'running');
+    const res = await call(a.managementUrl!, 'GET', '/api/shovels');
+    expect(res.status).to.equal(200);
+    const [s] = res.json as Array<Record<string, string>>;
+    expect(Object.keys(s!)).to.deep.equal(['node', 'timestamp', 'name', 'vhost', 'type', 'state', 'src_uri', 'src_protocol', 'dest_protocol', 'dest_uri', 'src_queue', 'dest_queue']);
+    expect(s).to.deep.include({
+      node: a.broker.identity.node, name: 's2', vhost: '/', type: 'dynamic', state: 'running', src_uri: 'amqp://', src_protocol: 'amqp091',
+      dest_protocol: 'amqp091', dest_uri: `amqp://127.0.0.1:${b.port}/%2F`, src_queue: 'q-in', dest_queue: 'q-out',
+    });
+    expect(s!['timestamp']).to.match(/^\d{4}-\d\d-\d\d \d{1,2}:\d\d:\d\d$/);
+    expect((await call(a.managementUrl!, 'GET', '/api/shovels/%2F')).json).to.have.length(1);
+    expect((await call(a.managementUrl!, 'GET', '/api/shovels/nope')).status).to.equal(404);
+    // Deleting the parameter stops the shovel: its connections to the destination close.
+    expect((await call(a.managementUrl!, 'DELETE', '/api/parameters/shovel/%2F/s2')).status).to.equal(204);
+    expect((await call(a.managementUrl!, 'GET', '/api/shovels')).json).to.deep.equal([]);
+    await b.until.consumerCount('q-out', 0);
+    const shovelConns = () => [...b.broker.connections].filter((c) => c.state !== 'closed').length;
+    for (let i = 0; i < 200 && shovelConns() > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(shovelConns()).to.equal(0);
+  });
+
+  it('src-delete-after queue-length moves what the queue held, then deletes its own parameter', async () => {
+    await publish(a.url, 'drain-me', 40);
+    await putShovel(a, 'drainer', { 'src-uri': 'amqp://', 'src-queue': 'drain-me', 'dest-uri': `amqp://guest:guest@127.0.0.1:${b.port}`, 'dest-queue': 'drained', 'src-delete-after': 'queue-length' });
+    await b.until.queueLength('drained', 40);
+    for (let i = 0; i < 500 && a.broker.parameters.get('shovel', '/', 'drainer'); i++) await new Promise((r) => setTimeout(r, 10));
+    expect((await call(a.managementUrl!, 'GET', '/api/parameters/shovel/%2F/drainer')).status).to.equal(404);
+    expect((await call(a.managementUrl!, 'GET', '/api/shovels')).json).to.deep.equal([]);
+    await publish(a.url, 'drain-me', 3, {}, 40);
+    expect((await drain(b.url, 'drained')).length).to.equal(40);
+    expect((await drain(a.url, 'drain-me')).map((m) => m.body)).to.deep.equal(['40', '41', '42']);
+  });
+
+  it('a numeric src-delete-after with on-publish moves exactly that many', async () => {
+    await publish(a.url, 'ten', 10);
+    await putShovel(a, 'four', { 'src-uri': 'amqp://', 'src-queue': 'ten', 'dest-uri': `amqp://guest:guest@127.0.0.1:${b.port}`, 'dest-queue': 'four', 'src-delete-after': 4, 'ack-mode': 'on-publish' });
+    await b.until.queueLength('four', 4);
+    for (let i = 0; i < 500 && a.broker.parameters.get('shovel', '/', 'four'); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(a.broker.parameters.get('shovel', '/', 'four')).to.equal(undefined);
+    expect((await drain(b.url, 'four')).map((m) => m.body)).to.deep.equal(['0', '1', '2', '3']);
+    expect((await drain(a.url, 'ten')).length).to.equal(6);
+  });
+
+  it('no-ack from an exchange (a server-named queue bound with src-exchange-key) to an exchange with dest-exchange-key', async () => {
+    const bc: ChannelModel = await amqp.connect(b.url);
+    const bch = await bc.createChannel();
+    await bch.assertQueue('from-x', { durable: false });
+    await bch.bindQueue('from-x', 'amq.direct', 'rk-out');
+    await putShovel(a, 'x', { 'src-uri': 'amqp://', 'src-exchange': 'amq.topic', 'src-exchange-key': 'a.#', 'dest-uri': `amqp://guest:guest@127.0.0.1:${b.port}`, 'dest-exchange': 'amq.direct', 'dest-exchange-key': 'rk-out', 'ack-mode': 'no-ack', 'add-forward-headers': true });
+    await a.broker.shovels.whenState('/', 'x', 'running');
+    const ac = await amqp.connect(a.url);
+    const ach = await ac.createConfirmChannel();
+    for (let i = 0; i < 50; i++) ach.publish('amq.topic', i % 2 ? 'a.b' : 'z', Buffer.from(String(i)));
+    await ach.waitForConfirms();
+    await b.until.queueLength('from-x', 25);
+    const got = await drain(b.url, 'from-x');
+    expect(got.map((m) => Number(m.body))).to.deep.equal(Array.from({ length: 25 }, (_, i) => 2 * i + 1));
+    expect(got[0]!.headers!['x-shovelled']).to.deep.equal([{
+      'shovelled-by': a.broker.identity.cluster, 'shovel-type': 'dynamic', 'shovel-name': 'x', 'shovel-vhost': '/',
+      'src-uri': 'amqp://', 'dest-uri': `amqp://127.0.0.1:${b.port}`, 'src-exchange': 'amq.topic', 'src-exchange-key': 'a.#',
+      'dest-exchange': 'amq.direct', 'dest-exchange-key': 'rk-out',
+    }]);
+    await ac.close();
+    await bc.close();
+  });
+});
+
+describe('shovels: reconnection on the injected clock, and restart with the broker', function () {
+  this.timeout(30_000);
+
+  it('reports terminated with the reason when the destination goes away, and reconnects after reconnect-delay', async () => {
+    const clock = new FakeClock();
+    const a = await startBroker({ port: 0, managementPort: 0, clock, ...silent });
+    const dir = mkdtempSync(join(tmpdir(), 'warren-shovel-dest-'));
+    let b = await startBroker({ port: 0, dataDir: dir, ...silent });
+    const port = b.port;
+    try {
+      await putShovel(a, 'r', { 'src-uri': 'amqp://', 'src-queue': 'rq', 'dest-uri': `amqp://guest:guest@127.0.0.1:${port}`, 'dest-queue': 'rq-out', 'reconnect-delay': 7 });
+      await a.broker.shovels.whenState('/', 'r', 'running');
+      await b.close();
+      await a.broker.shovels.whenState('/', 'r', 'terminated');
+      const [st] = (await call(a.managementUrl!, 'GET', '/api/shovels')).json as Array<Record<string, string>>;
+      expect(Object.keys(st!)).to.deep.equal(['node', 'timestamp', 'name', 'vhost', 'type', 'state', 'reason']);
+      // RabbitMQ 3.10.8, its destination stopped (rabbitmqctl stop_app): this exit reason, ~p-printed.
+      expect(st!['reason']).to.equal(`{shutdown,{server_initiated_close,320,<<"CONNECTION_FORCED - broker forced connection closure with reason 'shutdown'">>}}`);
+      b = await startBroker({ port, dataDir: dir, ...silent });
+      await publish(a.url, 'rq', 5);
+      // Nothing happens before reconnect-delay has passed on the broker's clock.
+      await clock.advance(6_900);
+      expect(a.broker.shovels.get('/', 'r')!.current.state).to.equal('terminated');
+      await clock.advance(100);
+      await a.broker.shovels.whenState('/', 'r', 'running');
+      await b.until.queueLength('rq-out', 5);
+      expect(a.broker.shovels.get('/', 'r')!.counts.restarts).to.equal(1);
+    } finally {
+      await a.close();
+      await b.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reconnects when the source goes away (restarted on its data dir) and moves what it holds then: every message once, in order', async () => {
+    const clock = new FakeClock();
+    const dir = mkdtempSync(join(tmpdir(), 'warren-shovel-source-'));
+    let src = await startBroker({ port: 0, dataDir: dir, ...silent });
+    const port = src.port;
+    const host = await startBroker({ port: 0, managementPort: 0, clock, ...silent });
+    try {
+      await publish(src.url, 'far', 50);
+      await putShovel(host, 'pull', { 'src-uri': `amqp://guest:guest@127.0.0.1:${port}`, 'src-queue': 'far', 'dest-uri': 'amqp://', 'dest-queue': 'near', 'reconnect-delay': 2 });
+      await host.until.queueLength('near', 50);
+      // Acked at the source (on-confirm: after the destination confirmed) before it goes away.
+      await src.until.queueDrained('far');
+      await src.close();
+      await host.broker.shovels.whenState('/', 'pull', 'terminated');
+      src = await startBroker({ port, dataDir: dir, ...silent });
+      await publish(src.url, 'far', 30, {}, 50);
+      await clock.advance(2_000);
+      await host.broker.shovels.whenState('/', 'pull', 'running');
+      await host.until.queueLength('near', 80);
+      await src.until.queueDrained('far');
+      expect((await drain(host.url, 'near')).map((m) => m.body)).to.deep.equal(Array.from({ length: 80 }, (_, i) => String(i)));
+    } finally {
+      await host.close();
+      await src.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a shovel restarts with the broker: its parameter is kept in the data directory', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'warren-shovel-src-'));
+    const b = await startBroker({ port: 0, ...silent });
+    let a = await startBroker({ port: 0, managementPort: 0, dataDir: dir, ...silent });
+    try {
+      await putShovel(a, 'kept', { 'src-uri': 'amqp://', 'src-queue': 'kq', 'dest-uri': `amqp://guest:guest@127.0.0.1:${b.port}`, 'dest-queue': 'kq-out' });
+      await a.broker.shovels.whenState('/', 'kept', 'running');
+      await a.close();
+      a = await startBroker({ port: 0, managementPort: 0, dataDir: dir, ...silent });
+      await a.broker.shovels.whenState('/', 'kept', 'running');
+      await publish(a.url, 'kq', 7);
+      await b.until.queueLength('kq-out', 7);
+      expect((await call(a.managementUrl!, 'GET', '/api/parameters/shovel')).json).to.have.length(1);
+    } finally {
+      await a.close();
+      await b.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('shovels from definitions and from the config file', function () {
+  this.timeout(30_000);
+
+  it('a shovel in an imported definitions file runs, and the export lists it as RabbitMQ does', async () => {
+    const b = await startBroker({ port: 0, ...silent });
+    const a = await startBroker({ port: 0, managementPort: 0, ...silent });
+    try {
+      const value = { 'dest-queue': 'def-out', 'dest-uri': `amqp://guest:guest@127.0.0.1:${b.port}`, 'src-queue': 'def-in', 'src-uri': 'amqp://' };
+      const posted = await call(a.managementUrl!, 'POST', '/api/definitions', { body: { parameters: [{ value, vhost: '/', component: 'shovel', name: 'from-defs' }] } });
+      expect(posted.status, posted.text).to.equal(204);
+      await a.broker.shovels.whenState('/', 'from-defs', 'running');
+      await publish(a.url, 'def-in', 3);
+      await b.until.queueLength('def-out', 3);
+      const defs = (await call(a.managementUrl!, 'GET', '/api/definitions')).json as { parameters: unknown[] };
+      expect(defs.parameters).to.deep.equal([{ value, vhost: '/', component: 'shovel', name: 'from-defs' }]);
+      // A bad one is refused with RabbitMQ's import text (recorded from RabbitMQ 3.10.8).
+      const bad = await call(a.managementUrl!, 'POST', '/api/definitions', { body: { parameters: [{ value: { 'src-uri': 'amqp://' }, vhost: '/', component: 'shovel', name: 'bad' }] } });
+      expect(bad.status).to.equal(400);
+      expect(bad.json).to.deep.equal({ error: 'bad_request', reason: 'Validation failed\n\nMust specify \'src-exchange\' or \'src-queue\'\nKey "dest-uri" not found in bad\n (//shovel/bad)' });
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('a shovel in the config file\'s parameters starts with the broker', async () => {
+    const b = await startBroker({ port: 0, ...silent });
+    const a = await startBroker({
+      port: 0,
+      ...silent,
+      parameters: [{ vhost: '/', component: 'shovel', name: 'from-config', value: { 'src-uri': 'amqp://', 'src-queue': 'cfg-in', 'dest-uri': `amqp://guest:guest@127.0.0.1:${b.port}`, 'dest-queue': 'cfg-out' } }],
+    });
+    try {
+      await a.broker.shovels.whenState('/', 'from-config', 'running');
+      await publish(a.url, 'cfg-in', 4);
+      await b.until.queueLength('cfg-out', 4);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});
