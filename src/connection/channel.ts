@@ -234,12 +234,37 @@ export class Channel implements ConsumerHost {
     this.applyAck(deliveries);
   }
 
+  /**
+   * Settles every message of one ack first, then lets each queue concerned dispatch once (as
+   * rabbit_amqqueue_process settles an ack's tags, then runs its delivery loop), not once per
+   * message.
+   */
   private applyAck(deliveries: Delivery[]): void {
-    for (const d of deliveries) {
+    if (deliveries.length === 1) {
+      const d = deliveries[0]!;
       this.releaseCredit(d);
       d.queue.ack(d.entry);
       d.queue.counters.ack++;
       d.counters.ack++;
+    } else {
+      const queues: Queue[] = [];
+      const seen = new Set<Queue>();
+      let last: Queue | undefined;
+      for (const d of deliveries) {
+        this.releaseCredit(d);
+        const q = d.queue;
+        q.ack(d.entry, false);
+        q.counters.ack++;
+        d.counters.ack++;
+        if (q !== last) {
+          last = q;
+          if (!seen.has(q)) {
+            seen.add(q);
+            queues.push(q);
+          }
+        }
+      }
+      for (const q of queues) q.maybeDispatch();
     }
     this.afterCreditReleased();
   }
