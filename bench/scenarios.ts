@@ -11,6 +11,7 @@ import type { Channel, ChannelModel } from 'amqplib';
 import { processCpuMs, systemBusyMs } from './lib/proc.js';
 import type { ConsumeSpec, PublishSpec, Sample, WorkerSpec } from './lib/protocol.js';
 import { allReady, stopAll, WorkerHandle } from './lib/workers.js';
+import { streamReplay } from './stream-scenario.js';
 
 export interface BenchOptions {
   /** Seconds before the measured window (JIT warm-up, queues reach steady state). */
@@ -660,6 +661,7 @@ export const SCENARIOS: Scenario[] = [
   fanout,
   topic,
   dedup,
+  streamReplay,
 ];
 
 /** Opens the orchestrator's admin connection to a broker. */

@@ -199,7 +199,7 @@ async function consumer(s: ConsumeSpec): Promise<void> {
   // Drain mode: a first mark at subscription (CPU is measured from here, the rate from the
   // 5% mark: a no-ack broker may have written everything before the consumer has read 5%).
   if (s.expect > 0) send({ ev: 'mark', sample: sample(0, s.brokerPid) });
-  for (const q of s.queues) await ch.consume(q, onMessage, { noAck: s.noAck });
+  for (const q of s.queues) await ch.consume(q, onMessage, { noAck: s.noAck, arguments: s.arguments });
 
   let progress: NodeJS.Timeout | undefined;
   if (s.progress) {

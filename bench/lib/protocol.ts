@@ -68,6 +68,8 @@ export interface ConsumeSpec {
   /** Send 'progress' every few ms (closed-loop publishers). */
   progress: boolean;
   brokerPid: number;
+  /** basic.consume arguments (x-stream-offset for streams). */
+  arguments?: Record<string, unknown>;
 }
 
 /** Opens many connections (and then a channel on each) and measures the broker's RSS. */

@@ -10,6 +10,7 @@ import './priorities-consumers.js';
 import './confirms-tx.js';
 import './fidelity.js';
 import './extensions.js';
+import './streams.js';
 import './access.js';
 import './policies.js';
 import './limits.js';

@@ -17,6 +17,7 @@ export const AREAS = [
   'confirms-tx',
   'fidelity',
   'extensions',
+  'streams',
   'access',
   'policies',
   'limits',

@@ -15,6 +15,8 @@ import { plainAddress } from '../peer-address.js';
 import { fieldString } from '../frame/field-table.js';
 import type { Consumer } from '../queue/consumer.js';
 import type { Queue } from '../queue/queue.js';
+import { StreamQueue } from '../stream/stream-queue.js';
+import { formatStream } from './format-stream.js';
 import type { Binding } from '../vhost/binding-table.js';
 import { isExchange, type Exchange } from '../vhost/exchange.js';
 import type { VHost } from '../vhost/vhost.js';
@@ -44,6 +46,11 @@ export function timeString(ms: number): string {
 
 /** A queue in /api/queues (detail adds consumer_details, deliveries and incoming). */
 export function formatQueue(vhost: string, q: Queue, stats: MessageStatsSource, policies: PolicyInfo, detail = false): JsonObject {
+  if (q instanceof StreamQueue) {
+    const out = formatStream(vhost, q, stats, policies);
+    if (detail) Object.assign(out, { consumer_details: q.consumerList.map((c) => formatConsumer(c)), deliveries: [], incoming: [] });
+    return out;
+  }
   const s = q.stats;
   const ready = q.messageCount;
   const unacked = q.unackedCount;
@@ -303,7 +310,8 @@ export function formatConsumer(c: Consumer): JsonObject {
   const ch = c.host as Channel;
   const q = c.queue;
   const single = q.settings.singleActiveConsumer;
-  const active = !single || q.activeConsumer === c;
+  // A stream's consumers are registered inactive (rabbit_stream_queue:consume).
+  const active = q instanceof StreamQueue ? false : !single || q.activeConsumer === c;
   return {
     arguments: tableToJson(c.arguments),
     ack_required: !c.noAck,

@@ -86,6 +86,7 @@ export interface GlobalTotals {
   /** Deliveries, gets, acknowledgements of classic queues. */
   classic: DeliveryCounters;
   quorum: DeliveryCounters;
+  stream: DeliveryCounters;
   deadLettered: DeadLetterCounters;
 }
 
@@ -132,7 +133,7 @@ export class BrokerMetrics {
   vhostDeleted(vhost: VHost): void {
     this.retired.add(vhost.counters);
     for (const q of vhost.queues.values()) {
-      if (!q.deleted) (q.isQuorum ? this.retired.retiredQuorum : this.retired.retiredClassic).add(q.counters);
+      if (!q.deleted) this.retired.retiredOf(q).add(q.counters);
     }
   }
 
@@ -149,23 +150,30 @@ export class BrokerMetrics {
     v.add(this.retired);
     const classic = new QueueCounters();
     const quorum = new QueueCounters();
+    const stream = new QueueCounters();
     classic.add(this.retired.retiredClassic);
     quorum.add(this.retired.retiredQuorum);
+    stream.add(this.retired.retiredStream);
     for (const vhost of this.host.vhosts.values()) {
       v.add(vhost.counters);
       classic.add(vhost.counters.retiredClassic);
       quorum.add(vhost.counters.retiredQuorum);
-      for (const q of vhost.queues.values()) (q.isQuorum ? quorum : classic).add(q.counters);
+      stream.add(vhost.counters.retiredStream);
+      for (const q of vhost.queues.values()) {
+        const type = q.settings.queueType;
+        (type === 'quorum' ? quorum : type === 'stream' ? stream : classic).add(q.counters);
+      }
     }
     return {
       received: v.received,
       receivedConfirm: v.receivedConfirm,
-      routed: classic.published + quorum.published,
+      routed: classic.published + quorum.published + stream.published,
       confirmed: v.confirmed,
       unroutableDropped: v.unroutableDropped,
       unroutableReturned: v.unroutableReturned,
       classic,
       quorum,
+      stream,
       deadLettered: v.deadLettered,
     };
   }
@@ -184,6 +192,7 @@ export class BrokerMetrics {
       v.add(vhost.counters);
       d.add(vhost.counters.retiredClassic);
       d.add(vhost.counters.retiredQuorum);
+      d.add(vhost.counters.retiredStream);
       for (const q of vhost.queues.values()) d.add(q.counters);
     }
     return messageStats(v.received, v.confirmed, v.unroutableReturned, v.unroutableDropped, d);
@@ -195,6 +204,7 @@ export class BrokerMetrics {
     const d = new DeliveryCounters();
     d.add(c.retiredClassic);
     d.add(c.retiredQuorum);
+    d.add(c.retiredStream);
     for (const q of vhost.queues.values()) d.add(q.counters);
     return messageStats(c.received, c.confirmed, c.unroutableReturned, c.unroutableDropped, d);
   }

@@ -276,10 +276,18 @@ export class VHostCounters {
   readonly retiredClassic = new QueueCounters();
   /** The counters of deleted quorum queues. */
   readonly retiredQuorum = new QueueCounters();
+  /** The counters of deleted streams. */
+  readonly retiredStream = new QueueCounters();
+
+  /** The retired counters of a queue's type. */
+  retiredOf(queue: Queue): QueueCounters {
+    if (queue.isQuorum) return this.retiredQuorum;
+    return queue.settings?.queueType === 'stream' ? this.retiredStream : this.retiredClassic;
+  }
 
   /** A queue of this vhost is deleted: its counts stay in the totals. */
   retire(queue: Queue): void {
-    (queue.isQuorum ? this.retiredQuorum : this.retiredClassic).add(queue.counters);
+    this.retiredOf(queue).add(queue.counters);
   }
 
   /** Adds a deleted vhost's counters to these (the broker's retired totals). */
@@ -292,6 +300,7 @@ export class VHostCounters {
     this.deadLettered.add(other.deadLettered);
     this.retiredClassic.add(other.retiredClassic);
     this.retiredQuorum.add(other.retiredQuorum);
+    this.retiredStream.add(other.retiredStream);
   }
 }
 

@@ -3,18 +3,23 @@ import { NO_POLICY, policyRecord, type Policy, type PolicyKind, type PolicyMatch
 import { validatePolicy } from './validation.js';
 
 /** What a policy can apply to: an exchange, or a queue of a type. */
-export type PolicyTarget = { kind: 'exchange' } | { kind: 'queue'; queueType: 'classic' | 'quorum' };
+export type PolicyTarget = { kind: 'exchange' } | { kind: 'queue'; queueType: 'classic' | 'quorum' | 'stream' };
 
 /**
  * Policy keys each queue type does not support (rabbit_*_queue:capabilities/0
  * unsupported_policies): a policy whose definition holds one of them does not apply to a queue
  * of that type at all (rabbit_queue_type:is_policy_applicable/2), so a lower-priority policy may.
  */
-const UNSUPPORTED: Record<'classic' | 'quorum', ReadonlySet<string>> = {
+const UNSUPPORTED: Record<'classic' | 'quorum' | 'stream', ReadonlySet<string>> = {
   classic: new Set(['max-age', 'stream-max-segment-size-bytes', 'queue-leader-locator', 'initial-cluster-size', 'delivery-limit', 'dead-letter-strategy']),
   quorum: new Set([
     'max-priority', 'queue-mode', 'single-active-consumer', 'ha-mode', 'ha-params', 'ha-sync-mode', 'ha-promote-on-shutdown',
     'ha-promote-on-failure', 'queue-master-locator', 'max-age', 'stream-max-segment-size-bytes', 'initial-cluster-size',
+  ]),
+  stream: new Set([
+    'expires', 'message-ttl', 'dead-letter-exchange', 'dead-letter-routing-key', 'max-length', 'max-in-memory-length',
+    'max-in-memory-bytes', 'max-priority', 'overflow', 'queue-mode', 'single-active-consumer', 'delivery-limit', 'ha-mode',
+    'ha-params', 'ha-sync-mode', 'ha-promote-on-shutdown', 'ha-promote-on-failure', 'queue-master-locator', 'dead-letter-strategy',
   ]),
 };
 

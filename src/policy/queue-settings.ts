@@ -2,6 +2,16 @@ import { fieldInteger, fieldString, ownField, type FieldTable } from '../frame/f
 import type { Overflow, QueueSettings } from '../queue/queue-arguments.js';
 import { policyValue } from './effective-definition.js';
 import type { JsonValue, PolicyMatch } from './policy.js';
+import { parseMaxAge } from '../stream/stream-arguments.js';
+
+/** A policy's max-age (validated when the policy was set) in ms. */
+function maxAgeMs(text: string): number | undefined {
+  try {
+    return parseMaxAge(text);
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * A queue's settings in force: its declared x-arguments resolved against the policies that
@@ -33,6 +43,17 @@ export function effectiveQueueSettings(declared: QueueSettings, args: FieldTable
   const argWins = <T>(policy: T | undefined, arg: T | undefined) => (arg !== undefined ? arg : policy);
   const policyWins = <T>(policy: T | undefined, arg: T | undefined) => (policy !== undefined ? policy : arg);
 
+  if (declared.queueType === 'stream') {
+    // rabbit_stream_queue:policy_precedence: the policy's value wins for each retention key.
+    const age = str('max-age');
+    const ageMs = age === undefined ? undefined : maxAgeMs(age);
+    return {
+      ...declared,
+      maxLengthBytes: policyWins(num('max-length-bytes'), declared.maxLengthBytes),
+      maxAge: policyWins(ageMs, declared.maxAge),
+      streamMaxSegmentSizeBytes: policyWins(num('stream-max-segment-size-bytes'), declared.streamMaxSegmentSizeBytes),
+    };
+  }
   let overflow = (quorum ? policyWins : argWins)(str('overflow'), argStr('x-overflow')) as Overflow | undefined;
   if (quorum && overflow === 'reject-publish-dlx') overflow = 'drop-head';
   return {

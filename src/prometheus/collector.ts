@@ -203,10 +203,10 @@ const queueMetrics: Group<Queue> = {
   metrics: [
     QUEUE_CONSUMERS,
     { name: 'queue_messages_ram', type: 'gauge', help: 'Ready and unacknowledged messages stored in memory', value: (q) => q.readyInMemory + q.unackedCount },
-    { name: 'queue_messages_ready_ram', type: 'gauge', help: 'Ready messages stored in memory', value: (q) => (q.isQuorum ? undefined : q.readyInMemory) },
-    { name: 'queue_messages_unacked_ram', type: 'gauge', help: 'Unacknowledged messages stored in memory', value: (q) => (q.isQuorum ? undefined : q.unackedCount) },
+    { name: 'queue_messages_ready_ram', type: 'gauge', help: 'Ready messages stored in memory', value: (q) => (q.settings.queueType !== 'classic' ? undefined : q.readyInMemory) },
+    { name: 'queue_messages_unacked_ram', type: 'gauge', help: 'Unacknowledged messages stored in memory', value: (q) => (q.settings.queueType !== 'classic' ? undefined : q.unackedCount) },
     { name: 'queue_messages_ready_bytes', type: 'gauge', help: 'Size in bytes of ready messages', value: (q) => q.readyBytes },
-    { name: 'queue_messages_paged_out', type: 'gauge', help: 'Messages paged out to disk', value: (q) => (q.isQuorum ? undefined : q.messageCount - q.readyInMemory) },
+    { name: 'queue_messages_paged_out', type: 'gauge', help: 'Messages paged out to disk', value: (q) => (q.settings.queueType !== 'classic' ? undefined : q.messageCount - q.readyInMemory) },
   ],
 };
 
@@ -443,8 +443,7 @@ function writeGlobal(out: Exposition, source: PrometheusSource): void {
   const byType = (value: (d: typeof g.classic) => number): Sample[] => [
     [labels(['protocol', 'amqp091'], ['queue_type', CLASSIC]), value(g.classic)],
     [labels(['protocol', 'amqp091'], ['queue_type', QUORUM]), value(g.quorum)],
-    // Warren has no streams.
-    [labels(['protocol', 'amqp091'], ['queue_type', 'rabbit_stream_queue']), 0],
+    [labels(['protocol', 'amqp091'], ['queue_type', 'rabbit_stream_queue']), value(g.stream)],
   ];
   // RabbitMQ's rows of each dead-letter counter: the strategies each queue type can have
   // (at_least_once is a quorum queue strategy Warren does not have: always 0).

@@ -2,6 +2,7 @@ import { preconditionFailed } from '../errors.js';
 import { formatParts } from '../erlang/pretty.js';
 import { atom, int, tuple } from '../erlang/term.js';
 import { fieldInteger, fieldTypeName, type FieldTable, type FieldValue } from '../frame/field-table.js';
+import { parseStreamArguments, STREAM_ONLY_ARGS } from '../stream/stream-arguments.js';
 
 /** RabbitMQ 3.10's largest TTL / expiry value in ms (rabbit_misc:check_expiry: ten years). */
 const MAX_EXPIRY_TIMER = 315_360_000_000;
@@ -21,8 +22,12 @@ export interface QueueSettings {
   overflow: Overflow;
   maxPriority: number | undefined;
   singleActiveConsumer: boolean;
-  queueType: 'classic' | 'quorum';
+  queueType: 'classic' | 'quorum' | 'stream';
   deliveryLimit: number | undefined;
+  /** Streams: x-max-age in ms (src/stream). */
+  maxAge?: number | undefined;
+  /** Streams: x-stream-max-segment-size-bytes. */
+  streamMaxSegmentSizeBytes?: number | undefined;
   /**
    * x-message-deduplication (the message-deduplication plugin's queue argument): any value but
    * false turns it on, as the plugin reads it; classic queues only (the plugin's backing-queue
@@ -101,6 +106,16 @@ export function parseQueueArguments(args: FieldTable, resource: string): QueueSe
       throw err;
     }
   };
+  // rabbit_amqqueue:check_declare_arguments checks x-queue-type first, then the type's own arguments.
+  check('x-queue-type', (v) => {
+    const s = longstr(v);
+    if (s !== 'classic' && s !== 'quorum' && s !== 'stream') throw new ArgError(`"unsupported queue type '${s}'"`);
+    settings.queueType = s;
+  });
+  if (settings.queueType === 'stream') {
+    const stream = parseStreamArguments(args, resource);
+    return { ...settings, maxLengthBytes: stream.maxLengthBytes, maxAge: stream.maxAge, streamMaxSegmentSizeBytes: stream.maxSegmentSizeBytes };
+  }
   check('x-expires', (v) => {
     const n = intValue(v);
     if (n === 0) throw new ArgError('{value_zero,0}');
@@ -129,11 +144,6 @@ export function parseQueueArguments(args: FieldTable, resource: string): QueueSe
     if (s !== 'default' && s !== 'lazy') throw new ArgError(`"unsupported queue mode '${s}'"`);
   });
   check('x-single-active-consumer', (v) => (settings.singleActiveConsumer = bool(v)));
-  check('x-queue-type', (v) => {
-    const s = longstr(v);
-    if (s !== 'classic' && s !== 'quorum') throw new ArgError(`"unsupported queue type '${s}'"`);
-    settings.queueType = s;
-  });
   check('x-delivery-limit', (v) => (settings.deliveryLimit = nonNegInt(v)));
   const dedup = args['x-message-deduplication'];
   if (dedup !== undefined && !(dedup.type === 't' && !dedup.value) && settings.queueType === 'classic') settings.deduplication = true;
@@ -153,8 +163,8 @@ export function parseQueueArguments(args: FieldTable, resource: string): QueueSe
 }
 
 /** Arguments each RabbitMQ 3.10 queue type refuses (its capabilities' unsupported args). */
-const QUORUM_UNSUPPORTED = ['x-max-priority', 'x-queue-mode'];
-const CLASSIC_UNSUPPORTED = ['x-delivery-limit', 'x-max-in-memory-length', 'x-max-in-memory-bytes'];
+const QUORUM_UNSUPPORTED = ['x-max-priority', 'x-queue-mode', ...STREAM_ONLY_ARGS];
+const CLASSIC_UNSUPPORTED = ['x-delivery-limit', 'x-max-in-memory-length', 'x-max-in-memory-bytes', ...STREAM_ONLY_ARGS];
 
 /** basic.consume's x-priority (rabbit_amqqueue:check_consume_arguments). */
 export function parseConsumerPriority(args: FieldTable, resource: string): number {

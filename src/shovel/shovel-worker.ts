@@ -7,6 +7,7 @@
  * - on-confirm: the destination channel is in confirm mode; a message is acked at the source
  *   only once the destination confirmed it, and nacked (requeued) when the destination nacks it;
  * - on-publish: acked at the source as soon as it is published;
+ *   (in both, acks at the source are coalesced into multiple acks: source-acks.ts)
  * - no-ack: consumed without acknowledgements.
  *
  * When either connection goes away the worker closes both (whatever the source had not acked is
@@ -20,6 +21,7 @@ import type { Clock, Timer } from '../clock.js';
 import type { Logger } from '../log.js';
 import { displayUri } from './amqp-uri.js';
 import type { ShovelDefinition } from './shovel-parameters.js';
+import { SourceAcks } from './source-acks.js';
 
 export type ShovelState = 'starting' | 'running' | 'terminated';
 
@@ -233,6 +235,10 @@ export class ShovelWorker {
         remaining -= n;
         if (remaining <= 0) resolve('autodelete');
       };
+      const acks = new SourceAcks(inCh, (n) => {
+        this.counts.acked += n;
+        settled(n);
+      });
       let consumerTag: string | undefined;
       let paused = false;
       const deliver = (msg: ConsumeMessage | null) => {
@@ -249,26 +255,22 @@ export class ShovelWorker {
         let room: boolean;
         if (onConfirm) {
           this.counts.pending++;
+          const ref = acks.track(msg);
           room = (out as ConfirmChannel).publish(exchange, routingKey, msg.content, props, (err) => {
             if (this.src !== src.conn) return; // a later session: the source requeued it already
             this.counts.pending--;
-            if (this.counts.pending === 0) for (const w of this.pendingWaiters.splice(0)) w();
-            try {
-              if (err) inCh.nack(msg, false, true);
-              else {
-                inCh.ack(msg);
-                this.counts.acked++;
-                settled(1);
-              }
-            } catch {
-              // the source channel is gone: the message is requeued there
+            acks.settle(ref, !err);
+            if (this.counts.pending === 0 && this.pendingWaiters.length > 0) {
+              acks.flushNow(); // before the waiter closes the channels
+              for (const w of this.pendingWaiters.splice(0)) w();
             }
           });
         } else {
           room = out.publish(exchange, routingKey, msg.content, props);
-          if (!noAck) inCh.ack(msg);
-          this.counts.acked++;
-          settled(1);
+          if (noAck) {
+            this.counts.acked++;
+            settled(1);
+          } else acks.settle(acks.track(msg), true);
         }
         // no-ack has no prefetch to bound what is in flight: stop consuming while the
         // destination's socket is full.

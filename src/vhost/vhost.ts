@@ -25,6 +25,8 @@ import { assertArgsEquivalent, assertFieldEquivalent } from './equivalence.js';
 import { Exchange, isExchange, type Destination, type ExchangeOptions } from './exchange.js';
 import { defaultVHostMetadata, type VHostMetadata } from './vhost-metadata.js';
 import { NO_LIMITS, queueLimitError, type VHostLimits } from './vhost-limits.js';
+import { checkStreamDeclare, STREAM_EQUIVALENCE_KEYS } from '../stream/stream-arguments.js';
+import { StreamQueue } from '../stream/stream-queue.js';
 
 export type { Binding } from './binding-table.js';
 
@@ -265,7 +267,8 @@ export class VHost {
     let name = d.name;
     if (name === '') {
       // rabbit_amqqueue:is_server_named_allowed, before any permission check.
-      if (queueTypeOf(d.arguments) === 'quorum') throw preconditionFailed('Cannot declare a server-named queue for type rabbit_quorum_queue');
+      const type = queueTypeOf(d.arguments);
+      if (type === 'quorum' || type === 'stream') throw preconditionFailed(`Cannot declare a server-named queue for type rabbit_${type}_queue`);
       name = `amq.gen-${randomBytes(16).toString('base64url')}`;
     }
     else if (name.startsWith('amq.')) throw accessRefused(`queue name '${name}' contains reserved prefix 'amq.*'`);
@@ -281,7 +284,7 @@ export class VHost {
       const rs = this.rs('queue', name);
       assertFieldEquivalent('durable', existing.durable, durable, rs);
       assertFieldEquivalent('auto_delete', existing.autoDelete, d.autoDelete, rs);
-      assertArgsEquivalent(existing.arguments, d.arguments, rs, QUEUE_EQUIVALENCE_KEYS);
+      assertArgsEquivalent(existing.arguments, d.arguments, rs, existing instanceof StreamQueue ? STREAM_EQUIVALENCE_KEYS : QUEUE_EQUIVALENCE_KEYS);
       // x-queue-type is compared with a missing value standing for 'classic'.
       if (queueTypeOf(existing.arguments) !== queueTypeOf(d.arguments)) {
         assertArgsEquivalent(existing.arguments, d.arguments, rs, ['x-queue-type']);
@@ -309,6 +312,7 @@ export class VHost {
       if (d.exclusive) throw preconditionFailed(`invalid property 'exclusive-owner' for ${rs}`);
       if (d.autoDelete) throw preconditionFailed(`invalid property 'auto-delete' for ${rs}`);
     }
+    if (settings.queueType === 'stream') checkStreamDeclare(d, settings, rs);
     const q = this.createQueue({ name, durable, exclusiveOwner: d.exclusive ? d.owner : null, autoDelete: d.autoDelete, arguments: d.arguments, settings });
     this.deps.churn.queuesCreated++;
     if (durable) this.deps.metadata.putQueue({ vhost: this.name, name, durable: true, autoDelete: d.autoDelete, arguments: encodeTable(d.arguments) });
@@ -333,7 +337,7 @@ export class VHost {
     const match = this.policies.match(queueTarget(settings), options.name);
     // Resolved even without a policy: a quorum queue turns reject-publish-dlx into drop-head.
     const effective = effectiveQueueSettings(settings, options.arguments, match);
-    const q = new Queue(
+    const q = new (settings.queueType === 'stream' ? StreamQueue : Queue)(
       { ...options, vhost: this.name, settings, effective },
       {
         ...this.deps.queueDeps,
@@ -350,6 +354,8 @@ export class VHost {
     const q = this.queues.get(name);
     if (!q) return 0;
     this.checkExclusive(q, owner);
+    // A stream's delete ignores if-unused and if-empty (rabbit_stream_queue:delete/4).
+    if (q instanceof StreamQueue) return this.removeQueue(q);
     if (ifUnused && q.consumerCount > 0) throw preconditionFailed(`${this.rs('queue', name)} in use`);
     if (ifEmpty && q.messageCount > 0) throw preconditionFailed(`${this.rs('queue', name)} not empty`);
     return this.removeQueue(q);
@@ -542,8 +548,11 @@ export class VHost {
       const { message, routingKeys } = deadLetterMessage(
         entry.msg, reason, queue.name, dlxName, queue.settings.deadLetterRoutingKey, now, this.deps.nextMessageId(),
       );
-      // Cycles are cut unless a rejection happened in them (isDeadLetterCycle).
-      const admit = reason === 'rejected' ? undefined : (q: Queue) => !isDeadLetterCycle(message, q.name);
+      // Cycles are cut unless a rejection happened in them (isDeadLetterCycle). RabbitMQ 3.10
+      // drops what a queue dead-letters into a stream (rabbit_stream_queue:deliver, stateless).
+      const admit = reason === 'rejected'
+        ? (q: Queue) => !(q instanceof StreamQueue)
+        : (q: Queue) => !(q instanceof StreamQueue) && !isDeadLetterCycle(message, q.name);
       // message.routingKey is routingKeys[0]; the rest are its CC keys.
       this.publish(dlx, message, routingKeys.slice(1), admit);
     }

@@ -1,7 +1,11 @@
-import { accessRefused, ConnectionError, ReplyCode, resourceName } from '../../errors.js';
+import { accessRefused, ConnectionError, internalError, ReplyCode, resourceName } from '../../errors.js';
 import { Consumer } from '../../queue/consumer.js';
 import { parseConsumerPriority } from '../../queue/queue-arguments.js';
-import type { Channel } from '../channel.js';
+import type { Channel, Delivery } from '../channel.js';
+import type { MethodArgsByName } from '../../frame/generated/methods.js';
+import { checkReadable, parseStreamConsumeArguments } from '../../stream/stream-arguments.js';
+import type { StreamQueue } from '../../stream/stream-queue.js';
+import { checkStreamConsumer, isStream, refuseOnStream, refuseStreamOffset } from '../../stream/stream-refusals.js';
 import { cancelReplyTo, consumeReplyTo, REPLY_TO } from '../direct-reply-to.js';
 import type { ChannelHandlers } from './types.js';
 
@@ -30,6 +34,8 @@ export const basicHandlers: ChannelHandlers = {
     ch.access.read('queue', name);
     const queue = vhost.getQueue(name, ch.conn);
     const rs = resourceName('queue', queue.name, vhost.name);
+    if (isStream(queue)) return consumeStream(ch, queue, args, rs);
+    refuseStreamOffset(queue, rs, args.arguments);
     // Single-active-consumer queues refuse exclusive consumers outright.
     if (queue.hasExclusiveConsumer() || (args.exclusive && (queue.consumerCount > 0 || queue.settings.singleActiveConsumer))) {
       throw accessRefused(`${rs} in exclusive use`);
@@ -57,14 +63,15 @@ export const basicHandlers: ChannelHandlers = {
     const name = ch.queueName(args.queue);
     ch.access.read('queue', name);
     const queue = ch.vhost.getQueue(name, ch.conn);
+    refuseOnStream(queue, ch.vhost.name, 'basic.get');
     const entry = queue.take();
     if (!entry) ch.getEmpty(queue);
     else ch.deliverGet(queue, entry, args.noAck);
   },
 
   'basic.ack': (ch, args) => ch.ack(ch.takeDeliveries(args.deliveryTag, args.multiple)),
-  'basic.reject': (ch, args) => ch.reject(ch.takeDeliveries(args.deliveryTag, false), args.requeue),
-  'basic.nack': (ch, args) => ch.reject(ch.takeDeliveries(args.deliveryTag, args.multiple), args.requeue),
+  'basic.reject': (ch, args) => ch.reject(notFromStreams(ch, ch.takeDeliveries(args.deliveryTag, false)), args.requeue),
+  'basic.nack': (ch, args) => ch.reject(notFromStreams(ch, ch.takeDeliveries(args.deliveryTag, args.multiple)), args.requeue),
 
   'basic.qos': (ch, args) => {
     if (args.prefetchSize !== 0) {
@@ -89,7 +96,27 @@ export const basicHandlers: ChannelHandlers = {
   'basic.recover-async': (ch, args) => recover(ch, args.requeue),
 };
 
+/** basic.nack and basic.reject of a stream's deliveries are refused (rabbit_stream_queue:settle). */
+function notFromStreams(ch: Channel, deliveries: Delivery[]): Delivery[] {
+  for (const d of deliveries) refuseOnStream(d.queue, ch.vhost.name, 'basic.nack and basic.reject');
+  return deliveries;
+}
+
+/** basic.consume on a stream: offset, then prefetch and no-ack checks; the consumer reads from its offset. */
+function consumeStream(ch: Channel, queue: StreamQueue, args: MethodArgsByName['basic.consume'], rs: string): void {
+  const spec = parseStreamConsumeArguments(args.arguments, rs, ch.conn.broker.clock.now());
+  checkStreamConsumer(rs, ch.consumerPrefetch, args.noAck);
+  checkReadable(spec);
+  const tag = args.consumerTag === '' ? ch.generateConsumerTag() : args.consumerTag;
+  const consumer = new Consumer(tag, ch, queue, { noAck: false, exclusive: args.exclusive, prefetch: ch.consumerPrefetch, priority: 0, arguments: args.arguments });
+  ch.consumers.set(tag, consumer);
+  if (!args.noWait) ch.send('basic.consume-ok', { consumerTag: tag });
+  queue.addStreamConsumer(consumer, spec);
+}
+
 function recover(ch: Channel, requeue: boolean): void {
   if (!requeue) throw new ConnectionError(ReplyCode.NOT_IMPLEMENTED, 'requeue=false');
+  // Requeueing a stream's deliveries crashes RabbitMQ 3.10's channel (541 INTERNAL_ERROR).
+  for (const d of ch.unacked.values()) if (isStream(d.queue)) throw internalError('').withoutMethod();
   ch.recoverAll();
 }

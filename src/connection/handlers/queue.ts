@@ -1,5 +1,6 @@
 import { declareReplyAddress, REPLY_TO } from '../direct-reply-to.js';
 import { checkBindingAccess } from './binding-access.js';
+import { refuseOnStream } from '../../stream/stream-refusals.js';
 import type { ChannelHandlers } from './types.js';
 
 export const queueHandlers: ChannelHandlers = {
@@ -50,6 +51,7 @@ export const queueHandlers: ChannelHandlers = {
     const name = ch.queueName(args.queue);
     ch.access.read('queue', name);
     const queue = ch.vhost.getQueue(name, ch.conn);
+    refuseOnStream(queue, ch.vhost.name, 'queue.purge');
     const messageCount = queue.purge();
     if (!args.noWait) ch.send('queue.purge-ok', { messageCount });
   },

@@ -9,6 +9,8 @@ import { decodeContentHeader } from '../../frame/generated/properties.js';
 import type { Queue } from '../../queue/queue.js';
 import type { QueuedMessage } from '../../queue/queued-message.js';
 import type { VHost } from '../../vhost/vhost.js';
+import { isStream, refuseOnStream } from '../../stream/stream-refusals.js';
+import { resourceName } from '../../errors.js';
 import { jsonToTable, propertiesToJson } from '../amqp-json.js';
 import { bindingFacts, formatBinding, formatQueue, implicitBinding } from '../format.js';
 import { HttpError, badRequest, noContent, notFound, objectNotFound, ok, parseBool, parseInt, requireKeys, type Reply } from '../http.js';
@@ -102,7 +104,11 @@ function remove(ctx: RequestContext): Reply {
 function purge(ctx: RequestContext): Reply {
   const { vhost, queue } = existingQueue(ctx);
   checkAccess(ctx, 'direct', vhost.name, [{ kind: 'queue', name: queue.name, permission: 'read' }]);
-  run('direct', () => vhost.getQueue(queue.name, {}).purge());
+  run('direct', () => {
+    const q = vhost.getQueue(queue.name, {});
+    refuseOnStream(q, vhost.name, 'queue.purge');
+    q.purge();
+  });
   return noContent();
 }
 
@@ -128,6 +134,8 @@ async function get(ctx: RequestContext): Promise<Reply> {
   const name = ctx.params['queue']!;
   checkAccess(ctx, 'channel', vhostName, [{ kind: 'queue', name, permission: 'read' }]);
   const queue = run('channel', () => vhost.getQueue(name, {}));
+  // rabbit_mgmt_wm_queue_get reports the channel's 540 with its code and explanation.
+  if (isStream(queue)) throw badRequest(`540 basic.get not supported by stream queues ${resourceName('queue', name, vhostName)}`);
   const noAck = ackmode === 'ack_requeue_false';
   const taken: QueuedMessage[] = [];
   const out: Json[] = [];

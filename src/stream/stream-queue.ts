@@ -1,0 +1,315 @@
+/**
+ * A stream queue (x-queue-type: stream) as RabbitMQ 3.10 serves it over AMQP 0-9-1
+ * (rabbit_stream_queue): an append-only log (StreamLog) in the store that every consumer reads
+ * on its own from the offset it asked for, with credit from its prefetch; acks only give
+ * credit back, nothing is removed but by retention. It is a Queue to the rest of the broker
+ * (routing, channels, management), with the Queue operations a stream refuses unused: the
+ * handlers refuse basic.get, purge, nack and reject first.
+ */
+import type { Message as MessageType } from '../queue/message.js';
+import { Message } from '../queue/message.js';
+import type { Consumer } from '../queue/consumer.js';
+import { EnqueueResult, Queue, type QueueDeps, type QueueOptions } from '../queue/queue.js';
+import type { QueueSettings } from '../queue/queue-arguments.js';
+import type { QueuedMessage } from '../queue/queued-message.js';
+import { F } from '../frame/field-table.js';
+import { internalError } from '../errors.js';
+import { DEFAULT_SEGMENT_SIZE, type OffsetSpec } from './stream-arguments.js';
+import { StreamLog, type StreamRetention } from './stream-log.js';
+
+/** One consumer's place in the log. */
+interface Reader {
+  consumer: Consumer;
+  /** The next offset to read. */
+  next: number;
+  /** Offsets below this are skipped (a numeric offset beyond the end, as RabbitMQ filters them). */
+  start: number;
+}
+
+/** At most this many messages are read from the store for one consumer at a time. */
+const READ_BATCH = 256;
+/** Messages recently read from the log, kept for the other readers (see remember()). */
+const RECENT_COUNT = 4096;
+const RECENT_BYTES = 8 * 1024 * 1024;
+
+export class StreamQueue extends Queue {
+  readonly log: StreamLog;
+  private readonly readers = new Map<Consumer, Reader>();
+  /** One past the last offset whose commit has completed: readers never read beyond it. */
+  private committed = 0;
+  private serving = false;
+  private readonly streamDeps: QueueDeps;
+  /** Messages recently read from the log, by offset, oldest first (remember()). */
+  private readonly recent = new Map<number, Message>();
+  private recentBytes = 0;
+
+  constructor(options: QueueOptions, deps: QueueDeps) {
+    super(options, deps);
+    this.streamDeps = deps;
+    this.log = new StreamLog(deps.store, this.storeKey, deps.clock, retentionOf(this.settings));
+  }
+
+  private notify(): void {
+    const watcher = this.streamDeps.hooks?.queues;
+    if (watcher !== undefined) watcher.changed(this);
+  }
+
+  override get messageCount(): number {
+    return this.log.count;
+  }
+
+  override get readyInMemory(): number {
+    return 0;
+  }
+
+  override get readyBytes(): number {
+    return this.log.bytes;
+  }
+
+  override get consumerCount(): number {
+    return this.readers.size;
+  }
+
+  override get consumerList(): readonly Consumer[] {
+    return [...this.readers.keys()];
+  }
+
+  override get stats(): Queue['stats'] {
+    return { readyBytes: this.log.bytes, readyBytesInMemory: 0, unackedBytes: 0, persistentCount: this.log.count, persistentBytes: this.log.bytes };
+  }
+
+  override peekHead(): QueuedMessage | undefined {
+    return undefined;
+  }
+
+  override readyEntries(): Iterable<QueuedMessage> {
+    return [];
+  }
+
+  override applySettings(next: QueueSettings): void {
+    if (this.deleted) return;
+    this.settings = next;
+    this.log.retention = retentionOf(next);
+    this.notify();
+  }
+
+  // ---- publishing ---------------------------------------------------------------------------
+
+  /**
+   * Appends the message (every message a stream takes is written, whatever its delivery mode),
+   * with the x-stream-offset header its deliveries carry. The chunk of this turn is closed at
+   * the end of the turn; readers see it once its commit is done.
+   */
+  override enqueue(msg: MessageType): EnqueueResult {
+    if (this.deleted) return EnqueueResult.Transient;
+    const props = msg.properties;
+    // RabbitMQ 3.10 cannot convert a decimal header to its AMQP 1.0 record: the publishing
+    // channel crashes, and its connection is closed with a bare 541. (Dead-lettered messages
+    // never get here: RabbitMQ 3.10 drops them, and so does VHost.deadLetter.)
+    for (const v of Object.values(props.headers ?? {})) if (v.type === 'D') throw internalError('').withoutMethod();
+    const first = !this.log.chunkOpen;
+    this.log.append((offset) => {
+      const headers: Record<string, ReturnType<typeof F.int64>> = {};
+      // RabbitMQ 3.10 stores AMQP 0-9-1 messages as AMQP 1.0 records: array and table header
+      // values do not survive the conversion.
+      for (const [k, v] of Object.entries(props.headers ?? {})) if (v.type !== 'A' && v.type !== 'F') headers[k] = v as never;
+      headers['x-stream-offset'] = F.int64(offset);
+      const copy = msg.withProperties(0, msg.exchange, msg.routingKey, { ...props, headers });
+      return { exchange: msg.exchange, routingKey: msg.routingKey, header: copy.header, body: msg.body };
+    });
+    if (first) queueMicrotask(() => this.closeChunk());
+    this.notify();
+    return EnqueueResult.Durable;
+  }
+
+  private closeChunk(): void {
+    if (this.deleted) return;
+    this.log.closeChunk();
+    for (const r of this.readers.values()) if (r.next < this.log.firstOffset) r.next = this.log.firstOffset;
+    const upto = this.log.nextOffset;
+    this.streamDeps.store.sync().then(
+      () => {
+        if (upto > this.committed) this.committed = upto;
+        this.serve();
+      },
+      () => {
+        // A failed commit: its publishers get nacks; readers wait for the next commit.
+      },
+    );
+    this.notify();
+  }
+
+  override recover(_crashed: boolean): void {
+    this.log.recover();
+    this.committed = this.log.nextOffset;
+  }
+
+  override pageOut(_budget: number): number {
+    return 0;
+  }
+
+  // ---- consumers ----------------------------------------------------------------------------
+
+  /** A consumer without an offset starts at next, RabbitMQ's default. */
+  override addConsumer(consumer: Consumer): void {
+    this.addStreamConsumer(consumer, { kind: 'next' });
+  }
+
+  /** Registers a consumer that reads from where spec says (osiris:init_reader). */
+  addStreamConsumer(consumer: Consumer, spec: OffsetSpec): void {
+    const first = this.log.firstOffset;
+    const end = this.committed;
+    let next: number;
+    let start: number;
+    switch (spec.kind) {
+      case 'first': next = start = first; break;
+      case 'next': next = start = end; break;
+      case 'last': next = start = Math.min(this.log.lastChunkOffset ?? end, end); break;
+      case 'timestamp': next = start = Math.min(this.log.offsetAt(spec.ms), end); break;
+      case 'offset':
+        next = Math.min(Math.max(spec.offset, first), end);
+        start = spec.offset;
+        break;
+      case 'unreadable': // refused before a consumer is made (checkReadable)
+        return;
+    }
+    this.readers.set(consumer, { consumer, next, start });
+    this.serve();
+    this.notify();
+  }
+
+  override removeConsumer(consumer: Consumer): void {
+    if (!this.readers.delete(consumer)) return;
+    this.notify();
+  }
+
+  override hasExclusiveConsumer(): boolean {
+    return false;
+  }
+
+  override get activeConsumer(): Consumer | undefined {
+    return undefined;
+  }
+
+  override touch(): void {
+    // Streams have no x-expires.
+  }
+
+  // ---- deliveries and settling --------------------------------------------------------------
+
+  override maybeDispatch(): void {
+    if (this.readers.size > 0) this.serve();
+  }
+
+  override dispatch(): void {
+    this.serve();
+  }
+
+  /** Hands each consumer what it has credit for, read from the log at its own offset. */
+  private serve(): void {
+    if (this.serving || this.deleted) return;
+    this.serving = true;
+    try {
+      for (const r of this.readers.values()) this.serveReader(r);
+    } finally {
+      this.serving = false;
+    }
+  }
+
+  private serveReader(r: Reader): void {
+    const c = r.consumer;
+    /** Delivers the message at offset (unless it is below the reader's start); false when the consumer cannot take it now. */
+    const give = (offset: number, msg: Message): boolean => {
+      if (offset >= r.start) {
+        if (!this.readers.has(c) || !c.host.canDeliver(c)) return false;
+        c.host.deliver(c, this, { seq: offset, msg, redelivered: false, deliveryCount: 0, expiresAt: 0, persisted: false });
+      }
+      r.next = offset + 1;
+      return true;
+    };
+    while (r.next < this.committed && this.readers.has(c) && c.host.canDeliver(c)) {
+      if (r.next < this.log.firstOffset) r.next = this.log.firstOffset;
+      if (this.recent.has(r.next)) {
+        // Offsets are contiguous: deliver from the recent messages while they last.
+        for (let msg = this.recent.get(r.next); msg !== undefined && r.next < this.committed; msg = this.recent.get(r.next)) {
+          if (!give(r.next, msg)) return;
+        }
+        continue;
+      }
+      const credit = c.prefetch > 0 ? Math.max(1, c.prefetch - c.unacked) : READ_BATCH;
+      const batch = this.log.read(r.next, Math.min(Math.max(credit, 64), READ_BATCH, this.committed - r.next));
+      if (batch.length === 0) {
+        r.next = this.committed;
+        break;
+      }
+      const run = batch.map(({ offset, message }) => {
+        const msg = new Message(message.id, message.exchange, message.routingKey, message.header, message.body);
+        this.remember(offset, msg);
+        return [offset, msg] as const;
+      });
+      for (const [offset, msg] of run) if (!give(offset, msg)) return;
+    }
+  }
+
+  /**
+   * Keeps a message just read from the log for the other consumers reading the same part of it
+   * (10 consumers replaying from first read each message once, not ten times); the oldest go
+   * first, so this holds at most RECENT_BYTES of bodies and RECENT_COUNT messages.
+   */
+  private remember(offset: number, msg: Message): void {
+    if (this.recent.has(offset)) return;
+    this.recent.set(offset, msg);
+    this.recentBytes += msg.size;
+    while (this.recent.size > RECENT_COUNT || this.recentBytes > RECENT_BYTES) {
+      const [oldest, m] = this.recent.entries().next().value as [number, Message];
+      this.recent.delete(oldest);
+      this.recentBytes -= m.size;
+    }
+  }
+
+  override take(): QueuedMessage | undefined {
+    return undefined;
+  }
+
+  override delivered(_entry: QueuedMessage): void {
+    this.unackedCount++;
+  }
+
+  override settle(_entry: QueuedMessage): void {}
+
+  /** An ack gives the consumer its credit back; the message stays in the log. */
+  override ack(_entry: QueuedMessage): void {
+    this.unackedCount--;
+    this.serve();
+  }
+
+  /** Deliveries given back by a closing channel: nothing to put back in a log. */
+  override requeue(entries: QueuedMessage[]): void {
+    this.unackedCount -= entries.length;
+    this.serve();
+  }
+
+  override discard(entries: QueuedMessage[]): void {
+    this.requeue(entries);
+  }
+
+  override purge(): number {
+    return 0;
+  }
+
+  /** queue.delete: the log goes; delete-ok reports 0 messages for a stream, as RabbitMQ's does. */
+  override destroy(): number {
+    this.deleted = true;
+    this.recent.clear();
+    this.log.destroy();
+    const consumers = [...this.readers.keys()];
+    this.readers.clear();
+    for (const c of consumers) c.host.cancelledByServer(c);
+    this.notify();
+    return 0;
+  }
+}
+
+function retentionOf(s: QueueSettings): StreamRetention {
+  return { maxBytes: s.maxLengthBytes, maxAgeMs: s.maxAge, maxSegmentSize: s.streamMaxSegmentSizeBytes ?? DEFAULT_SEGMENT_SIZE };
+}

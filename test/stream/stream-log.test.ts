@@ -1,0 +1,161 @@
+/**
+ * The stream log over the real LMDB store: appends in chunks, reads from an offset in the
+ * middle without reading what precedes it (counted reads, not timing), retention segment by
+ * segment, and recovery after reopening the store.
+ * STREAM_MESSAGES=1000000 (npm run test:streams-million) runs the same test on a million messages.
+ */
+import { expect } from 'chai';
+import { FakeClock } from '../../src/clock.js';
+import { openLmdbStore, type LmdbStore } from '../../src/store/lmdb/index.js';
+import { openMemoryStore } from '../../src/store/memory-store.js';
+import type { MessageStore } from '../../src/store/message-store.js';
+import { StreamLog, type StreamRetention } from '../../src/stream/stream-log.js';
+import { makeTmpDir, removeDir } from '../store/tmp-dir.js';
+
+const N = Number(process.env.STREAM_MESSAGES ?? 20_000);
+const KEY = '/\u0000s';
+const NO_RETENTION: StreamRetention = { maxBytes: undefined, maxAgeMs: undefined, maxSegmentSize: 500_000_000 };
+
+/** Counts what the store hands out, to prove a read starts where it is asked to. */
+function counting(store: MessageStore): { store: MessageStore; reads: { entries: number; messages: number } } {
+  const reads = { entries: 0, messages: 0 };
+  const wrapped = Object.create(store) as MessageStore;
+  wrapped.readEntries = (q, from, limit) => {
+    const out = store.readEntries(q, from, limit);
+    if (q === KEY) reads.entries += out.length;
+    return out;
+  };
+  wrapped.readMessage = (id) => {
+    reads.messages++;
+    return store.readMessage(id);
+  };
+  return { store: wrapped, reads };
+}
+
+function fill(log: StreamLog, from: number, count: number, perChunk: number): void {
+  for (let i = from; i < from + count; i++) {
+    log.append(() => ({ exchange: '', routingKey: 's', header: Buffer.alloc(0), body: Buffer.from(`m${i}`) }));
+    if ((i + 1) % perChunk === 0) log.closeChunk();
+  }
+  log.closeChunk();
+}
+
+describe('StreamLog over LMDB', function () {
+  this.timeout(Math.max(60_000, N / 5));
+  let dir: string;
+  let lmdb: LmdbStore;
+
+  beforeEach(() => {
+    dir = makeTmpDir('warren-stream-');
+    lmdb = openLmdbStore(dir);
+  });
+  afterEach(async () => {
+    await lmdb.close();
+    removeDir(dir);
+  });
+
+  it(`reads ${N} messages' middle offset without reading what precedes it, and again after reopening`, async () => {
+    const clock = new FakeClock();
+    const log = new StreamLog(lmdb.messages, KEY, clock, NO_RETENTION);
+    for (let from = 0; from < N; from += 10_000) {
+      fill(log, from, Math.min(10_000, N - from), 100);
+      await lmdb.messages.sync();
+    }
+    expect(log.count).to.equal(N);
+    expect(log.nextOffset).to.equal(N);
+    // One stored record per message, per chunk (100 messages) and per segment (one): a segment
+    // summary rewritten at every chunk replaces the one before.
+    expect(lmdb.messages.stats()).to.deep.equal({ messages: N + N / 100 + 1, entries: N + N / 100 + 1 });
+    const c = counting(lmdb.messages);
+    const reader = new StreamLog(c.store, KEY, clock, NO_RETENTION);
+    reader.recover();
+    expect(reader.nextOffset).to.equal(N);
+    expect(reader.count).to.equal(N);
+    c.reads.entries = 0;
+    c.reads.messages = 0;
+    const mid = Math.floor(N / 2) + 7;
+    const got = reader.read(mid, 5);
+    expect(got.map((r) => r.offset)).to.deep.equal([mid, mid + 1, mid + 2, mid + 3, mid + 4]);
+    expect(got.map((r) => r.message.body.toString())).to.deep.equal([0, 1, 2, 3, 4].map((k) => `m${mid + k}`));
+    // Five entries and five messages read: nothing before mid.
+    expect(c.reads).to.deep.equal({ entries: 5, messages: 5 });
+
+    await lmdb.close();
+    lmdb = openLmdbStore(dir);
+    const again = counting(lmdb.messages);
+    const recovered = new StreamLog(again.store, KEY, clock, NO_RETENTION);
+    recovered.recover();
+    expect(recovered.nextOffset).to.equal(N);
+    again.reads.entries = 0;
+    again.reads.messages = 0;
+    expect(recovered.read(N - 1, 10).map((r) => r.message.body.toString())).to.deep.equal([`m${N - 1}`]);
+    expect(again.reads).to.deep.equal({ entries: 1, messages: 1 });
+  });
+
+  it('deletes whole segments, oldest first, never the active one (max-length-bytes)', async () => {
+    const clock = new FakeClock();
+    // 10 messages of 2-3 bytes per chunk; segments roll over at 20 bytes; keep at most 60 bytes.
+    const log = new StreamLog(lmdb.messages, KEY, clock, { maxBytes: 60, maxAgeMs: undefined, maxSegmentSize: 20 });
+    fill(log, 0, 100, 10);
+    await lmdb.messages.sync();
+    // Every chunk fills a segment (20 or 30 bytes): each roll-over keeps at most 60 bytes of
+    // closed segments (two of 30) besides the new active one.
+    expect(log.segmentCount).to.equal(3);
+    expect(log.firstOffset).to.equal(70);
+    expect(log.count).to.equal(30);
+    expect(log.bytes).to.equal(90);
+    expect(log.read(0, 1)[0]!.offset).to.equal(log.firstOffset);
+    expect(lmdb.messages.countEntries(KEY).messages).to.equal(log.count);
+  });
+
+  it('deletes segments older than max-age on roll-over, and finds offsets by timestamp', async () => {
+    const clock = new FakeClock();
+    const log = new StreamLog(lmdb.messages, KEY, clock, { maxBytes: undefined, maxAgeMs: 60_000, maxSegmentSize: 20 });
+    const t0 = clock.now();
+    fill(log, 0, 10, 10);
+    clock.stepWall(30_000);
+    fill(log, 10, 10, 10);
+    expect(log.offsetAt(t0 + 10_000)).to.equal(10);
+    expect(log.offsetAt(t0)).to.equal(0);
+    expect(log.offsetAt(t0 + 31_000)).to.equal(20);
+    clock.stepWall(40_000); // the first segment is 70 s old, the second 40 s
+    fill(log, 20, 10, 10);
+    expect(log.firstOffset).to.equal(10);
+    expect(log.count).to.equal(20);
+  });
+
+  it('removes a large deleted segment from the store a batch per turn, and finishes after a restart', async () => {
+    const clock = new FakeClock();
+    const retention = { maxBytes: 1, maxAgeMs: undefined, maxSegmentSize: 5_000 };
+    const log = new StreamLog(lmdb.messages, KEY, clock, retention, 1000);
+    const one = () => ({ exchange: '', routingKey: '', header: Buffer.alloc(0), body: Buffer.from('x') });
+    for (let i = 0; i < 6_000; i++) log.append(one);
+    log.closeChunk();
+    log.append(one);
+    log.closeChunk(); // a new segment: the first (6,000 messages) goes
+    expect(log.firstOffset).to.equal(6_000);
+    expect(log.count).to.equal(1);
+    // Not all at once: the first batch is out of the store, the rest follows turn by turn.
+    const left = lmdb.messages.countEntries(KEY).messages;
+    expect(left).to.equal(6_001 - 1000);
+    await lmdb.messages.sync();
+    // A restart in the middle: recovery goes on removing what the deleted segment left.
+    const reopened = new StreamLog(lmdb.messages, KEY, clock, retention, 1000);
+    reopened.recover();
+    expect(reopened.firstOffset).to.equal(6_000);
+    expect(reopened.nextOffset).to.equal(6_001);
+    await log.whenTrimmed();
+    await reopened.whenTrimmed();
+    expect(lmdb.messages.countEntries(KEY).messages).to.equal(1);
+  });
+
+  it('works the same over the in-memory store', () => {
+    const store = openMemoryStore().messages;
+    const c = counting(store);
+    const log = new StreamLog(c.store, KEY, new FakeClock(), NO_RETENTION);
+    fill(log, 0, 1000, 50);
+    c.reads.entries = 0;
+    expect(log.read(500, 3).map((r) => r.offset)).to.deep.equal([500, 501, 502]);
+    expect(c.reads.entries).to.equal(3);
+  });
+});
