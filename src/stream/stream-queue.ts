@@ -16,6 +16,7 @@ import { F } from '../frame/field-table.js';
 import { internalError } from '../errors.js';
 import { DEFAULT_SEGMENT_SIZE, type OffsetSpec } from './stream-arguments.js';
 import { StreamLog, type StreamRetention } from './stream-log.js';
+import { withOffsetHeader } from './stream-header.js';
 
 /** One consumer's place in the log. */
 interface Reader {
@@ -106,20 +107,26 @@ export class StreamQueue extends Queue {
     // RabbitMQ 3.10 cannot convert a decimal header to its AMQP 1.0 record: the publishing
     // channel crashes, and its connection is closed with a bare 541. (Dead-lettered messages
     // never get here: RabbitMQ 3.10 drops them, and so does VHost.deadLetter.)
-    for (const v of Object.values(props.headers ?? {})) if (v.type === 'D') throw internalError('').withoutMethod();
+    if (props.headers !== undefined) for (const v of Object.values(props.headers)) if (v.type === 'D') throw internalError('').withoutMethod();
     const first = !this.log.chunkOpen;
-    this.log.append((offset) => {
-      const headers: Record<string, ReturnType<typeof F.int64>> = {};
-      // RabbitMQ 3.10 stores AMQP 0-9-1 messages as AMQP 1.0 records: array and table header
-      // values do not survive the conversion.
-      for (const [k, v] of Object.entries(props.headers ?? {})) if (v.type !== 'A' && v.type !== 'F') headers[k] = v as never;
-      headers['x-stream-offset'] = F.int64(offset);
-      const copy = msg.withProperties(0, msg.exchange, msg.routingKey, { ...props, headers });
-      return { exchange: msg.exchange, routingKey: msg.routingKey, header: copy.header, body: msg.body };
-    });
+    const offset = this.log.nextOffset;
+    const header = props.headers === undefined ? withOffsetHeader(msg.header, offset) : undefined;
+    if (header !== undefined) this.log.append(msg.exchange, msg.routingKey, header, msg.body);
+    else this.log.append(msg.exchange, msg.routingKey, this.reencodedHeader(msg, offset), msg.body);
     if (first) queueMicrotask(() => this.closeChunk());
     this.notify();
     return EnqueueResult.Durable;
+  }
+
+  /** The header with x-stream-offset added, for a message with headers: decoded and encoded again. */
+  private reencodedHeader(msg: MessageType, offset: number): Buffer {
+    const props = msg.properties;
+    const headers: Record<string, ReturnType<typeof F.int64>> = {};
+      // RabbitMQ 3.10 stores AMQP 0-9-1 messages as AMQP 1.0 records: array and table header
+      // values do not survive the conversion.
+      for (const [k, v] of Object.entries(props.headers ?? {})) if (v.type !== 'A' && v.type !== 'F') headers[k] = v as never;
+    headers['x-stream-offset'] = F.int64(offset);
+    return msg.withProperties(0, msg.exchange, msg.routingKey, { ...props, headers }).header;
   }
 
   private closeChunk(): void {
