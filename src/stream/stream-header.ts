@@ -41,7 +41,9 @@ export function withOffsetHeader(header: Buffer, offset: number): Buffer | undef
   out[o++] = NAME.length;
   o += NAME.copy(out, o);
   out[o++] = 0x6c; // 'l'
-  o = out.writeBigInt64BE(BigInt(offset), o);
+  // The offset as an int64 (offsets are safe integers, never negative): no BigInt per message.
+  o = out.writeUInt32BE(Math.floor(offset / 0x1_0000_0000), o);
+  o = out.writeUInt32BE(offset >>> 0, o);
   header.copy(out, o, at);
   return out;
 }
