@@ -112,7 +112,7 @@ export class StreamQueue extends Queue {
     if (props.headers !== undefined) for (const v of Object.values(props.headers)) if (v.type === 'D') throw internalError('').withoutMethod();
     const first = !this.log.chunkOpen;
     const offset = this.log.nextOffset;
-    const header = props.headers === undefined ? withOffsetHeader(msg.header, offset) : undefined;
+    const header = withOffsetHeader(msg.header, offset);
     if (header !== undefined) this.log.append(msg.exchange, msg.routingKey, header, msg.body);
     else this.log.append(msg.exchange, msg.routingKey, this.reencodedHeader(msg, offset), msg.body);
     if (first) queueMicrotask(() => this.closeChunk());
@@ -124,9 +124,9 @@ export class StreamQueue extends Queue {
   private reencodedHeader(msg: MessageType, offset: number): Buffer {
     const props = msg.properties;
     const headers: Record<string, ReturnType<typeof F.int64>> = {};
-      // RabbitMQ 3.10 stores AMQP 0-9-1 messages as AMQP 1.0 records: array and table header
-      // values do not survive the conversion.
-      for (const [k, v] of Object.entries(props.headers ?? {})) if (v.type !== 'A' && v.type !== 'F') headers[k] = v as never;
+    // RabbitMQ 3.10 stores AMQP 0-9-1 messages as AMQP 1.0 records: array and table header
+    // values do not survive the conversion.
+    for (const [k, v] of Object.entries(props.headers ?? {})) if (v.type !== 'A' && v.type !== 'F') headers[k] = v as never;
     headers['x-stream-offset'] = F.int64(offset);
     return msg.withProperties(0, msg.exchange, msg.routingKey, { ...props, headers }).header;
   }
