@@ -3,10 +3,18 @@
  * of it: 10 consumers replaying from first read each message from the store once, not ten times.
  * A fixed ring indexed by offset (slot = offset mod capacity, capacity a power of two): a lookup
  * is an array read, an insert overwrites what the slot held. Bounded by count (the capacity) and
- * by body bytes: over the byte bound, slots are emptied in ring order from a moving cursor (the
+ * by bytes (body, header and an estimate of the objects around them): over the byte bound, slots are emptied in ring order from a moving cursor (the
  * oldest insertions first, as long as offsets are read in order) until it holds no more.
  */
 import type { Message } from '../queue/message.js';
+
+/** Bytes counted per message besides its body and header: the Message and Buffer objects. */
+const OVERHEAD = 160;
+
+/** What a held message counts against the byte bound. */
+function bytesOf(m: Message): number {
+  return m.body.length + m.header.length + OVERHEAD;
+}
 
 export class RecentMessages {
   private readonly offsets: Float64Array;
@@ -37,23 +45,23 @@ export class RecentMessages {
     const old = this.messages[i];
     if (old !== undefined) {
       if (this.offsets[i] === offset) return;
-      this.bytes -= old.size;
+      this.bytes -= bytesOf(old);
     }
     this.offsets[i] = offset;
     this.messages[i] = msg;
-    this.bytes += msg.size;
+    this.bytes += bytesOf(msg);
     while (this.bytes > this.maxBytes) {
       const j = this.cursor;
       this.cursor = (j + 1) & this.mask;
       const m = this.messages[j];
       if (m === undefined) continue;
-      this.bytes -= m.size;
+      this.bytes -= bytesOf(m);
       this.messages[j] = undefined;
       this.offsets[j] = -1;
     }
   }
 
-  /** Bytes of the bodies held (tests, diagnostics). */
+  /** Bytes held, as counted against the bound (tests, diagnostics). */
   get heldBytes(): number {
     return this.bytes;
   }

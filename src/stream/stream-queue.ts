@@ -31,8 +31,8 @@ interface Reader {
 /** At most this many messages are read from the store for one consumer at a time. */
 const READ_BATCH = 256;
 /** Messages recently read from the log, kept for the other readers (RecentMessages). */
-const RECENT_COUNT = 4096;
-const RECENT_BYTES = 8 * 1024 * 1024;
+const RECENT_COUNT = 65_536;
+const RECENT_BYTES = 16 * 1024 * 1024;
 
 export class StreamQueue extends Queue {
   readonly log: StreamLog;

@@ -8,7 +8,7 @@ const msg = (size: number): Message => new Message(0, '', 'q', encodeContentHead
 
 describe('RecentMessages', () => {
   it('finds what it holds by offset; a newer offset in the same slot replaces the older', () => {
-    const r = new RecentMessages(4, 1_000);
+    const r = new RecentMessages(4, 10_000);
     const a = msg(1);
     r.set(2, a);
     expect(r.get(2)).to.equal(a);
@@ -17,13 +17,15 @@ describe('RecentMessages', () => {
     r.set(6, b);
     expect(r.get(2)).to.equal(undefined);
     expect(r.get(6)).to.equal(b);
-    expect(r.heldBytes).to.equal(2);
+    expect(r.heldBytes).to.equal(b.size + b.header.length + 160);
   });
 
   it('holds at most its count and its bytes, emptying slots in ring order', () => {
-    const r = new RecentMessages(8, 25);
+    const one = msg(10);
+    const each = one.size + one.header.length + 160;
+    const r = new RecentMessages(8, 2.5 * each);
     for (let o = 0; o < 100; o++) r.set(o, msg(10));
-    expect(r.heldBytes).to.be.at.most(25);
+    expect(r.heldBytes).to.be.at.most(2.5 * each);
     const held = Array.from({ length: 100 }, (_, o) => o).filter((o) => r.get(o) !== undefined);
     expect(held.length).to.be.within(1, 2);
     expect(held.every((o) => o >= 98)).to.equal(true);
