@@ -3,7 +3,8 @@
  *
  * CPU: fields 14 (utime) and 15 (stime) of /proc/PID/stat, in clock ticks (USER_HZ, 100 on
  * Linux), covering every thread of the process (GC, libuv pool, LMDB, Erlang schedulers).
- * Memory: VmRSS of /proc/PID/status, in KiB.
+ * Memory: VmRSS of /proc/PID/status, in KiB; RssAnon, its anonymous part (heap, stacks, malloc:
+ * not the file-backed pages of an mmap such as LMDB's, which the kernel can drop at will).
  */
 import { readFileSync } from 'node:fs';
 
@@ -30,6 +31,19 @@ export function processCpuMs(pid: number): number {
 export function processRssKiB(pid: number): number {
   try {
     const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'latin1'));
+    return m ? Number(m[1]) : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * RssAnon of a process in KiB (resident anonymous memory: what the process itself holds, without
+ * file-backed mappings such as LMDB's data file), or NaN when it cannot be read.
+ */
+export function processAnonKiB(pid: number): number {
+  try {
+    const m = /^RssAnon:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'latin1'));
     return m ? Number(m[1]) : NaN;
   } catch {
     return NaN;

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Timer } from '../clock.js';
 import { ChannelError, notFound, preconditionFailed, ReplyCode, type AmqpError } from '../errors.js';
-import { encodeBasicDeliver } from '../frame/fast.js';
 import { encodeMethodFrame, type MethodArgsInput, type MethodName } from '../frame/generated/methods.js';
 import { F } from '../frame/field-table.js';
 import { encodeContentHeaderPayload } from '../frame/generated/properties.js';
@@ -133,12 +132,7 @@ export class Channel implements ConsumerHost {
     const msg = entry.msg;
     // A quorum queue tells a consumer how often the message came back (not on the first try).
     const header = queue.isQuorum && entry.deliveryCount > 0 ? withDeliveryCount(entry) : msg.header;
-    this.conn.writer.writeContent(
-      this.id,
-      encodeBasicDeliver(this.id, consumer.tag, tag, entry.redelivered, msg.exchange, msg.routingKey),
-      header,
-      msg.body,
-    );
+    this.conn.writer.writeDeliver(this.id, consumer.tag, tag, entry.redelivered, msg.exchange, msg.routingKey, header, msg.body);
     // RabbitMQ's firehose (src/trace): a null check while tracing is off.
     const tracer = this.conn.vhost!.tracer;
     if (tracer !== undefined) tracer.delivered({ connection: this.conn.name, channel: this.id, user: this.conn.username }, queue.name, msg, entry.redelivered, header);
@@ -240,12 +234,37 @@ export class Channel implements ConsumerHost {
     this.applyAck(deliveries);
   }
 
+  /**
+   * Settles every message of one ack first, then lets each queue concerned dispatch once (as
+   * rabbit_amqqueue_process settles an ack's tags, then runs its delivery loop), not once per
+   * message.
+   */
   private applyAck(deliveries: Delivery[]): void {
-    for (const d of deliveries) {
+    if (deliveries.length === 1) {
+      const d = deliveries[0]!;
       this.releaseCredit(d);
       d.queue.ack(d.entry);
       d.queue.counters.ack++;
       d.counters.ack++;
+    } else {
+      const queues: Queue[] = [];
+      const seen = new Set<Queue>();
+      let last: Queue | undefined;
+      for (const d of deliveries) {
+        this.releaseCredit(d);
+        const q = d.queue;
+        q.ack(d.entry, false);
+        q.counters.ack++;
+        d.counters.ack++;
+        if (q !== last) {
+          last = q;
+          if (!seen.has(q)) {
+            seen.add(q);
+            queues.push(q);
+          }
+        }
+      }
+      for (const q of queues) q.maybeDispatch();
     }
     this.afterCreditReleased();
   }

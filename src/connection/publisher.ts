@@ -59,6 +59,9 @@ export class Publisher {
   /** Set by confirm.select. */
   private confirms: PublisherConfirms | undefined;
   private held: HeldPublish[] = [];
+  /** The header and routing key of the last message kept (keptHeader, keptRoutingKey). */
+  private lastHeader: Buffer | undefined;
+  private lastRoutingKey = '';
 
   constructor(
     private readonly channelId: number,
@@ -181,9 +184,29 @@ export class Publisher {
       // A reply is written out at once, never queued: no id, no compaction.
       return { exchange, message: new Message(0, '', args.routingKey, header, body, properties), cc };
     }
-    const message = new Message(this.conn.broker.nextMessageId(), args.exchange, args.routingKey, Message.compact(header), Message.compact(body), properties);
+    const message = new Message(this.conn.broker.nextMessageId(), args.exchange, this.keptRoutingKey(args.routingKey), this.keptHeader(header), Message.compact(body), properties);
     message.ttl = ttl;
     return { exchange, message, cc };
+  }
+
+  /**
+   * The header a kept message holds: the previous one's when the bytes are the same (a
+   * publisher usually sends the same properties again), else a compact copy. Messages never
+   * modify their header, so sharing it saves a copy per publish and an object per queued message.
+   */
+  private keptHeader(header: Buffer): Buffer {
+    const last = this.lastHeader;
+    if (last !== undefined && sameBytes(last, header)) return last;
+    const kept = Message.compact(header);
+    this.lastHeader = kept;
+    return kept;
+  }
+
+  /** The routing key a kept message holds: the previous one's string when equal (one string, not one per message). */
+  private keptRoutingKey(key: string): string {
+    if (key === this.lastRoutingKey) return this.lastRoutingKey;
+    this.lastRoutingKey = key;
+    return key;
   }
 
   // ---- transactions -------------------------------------------------------------------------
@@ -321,4 +344,13 @@ function checkMessage(properties: BasicProperties): void {
   }
   const mode = properties.deliveryMode;
   if (mode !== undefined && mode !== 1 && mode !== 2) throw preconditionFailed(`invalid message: {delivery_mode_unknown,${mode}}`);
+}
+
+/** a and b hold the same bytes (a loop for the short buffers headers are, equals() above that). */
+function sameBytes(a: Buffer, b: Buffer): boolean {
+  const n = a.length;
+  if (n !== b.length) return false;
+  if (n > 64) return a.equals(b);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

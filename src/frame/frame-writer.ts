@@ -23,7 +23,9 @@
  * for a large message cannot make the writer allocate gigabytes. Bounding how much a connection
  * may queue is the owner's job (`pendingBytes` + the sink's `writableLength`).
  */
+import { basicDeliverFrameSize, writeBasicDeliver } from './fast.js';
 import { FRAME_END } from './frame-reader.js';
+import { shortstrLength } from './wire.js';
 
 export interface FrameSink {
   write(chunk: Buffer): boolean;
@@ -66,7 +68,30 @@ export const HEARTBEAT_FRAME: Buffer = Buffer.from([8, 0, 0, 0, 0, 0, 0, FRAME_E
 type Item =
   | { kind: 'frame'; buf: Buffer }
   | { kind: 'wrap'; type: number; channel: number; payload: Buffer }
-  | { kind: 'body'; channel: number; body: Buffer; max: number; offset: number };
+  | { kind: 'body'; channel: number; body: Buffer; max: number; offset: number }
+  | DeliverItem;
+
+/**
+ * A basic.deliver with its content, encoded at flush straight into the coalescing buffer:
+ * method and header frames first (started = true), then the body as a 'body' item does.
+ */
+interface DeliverItem {
+  kind: 'deliver';
+  channel: number;
+  consumerTag: string;
+  lc: number;
+  deliveryTag: number;
+  redelivered: boolean;
+  exchange: string;
+  le: number;
+  routingKey: string;
+  lr: number;
+  header: Buffer;
+  body: Buffer;
+  max: number;
+  offset: number;
+  started: boolean;
+}
 
 /** Stands in for an item already handed over, so the queue holds no reference to it. */
 const DONE: Item = { kind: 'frame', buf: NO_SCRATCH };
@@ -167,6 +192,30 @@ export class FrameWriter {
   }
 
   /**
+   * Queues basic.deliver with its content: the same frames as writeContent(channel,
+   * encodeBasicDeliver(...), headerPayload, body), but one descriptor and no method buffer: the
+   * method frame is encoded into the coalescing buffer at flush. Throws (as encodeBasicDeliver
+   * does) before queuing anything when a string is longer than a shortstr.
+   */
+  writeDeliver(
+    channel: number, consumerTag: string, deliveryTag: number, redelivered: boolean, exchange: string, routingKey: string,
+    headerPayload: Buffer, body: Buffer,
+  ): void {
+    if (this.discarded) return;
+    const lc = shortstrLength(consumerTag);
+    const le = shortstrLength(exchange);
+    const lr = shortstrLength(routingKey);
+    const max = this.frameMax > 8 ? this.frameMax - 8 : body.length;
+    this.items.push({
+      kind: 'deliver', channel, consumerTag, lc, deliveryTag, redelivered, exchange, le, routingKey, lr,
+      header: headerPayload, body, max, offset: 0, started: false,
+    });
+    this.bytes += basicDeliverFrameSize(lc, le, lr) + headerPayload.length + 8;
+    if (body.length > 0) this.bytes += body.length + Math.ceil(body.length / max) * 8;
+    this.kick();
+  }
+
+  /**
    * Hands queued output to the sink, in order, until everything is handed over or the sink
    * holds SINK_LIMIT octets unsent; call again when the sink drains.
    */
@@ -228,19 +277,36 @@ export class FrameWriter {
         this.frame(it.type, it.channel, it.payload, 0, it.payload.length);
         this.done(it.payload.length + 8);
         return;
-      case 'body': {
-        // Up to one batch of body frames per call, so a flush can stop inside a large body.
-        while (it.offset < it.body.length && this.batched < BATCH_SIZE) {
-          const end = Math.min(it.offset + it.max, it.body.length);
-          this.frame(3, it.channel, it.body, it.offset, end);
-          this.bytes -= end - it.offset + 8;
-          this.flushed += end - it.offset + 8;
-          it.offset = end;
-        }
-        if (it.offset === it.body.length) this.items[this.head++] = DONE;
+      case 'body':
+        this.emitBody(it);
         return;
-      }
+      case 'deliver':
+        if (!it.started) {
+          const n = basicDeliverFrameSize(it.lc, it.le, it.lr);
+          const at = this.reserve(n);
+          writeBasicDeliver(this.scratch, at, it.channel, it.consumerTag, it.lc, it.deliveryTag, it.redelivered, it.exchange, it.le, it.routingKey, it.lr);
+          this.bytes -= n;
+          this.flushed += n;
+          this.frame(2, it.channel, it.header, 0, it.header.length);
+          this.bytes -= it.header.length + 8;
+          this.flushed += it.header.length + 8;
+          it.started = true;
+        }
+        this.emitBody(it);
+        return;
     }
+  }
+
+  /** Up to one batch of body frames per call, so a flush can stop inside a large body. */
+  private emitBody(it: { channel: number; body: Buffer; max: number; offset: number }): void {
+    while (it.offset < it.body.length && this.batched < BATCH_SIZE) {
+      const end = Math.min(it.offset + it.max, it.body.length);
+      this.frame(3, it.channel, it.body, it.offset, end);
+      this.bytes -= end - it.offset + 8;
+      this.flushed += end - it.offset + 8;
+      it.offset = end;
+    }
+    if (it.offset === it.body.length) this.items[this.head++] = DONE;
   }
 
   private done(octets: number): void {

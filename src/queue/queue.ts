@@ -414,11 +414,12 @@ export class Queue {
   }
 
   /** A delivered message was acknowledged. */
-  ack(entry: QueuedMessage): void {
+  ack(entry: QueuedMessage, dispatch = true): void {
     this.unackedCount--;
     this.unackedSize -= entry.msg.size;
     this.forget(entry);
-    this.maybeDispatch();
+    // dispatch false: the caller settles all the messages of one ack, then calls maybeDispatch().
+    if (dispatch) this.maybeDispatch();
     this.changed();
   }
 

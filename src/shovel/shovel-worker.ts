@@ -76,6 +76,8 @@ export class ShovelWorker {
   private channels: Channel[] = [];
   /** The running session's graceful stop: no more deliveries, then no more pending confirms. */
   private quiesce: (() => Promise<void>) | undefined;
+  /** Sends the running session's settled source acks now (before its channels close). */
+  private flushAcks: (() => void) | undefined;
   private readonly pendingWaiters: Array<() => void> = [];
   /** Resolves the running session's wait when a connection is lost. */
   private lost: ((reason: string) => void) | undefined;
@@ -123,6 +125,10 @@ export class ShovelWorker {
   }
 
   private async closeConnections(): Promise<void> {
+    // Acks settled this turn go out before the channels close: a message the destination
+    // confirmed must not be requeued at the source (it would arrive twice).
+    this.flushAcks?.();
+    this.flushAcks = undefined;
     const conns = [this.src, this.dest];
     const channels = this.channels;
     this.src = this.dest = undefined;
@@ -239,6 +245,7 @@ export class ShovelWorker {
         this.counts.acked += n;
         settled(n);
       });
+      this.flushAcks = () => acks.flushNow();
       let consumerTag: string | undefined;
       let paused = false;
       const deliver = (msg: ConsumeMessage | null) => {

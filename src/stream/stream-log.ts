@@ -32,8 +32,6 @@ export interface StreamRetention {
   maxSegmentSize: number;
 }
 
-/** What one append stores of a message: its routing fields, header and body. */
-export type StreamRecord = Omit<PersistedMessage, 'id'>;
 
 const SEGMENT_RECORD_SIZE = 7 * 8;
 /** Store records retention removes per turn. */
@@ -98,19 +96,19 @@ export class StreamLog {
   }
 
   /**
-   * Appends a message at the next offset and returns that offset. header is built by
-   * makeHeader from the offset (the x-stream-offset header is part of what is stored). The
-   * first append of a turn opens a chunk; closeChunk ends it.
+   * Appends a message at the next offset (nextOffset) and returns that offset. header is the
+   * header as delivered, with the x-stream-offset header for that offset. The first append of a
+   * turn opens a chunk; closeChunk ends it.
    */
-  append(record: (offset: number) => StreamRecord): number {
+  append(exchange: string, routingKey: string, header: Buffer, body: Buffer): number {
     const offset = this.next++;
-    const r = record(offset);
-    const size = r.body.length;
-    if (!this.open) this.open = { first: offset, count: 0, bytes: 0, ts: this.clock.now() };
-    this.open.count++;
-    this.open.bytes += size;
+    const size = body.length;
+    let open = this.open;
+    if (open === undefined) open = this.open = { first: offset, count: 0, bytes: 0, ts: this.clock.now() };
+    open.count++;
+    open.bytes += size;
     const id = this.store.nextMessageId();
-    this.store.enqueue(this.key, { seq: offset, msgId: id, redelivered: false, deliveryCount: 0, expiresAt: 0 }, { id, ...r });
+    this.store.enqueue(this.key, { seq: offset, msgId: id, redelivered: false, deliveryCount: 0, expiresAt: 0 }, { id, exchange, routingKey, header, body });
     return offset;
   }
 

@@ -16,6 +16,8 @@ import { F } from '../frame/field-table.js';
 import { internalError } from '../errors.js';
 import { DEFAULT_SEGMENT_SIZE, type OffsetSpec } from './stream-arguments.js';
 import { StreamLog, type StreamRetention } from './stream-log.js';
+import { withOffsetHeader } from './stream-header.js';
+import { RecentMessages } from './recent-messages.js';
 
 /** One consumer's place in the log. */
 interface Reader {
@@ -28,9 +30,9 @@ interface Reader {
 
 /** At most this many messages are read from the store for one consumer at a time. */
 const READ_BATCH = 256;
-/** Messages recently read from the log, kept for the other readers (see remember()). */
-const RECENT_COUNT = 4096;
-const RECENT_BYTES = 8 * 1024 * 1024;
+/** Messages recently read from the log, kept for the other readers (RecentMessages). */
+const RECENT_COUNT = 65_536;
+const RECENT_BYTES = 16 * 1024 * 1024;
 
 export class StreamQueue extends Queue {
   readonly log: StreamLog;
@@ -39,9 +41,10 @@ export class StreamQueue extends Queue {
   private committed = 0;
   private serving = false;
   private readonly streamDeps: QueueDeps;
-  /** Messages recently read from the log, by offset, oldest first (remember()). */
-  private readonly recent = new Map<number, Message>();
-  private recentBytes = 0;
+  /** Messages recently read from the log, for the other readers (RecentMessages). */
+  private readonly recent = new RecentMessages(RECENT_COUNT, RECENT_BYTES);
+  /** The messages of one read (serveReader), reused. */
+  private readonly run: Message[] = [];
 
   constructor(options: QueueOptions, deps: QueueDeps) {
     super(options, deps);
@@ -106,20 +109,26 @@ export class StreamQueue extends Queue {
     // RabbitMQ 3.10 cannot convert a decimal header to its AMQP 1.0 record: the publishing
     // channel crashes, and its connection is closed with a bare 541. (Dead-lettered messages
     // never get here: RabbitMQ 3.10 drops them, and so does VHost.deadLetter.)
-    for (const v of Object.values(props.headers ?? {})) if (v.type === 'D') throw internalError('').withoutMethod();
+    if (props.headers !== undefined) for (const v of Object.values(props.headers)) if (v.type === 'D') throw internalError('').withoutMethod();
     const first = !this.log.chunkOpen;
-    this.log.append((offset) => {
-      const headers: Record<string, ReturnType<typeof F.int64>> = {};
-      // RabbitMQ 3.10 stores AMQP 0-9-1 messages as AMQP 1.0 records: array and table header
-      // values do not survive the conversion.
-      for (const [k, v] of Object.entries(props.headers ?? {})) if (v.type !== 'A' && v.type !== 'F') headers[k] = v as never;
-      headers['x-stream-offset'] = F.int64(offset);
-      const copy = msg.withProperties(0, msg.exchange, msg.routingKey, { ...props, headers });
-      return { exchange: msg.exchange, routingKey: msg.routingKey, header: copy.header, body: msg.body };
-    });
+    const offset = this.log.nextOffset;
+    const header = withOffsetHeader(msg.header, offset);
+    if (header !== undefined) this.log.append(msg.exchange, msg.routingKey, header, msg.body);
+    else this.log.append(msg.exchange, msg.routingKey, this.reencodedHeader(msg, offset), msg.body);
     if (first) queueMicrotask(() => this.closeChunk());
     this.notify();
     return EnqueueResult.Durable;
+  }
+
+  /** The header with x-stream-offset added, for a message with headers: decoded and encoded again. */
+  private reencodedHeader(msg: MessageType, offset: number): Buffer {
+    const props = msg.properties;
+    const headers: Record<string, ReturnType<typeof F.int64>> = {};
+    // RabbitMQ 3.10 stores AMQP 0-9-1 messages as AMQP 1.0 records: array and table header
+    // values do not survive the conversion.
+    for (const [k, v] of Object.entries(props.headers ?? {})) if (v.type !== 'A' && v.type !== 'F') headers[k] = v as never;
+    headers['x-stream-offset'] = F.int64(offset);
+    return msg.withProperties(0, msg.exchange, msg.routingKey, { ...props, headers }).header;
   }
 
   private closeChunk(): void {
@@ -218,22 +227,16 @@ export class StreamQueue extends Queue {
 
   private serveReader(r: Reader): void {
     const c = r.consumer;
-    /** Delivers the message at offset (unless it is below the reader's start); false when the consumer cannot take it now. */
-    const give = (offset: number, msg: Message): boolean => {
-      if (offset >= r.start) {
-        if (!this.readers.has(c) || !c.host.canDeliver(c)) return false;
-        c.host.deliver(c, this, { seq: offset, msg, redelivered: false, deliveryCount: 0, expiresAt: 0, persisted: false });
-      }
-      r.next = offset + 1;
-      return true;
-    };
+    const recent = this.recent;
     while (r.next < this.committed && this.readers.has(c) && c.host.canDeliver(c)) {
       if (r.next < this.log.firstOffset) r.next = this.log.firstOffset;
-      if (this.recent.has(r.next)) {
+      let msg = recent.get(r.next);
+      if (msg !== undefined) {
         // Offsets are contiguous: deliver from the recent messages while they last.
-        for (let msg = this.recent.get(r.next); msg !== undefined && r.next < this.committed; msg = this.recent.get(r.next)) {
-          if (!give(r.next, msg)) return;
-        }
+        do {
+          if (!this.give(r, r.next, msg)) return;
+          msg = r.next < this.committed ? recent.get(r.next) : undefined;
+        } while (msg !== undefined);
         continue;
       }
       const credit = c.prefetch > 0 ? Math.max(1, c.prefetch - c.unacked) : READ_BATCH;
@@ -242,29 +245,30 @@ export class StreamQueue extends Queue {
         r.next = this.committed;
         break;
       }
-      const run = batch.map(({ offset, message }) => {
-        const msg = new Message(message.id, message.exchange, message.routingKey, message.header, message.body);
-        this.remember(offset, msg);
-        return [offset, msg] as const;
-      });
-      for (const [offset, msg] of run) if (!give(offset, msg)) return;
+      // All of the batch is remembered before any is given (giving may stop at the credit).
+      const run = this.run;
+      run.length = batch.length;
+      for (let i = 0; i < batch.length; i++) {
+        const { offset, message: m } = batch[i]!;
+        const msg = new Message(m.id, m.exchange, m.routingKey, m.header, m.body);
+        recent.set(offset, msg);
+        run[i] = msg;
+      }
+      for (let i = 0; i < batch.length; i++) if (!this.give(r, batch[i]!.offset, run[i]!)) break;
+      run.length = 0;
+      if (r.next <= batch.at(-1)!.offset) return;
     }
   }
 
-  /**
-   * Keeps a message just read from the log for the other consumers reading the same part of it
-   * (10 consumers replaying from first read each message once, not ten times); the oldest go
-   * first, so this holds at most RECENT_BYTES of bodies and RECENT_COUNT messages.
-   */
-  private remember(offset: number, msg: Message): void {
-    if (this.recent.has(offset)) return;
-    this.recent.set(offset, msg);
-    this.recentBytes += msg.size;
-    while (this.recent.size > RECENT_COUNT || this.recentBytes > RECENT_BYTES) {
-      const [oldest, m] = this.recent.entries().next().value as [number, Message];
-      this.recent.delete(oldest);
-      this.recentBytes -= m.size;
+  /** Delivers the message at offset (unless it is below the reader's start); false when the consumer cannot take it now. */
+  private give(r: Reader, offset: number, msg: Message): boolean {
+    const c = r.consumer;
+    if (offset >= r.start) {
+      if (!this.readers.has(c) || !c.host.canDeliver(c)) return false;
+      c.host.deliver(c, this, { seq: offset, msg, redelivered: false, deliveryCount: 0, expiresAt: 0, persisted: false });
     }
+    r.next = offset + 1;
+    return true;
   }
 
   override take(): QueuedMessage | undefined {

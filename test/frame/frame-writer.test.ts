@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { FrameReader } from '../../src/frame/frame-reader.js';
 import { COPY_LIMIT, encodeFrame, FrameWriter, HEARTBEAT_FRAME, SINK_LIMIT, type FrameSink } from '../../src/frame/frame-writer.js';
+import { encodeBasicDeliver } from '../../src/frame/fast.js';
 import { encodeMethodFrame } from '../../src/frame/generated/methods.js';
 import { encodeContentHeaderPayload } from '../../src/frame/generated/properties.js';
 
@@ -125,6 +126,59 @@ describe('FrameWriter', () => {
     expect(frames.map((f) => `${f.type}/${f.payload.length}`)).to.deep.equal(
       ['8/0', `1/${deliver.length - 8}`, `2/${header.length}`, '3/131064', '3/131064', `3/${300000 - 2 * 131064}`, '8/0']);
     expect(sink.corked).to.equal(0);
+  });
+
+  it('writeDeliver sends exactly what writeContent with encodeBasicDeliver sends, and counts the same octets', () => {
+    const cases: Array<[string, number, boolean, string, string, number, number]> = [
+      ['c', 1, false, '', 'q', 0, 4096],
+      ['amq.ctag-ÄÖ-ü', 2 ** 40 + 3, true, 'ex.ünï', 'rk.€', 10, 4096],
+      ['t', 7, false, 'fanout', '', 4088, 4096],
+      ['t', 8, false, 'fanout', 'k', 4089, 4096],
+      ['x'.repeat(255), 9, true, 'e'.repeat(255), 'r'.repeat(255), 300000, 131072],
+      ['t', 10, false, '', 'q', COPY_LIMIT + 1, 0],
+    ];
+    for (const [tag, dtag, redelivered, exchange, key, size, frameMax] of cases) {
+      const body = Buffer.alloc(size);
+      for (let i = 0; i < size; i++) body[i] = (i * 7) & 0xff;
+      const viaContent = new Sink();
+      const a = new FrameWriter(viaContent, frameMax, () => {});
+      const viaDeliver = new Sink();
+      const b = new FrameWriter(viaDeliver, frameMax, () => {});
+      for (const w of [a, b]) w.write(HEARTBEAT_FRAME);
+      a.writeContent(5, encodeBasicDeliver(5, tag, dtag, redelivered, exchange, key), header, body);
+      b.writeDeliver(5, tag, dtag, redelivered, exchange, key, header, body);
+      expect(b.pendingBytes, tag).to.equal(a.pendingBytes);
+      expect(b.bytesWritten).to.equal(a.bytesWritten);
+      for (const w of [a, b]) {
+        w.write(HEARTBEAT_FRAME);
+        w.flush();
+      }
+      expect(viaDeliver.all.equals(viaContent.all), `${tag} ${size}`).to.equal(true);
+      expect(b.pendingBytes).to.equal(0);
+      expect(b.bytesWritten).to.equal(a.bytesWritten);
+    }
+    // A string longer than a shortstr is refused before anything is queued.
+    const w = new FrameWriter(new Sink(), 4096, () => {});
+    expect(() => w.writeDeliver(1, 'x'.repeat(256), 1, false, '', 'q', header, Buffer.alloc(1))).to.throw(/shortstr longer than 255/);
+    expect(w.pendingBytes).to.equal(0);
+  });
+
+  it('writeDeliver stops at SINK_LIMIT inside a large body and goes on when the sink drains', () => {
+    const sink = new Sink();
+    sink.holds = true;
+    const w = new FrameWriter(sink, 131072, () => {});
+    const body = Buffer.alloc(3 * SINK_LIMIT, 9);
+    w.writeDeliver(1, 'c', 1, false, '', 'q', header, body);
+    w.flush();
+    expect(w.pendingBytes).to.be.above(0);
+    while (w.pendingBytes > 0) {
+      sink.writableLength = 0;
+      w.flush();
+    }
+    const frames = parse(sink.all);
+    expect(frames[0]!.payload.equals(encodeBasicDeliver(1, 'c', 1, false, '', 'q').subarray(7, -1))).to.equal(true);
+    expect(frames[1]!.payload.equals(header)).to.equal(true);
+    expect(Buffer.concat(frames.slice(2).map((f) => f.payload)).equals(body)).to.equal(true);
   });
 
   it('writes large bodies by reference: 40 deliveries of a 127 MiB body (over 4 GiB) copy no body octet', () => {

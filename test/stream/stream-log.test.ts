@@ -34,7 +34,7 @@ function counting(store: MessageStore): { store: MessageStore; reads: { entries:
 
 function fill(log: StreamLog, from: number, count: number, perChunk: number): void {
   for (let i = from; i < from + count; i++) {
-    log.append(() => ({ exchange: '', routingKey: 's', header: Buffer.alloc(0), body: Buffer.from(`m${i}`) }));
+    log.append('', 's', Buffer.alloc(0), Buffer.from(`m${i}`));
     if ((i + 1) % perChunk === 0) log.closeChunk();
   }
   log.closeChunk();
@@ -128,10 +128,10 @@ describe('StreamLog over LMDB', function () {
     const clock = new FakeClock();
     const retention = { maxBytes: 1, maxAgeMs: undefined, maxSegmentSize: 5_000 };
     const log = new StreamLog(lmdb.messages, KEY, clock, retention, 1000);
-    const one = () => ({ exchange: '', routingKey: '', header: Buffer.alloc(0), body: Buffer.from('x') });
-    for (let i = 0; i < 6_000; i++) log.append(one);
+    const one = (): number => log.append('', '', Buffer.alloc(0), Buffer.from('x'));
+    for (let i = 0; i < 6_000; i++) one();
     log.closeChunk();
-    log.append(one);
+    one();
     log.closeChunk(); // a new segment: the first (6,000 messages) goes
     expect(log.firstOffset).to.equal(6_000);
     expect(log.count).to.equal(1);

@@ -129,6 +129,13 @@ export class Overlay {
   nextQueueId = 1;
   readonly msgs = new Map<number, MsgItem>();
   readonly metas = new Map<string, MetaItem>();
+  /**
+   * Message ids from here on had no refcount record when the store opened (set by
+   * CommitEngine.resume; until then every id is looked up)...
+   */
+  freshFrom = Number.POSITIVE_INFINITY;
+  /** ...and ids above this one have had none written since (CommitEngine.operations raises it). */
+  maxWrittenId = 0;
   private readonly msgKeyScratch = Buffer.alloc(8);
 
   /** Messages found damaged (and quarantined) this run: entries that refer to them are dropped when read. */
@@ -174,9 +181,13 @@ export class Overlay {
   msgItem(id: number): MsgItem {
     let m = this.msgs.get(id);
     if (!m) {
-      const key = messageKeyInto(this.msgKeyScratch, id);
-      const v = this.dbs.refsDb.getBinaryFast(key);
-      let refs = v ? readRefs(key, v) : 0;
+      // A message new to this run (ids only grow) cannot have a refcount in the file yet: no read.
+      let refs: number | undefined = 0;
+      if (id < this.freshFrom || id <= this.maxWrittenId) {
+        const key = messageKeyInto(this.msgKeyScratch, id);
+        const v = this.dbs.refsDb.getBinaryFast(key);
+        refs = v ? readRefs(key, v) : 0;
+      }
       if (refs === undefined) {
         this.source.damaged(`the refcount of message ${id}`);
         refs = UNKNOWN_REFS;

@@ -16,7 +16,7 @@
  *   as one transaction.
  */
 
-import { ENTRY_VALUE_SIZE, encodeMessage, entryKey, messageKey, writeEntryValue, writeU64 } from '../record-codec.js';
+import { ENTRY_VALUE_SIZE, encodeMessage, entryKey, messageKey, readU64, writeEntryValue, writeU64 } from '../record-codec.js';
 import { Batch, Overlay, RESOLVED, type BatchSource } from './batch.js';
 import { seal, sealed, SUM_SIZE } from './checksum.js';
 import {
@@ -95,6 +95,11 @@ export class CommitEngine implements BatchSource {
     this.turn = this.dbs.meta.getEntry(TURN_KEY)?.version ?? 0;
     this.nextId = next;
     this.persistedNextId = next;
+    // Ids at or above the highest refcount record in the file are fresh (see Overlay.msgItem).
+    let fresh = next;
+    for (const { key } of this.dbs.refsDb.getRange({ reverse: true, limit: 1 })) fresh = Math.max(fresh, readU64(key, 0) + 1);
+    this.overlay.freshFrom = fresh;
+    this.overlay.maxWrittenId = 0;
   }
 
   /** The open batch of this turn (created, and its flush scheduled, on first use). */
@@ -211,6 +216,7 @@ export class CommitEngine implements BatchSource {
           op(dbs.messagesDb, key, value);
         }
         op(dbs.refsDb, key, refsValue(key, m.refs));
+        if (m.id > this.overlay.maxWrittenId) this.overlay.maxWrittenId = m.id;
         m.write = false;
         m.onDisk = true;
       } else if (m.onDisk) {
