@@ -16,7 +16,7 @@
  * worker connects) ends the shovel once that many messages were transferred (acked at the
  * source); the supervisor then deletes its parameter, as RabbitMQ's autodelete does.
  */
-import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type Options } from 'amqplib';
+import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, Options } from 'amqplib';
 import type { Clock, Timer } from '../clock.js';
 import type { Logger } from '../log.js';
 import { displayUri } from './amqp-uri.js';
@@ -62,6 +62,12 @@ export interface WorkerDeps {
 }
 
 const CLIENT_PROPERTIES = { connection_name: 'Shovel' };
+
+/** amqplib, loaded when the first shovel connects: a broker without shovels starts without it. */
+let client: Promise<typeof import('amqplib')> | undefined;
+function amqplib(): Promise<typeof import('amqplib')> {
+  return (client ??= import('amqplib').then((m) => m.default ?? m));
+}
 
 class Stop extends Error {}
 
@@ -152,7 +158,7 @@ export class ShovelWorker {
     let last: unknown;
     for (const uri of uris) {
       try {
-        const conn = await amqp.connect(this.deps.connectUri(uri), { clientProperties: CLIENT_PROPERTIES });
+        const conn = await (await amqplib()).connect(this.deps.connectUri(uri), { clientProperties: CLIENT_PROPERTIES });
         return { conn, uri };
       } catch (e) {
         last = e;
