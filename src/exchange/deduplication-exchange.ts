@@ -16,7 +16,7 @@
 import { preconditionFailed } from '../errors.js';
 import { fieldInteger, ownField, type FieldTable, type FieldValue } from '../frame/field-table.js';
 import { fieldValueKey } from '../frame/field-value-key.js';
-import { Added, BindingSet, Removed } from './binding-set.js';
+import { FanoutRouter } from './fanout-exchange.js';
 import { DedupCache } from './dedup-cache.js';
 import type { ExchangeType, Router, RoutingInput } from './exchange-type.js';
 
@@ -96,45 +96,23 @@ export class DeduplicationExchange implements ExchangeType {
   }
 }
 
-export class DeduplicationRouter<D> implements Router<D> {
-  private readonly bindings = new BindingSet<D>();
-  private readonly destinations = new Set<D>();
+export class DeduplicationRouter<D> extends FanoutRouter<D> {
   readonly cache: DedupCache;
   readonly persistence: CachePersistence;
 
   constructor(options: DedupOptions, private readonly now: () => number) {
+    super();
     this.cache = new DedupCache(options.size, options.ttl);
     this.persistence = options.persistence;
   }
 
-  get bindingCount(): number {
-    return this.bindings.size;
-  }
-
-  bind(destination: D, bindingKey: string, args: FieldTable): boolean {
-    const added = this.bindings.add(destination, bindingKey, args);
-    if (added === Added.Destination) this.destinations.add(destination);
-    return added !== Added.None;
-  }
-
-  unbind(destination: D, bindingKey: string, args: FieldTable): boolean {
-    const removed = this.bindings.remove(destination, bindingKey, args);
-    if (removed === Removed.Destination) this.destinations.delete(destination);
-    return removed !== Removed.None;
-  }
-
-  removeDestination(destination: D): void {
-    this.bindings.removeDestination(destination);
-    this.destinations.delete(destination);
-  }
-
-  route(msg: RoutingInput, out: Set<D>): void {
+  override route(msg: RoutingInput, out: Set<D>): void {
     if (this.destinations.size === 0) return;
     const value = ownField(msg.headers, DEDUPLICATION_HEADER);
     if (value !== undefined && !this.cache.insert(fieldValueKey(value), this.now(), headerTtl(msg.headers))) {
       msg.duplicates = (msg.duplicates ?? 0) + 1;
       return;
     }
-    for (const d of this.destinations) out.add(d);
+    super.route(msg, out);
   }
 }

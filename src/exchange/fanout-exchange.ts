@@ -17,9 +17,10 @@ export class FanoutExchange implements ExchangeType {
   }
 }
 
-class FanoutRouter<D> implements Router<D> {
+/** Fanout's bindings and routing; the deduplication exchange routes as this one does. */
+export class FanoutRouter<D> implements Router<D> {
   private readonly bindings = new BindingSet<D>();
-  private readonly destinations = new Set<D>();
+  protected readonly destinations = new Set<D>();
 
   get bindingCount(): number {
     return this.bindings.size;
