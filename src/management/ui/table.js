@@ -7,6 +7,30 @@ import { h, fill } from './dom.js';
 const MAX_ROWS = 500;
 
 /**
+ * The filter box of a list page, wired to its table: it starts from the page's ?filter= (and
+ * ?regex= when regex is offered) and keeps it there, Enter opens the first row that links
+ * somewhere, ArrowDown moves into the table. setQuery is the router's (app.js).
+ */
+export function tableFilter(table, { placeholder, query, setQuery, regex = false }) {
+  const filter = filterBox({
+    placeholder,
+    initial: query.get('filter') ?? '',
+    regex: regex && query.get('regex') === '1',
+    onChange: (m, st) => {
+      table.setMatcher(m);
+      setQuery(regex ? { filter: st.text, regex: st.regex ? '1' : '' } : { filter: st.text });
+    },
+    onEnter: () => {
+      const href = table.firstHref();
+      if (href) location.hash = href;
+    },
+    onDown: () => table.focusFirst(),
+  });
+  table.setMatcher(filter.matcher() ?? (() => false));
+  return filter;
+}
+
+/**
  * A filter box. Plain text matches as a case-insensitive substring; with the regex toggle on, or
  * written as /pattern/flags, it is a regular expression. onChange(matcher) gets a function
  * (string → boolean), or null when the expression does not compile.

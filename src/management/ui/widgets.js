@@ -47,6 +47,21 @@ export function button(label, onclick, { kind = '', type = 'button', title, disa
   return h('button', { type, class: `btn ${kind ? `btn-${kind}` : ''}`, onclick, title, disabled }, label);
 }
 
+/**
+ * A primary button that shows and hides a box below the page header (an "Add …" form), focusing
+ * the box's first input when it opens. Returns { button, box }.
+ */
+export function collapsible(label) {
+  const box = h('div', { class: 'collapsible', hidden: true });
+  const btn = button(label, () => {
+    box.hidden = !box.hidden;
+    btn.setAttribute('aria-expanded', String(!box.hidden));
+    if (!box.hidden) box.querySelector('input')?.focus();
+  }, { kind: 'primary' });
+  btn.setAttribute('aria-expanded', 'false');
+  return { button: btn, box };
+}
+
 /** Runs an async action with its button disabled meanwhile. */
 export async function busy(btn, fn) {
   btn.disabled = true;

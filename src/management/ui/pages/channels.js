@@ -3,7 +3,7 @@
 import { api, path } from '../api.js';
 import { h, fill, showError } from '../dom.js';
 import { num, rate, count } from '../format.js';
-import { dataTable, filterBox } from '../table.js';
+import { dataTable, tableFilter } from '../table.js';
 import { badge, pageHeader } from '../widgets.js';
 import { setQuery } from '../app.js';
 
@@ -48,16 +48,7 @@ export async function mount(root, { ctx, query }) {
   table.el.addEventListener('shown', (ev) => {
     counter.textContent = count(ev.detail.shown, 'channel', ev.detail.total);
   });
-  const filter = filterBox({
-    placeholder: 'Filter by connection or user',
-    initial: query.get('filter') ?? '',
-    onChange: (m, st) => {
-      table.setMatcher(m);
-      setQuery({ filter: st.text });
-    },
-    onDown: () => table.focusFirst(),
-  });
-  table.setMatcher(filter.matcher() ?? (() => false));
+  const filter = tableFilter(table, { placeholder: 'Filter by connection or user', query, setQuery });
   fill(root, pageHeader('Channels', { sub: vhost !== null ? ['vhost ', h('code', {}, vhost)] : 'all vhosts' }), h('div', { class: 'toolbar' }, filter.el, counter), table.el);
 
   async function refresh() {

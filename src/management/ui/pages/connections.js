@@ -4,7 +4,7 @@
 import { api, path, ApiError } from '../api.js';
 import { h, fill, toast, showError } from '../dom.js';
 import { num, bytes, when, value as fmtValue, count } from '../format.js';
-import { dataTable, filterBox } from '../table.js';
+import { dataTable, tableFilter } from '../table.js';
 import { card, badge, props, field, button, confirmDialog, pageHeader } from '../widgets.js';
 import { setQuery, refreshNow } from '../app.js';
 import { channelColumns } from './channels.js';
@@ -74,20 +74,7 @@ export async function mount(root, { ctx, query }) {
   table.el.addEventListener('shown', (ev) => {
     counter.textContent = count(ev.detail.shown, 'connection', ev.detail.total);
   });
-  const filter = filterBox({
-    placeholder: 'Filter by name, address or user',
-    initial: query.get('filter') ?? '',
-    onChange: (m, st) => {
-      table.setMatcher(m);
-      setQuery({ filter: st.text });
-    },
-    onEnter: () => {
-      const href = table.firstHref();
-      if (href) location.hash = href;
-    },
-    onDown: () => table.focusFirst(),
-  });
-  table.setMatcher(filter.matcher() ?? (() => false));
+  const filter = tableFilter(table, { placeholder: 'Filter by name, address or user', query, setQuery });
   fill(root, pageHeader('Connections', { sub: vhost !== null ? ['vhost ', h('code', {}, vhost)] : 'all vhosts' }), h('div', { class: 'toolbar' }, filter.el, counter), table.el);
 
   async function refresh() {

@@ -3,8 +3,8 @@
 import { api, path } from '../api.js';
 import { h, fill, toast, showError } from '../dom.js';
 import { num, rate, exchangeName, count } from '../format.js';
-import { dataTable, filterBox } from '../table.js';
-import { actionForm, badge, button, card, field, kvEditor, pageHeader } from '../widgets.js';
+import { dataTable, tableFilter } from '../table.js';
+import { actionForm, badge, card, collapsible, field, kvEditor, pageHeader } from '../widgets.js';
 import { setQuery } from '../app.js';
 
 function features(x) {
@@ -38,29 +38,9 @@ export async function mount(root, { ctx, query }) {
   table.el.addEventListener('shown', (ev) => {
     counter.textContent = count(ev.detail.shown, 'exchange', ev.detail.total);
   });
-  const filter = filterBox({
-    placeholder: 'Filter exchanges by name',
-    initial: query.get('filter') ?? '',
-    regex: query.get('regex') === '1',
-    onChange: (m, st) => {
-      table.setMatcher(m);
-      setQuery({ filter: st.text, regex: st.regex ? '1' : '' });
-    },
-    onEnter: () => {
-      const href = table.firstHref();
-      if (href) location.hash = href;
-    },
-    onDown: () => table.focusFirst(),
-  });
-  table.setMatcher(filter.matcher() ?? (() => false));
+  const filter = tableFilter(table, { placeholder: 'Filter exchanges by name', query, setQuery, regex: true });
 
-  const addBox = h('div', { class: 'collapsible', hidden: true });
-  const addBtn = button('Add exchange', () => {
-    addBox.hidden = !addBox.hidden;
-    addBtn.setAttribute('aria-expanded', String(!addBox.hidden));
-    if (!addBox.hidden) addBox.querySelector('input')?.focus();
-  }, { kind: 'primary' });
-  addBtn.setAttribute('aria-expanded', 'false');
+  const { button: addBtn, box: addBox } = collapsible('Add exchange');
 
   fill(root, pageHeader('Exchanges', { sub: vhost !== null ? ['vhost ', h('code', {}, vhost)] : 'all vhosts', actions: [addBtn] }), addBox, h('div', { class: 'toolbar' }, filter.el, counter), table.el);
 

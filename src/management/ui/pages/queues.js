@@ -3,8 +3,8 @@
 import { api, path } from '../api.js';
 import { h, fill, toast, showError } from '../dom.js';
 import { num, rate, count } from '../format.js';
-import { dataTable, filterBox } from '../table.js';
-import { actionForm, badge, button, card, field, kvEditor, pageHeader } from '../widgets.js';
+import { dataTable, tableFilter } from '../table.js';
+import { actionForm, badge, card, collapsible, field, kvEditor, pageHeader } from '../widgets.js';
 import { setQuery } from '../app.js';
 
 export const QUEUE_ARGS = [
@@ -76,29 +76,9 @@ export async function mount(root, { ctx, query }) {
     counter.textContent = count(ev.detail.shown, 'queue', ev.detail.total);
   });
 
-  const filter = filterBox({
-    placeholder: 'Filter queues by name',
-    initial: query.get('filter') ?? '',
-    regex: query.get('regex') === '1',
-    onChange: (m, st) => {
-      table.setMatcher(m);
-      setQuery({ filter: st.text, regex: st.regex ? '1' : '' });
-    },
-    onEnter: () => {
-      const href = table.firstHref();
-      if (href) location.hash = href;
-    },
-    onDown: () => table.focusFirst(),
-  });
-  table.setMatcher(filter.matcher() ?? (() => false));
+  const filter = tableFilter(table, { placeholder: 'Filter queues by name', query, setQuery, regex: true });
 
-  const addForm = h('div', { class: 'collapsible', hidden: true });
-  const addBtn = button('Add queue', () => {
-    addForm.hidden = !addForm.hidden;
-    addBtn.setAttribute('aria-expanded', String(!addForm.hidden));
-    if (!addForm.hidden) addForm.querySelector('input')?.focus();
-  }, { kind: 'primary' });
-  addBtn.setAttribute('aria-expanded', 'false');
+  const { button: addBtn, box: addForm } = collapsible('Add queue');
 
   fill(
     root,
