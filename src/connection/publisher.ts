@@ -131,8 +131,9 @@ export class Publisher {
     // RabbitMQ's firehose (src/trace): a null check while tracing is off.
     if (vhost.tracer !== undefined) vhost.tracer.published(this.traceOrigin(), message, cc, routedQueueNames(exchange, args.routingKey, cc, queues));
     // A duplicate held back by a deduplication exchange is not unroutable: no basic.return.
-    this.countRouted(exchange, counters, queues, args.mandatory && duplicate !== true);
-    if (queues.size === 0 && args.mandatory && duplicate !== true) this.sendReturn(args, message);
+    const returns = args.mandatory && duplicate !== true;
+    this.countRouted(exchange, counters, queues, returns);
+    if (queues.size === 0 && returns) this.sendReturn(args, message);
     // x-overflow=reject-publish: RabbitMQ nacks a message any of its queues refused.
     if (rejected) confirms?.nack(seq);
     else confirms?.confirmWhenSafe(seq, durable, counters);
@@ -253,8 +254,10 @@ export class Publisher {
         if (q) queues.add(q);
       }
       const { durable, rejected } = vhost.offer(h.message, queues);
-      this.countRouted(h.exchange, this.counters.exchange(h.exchange), queues, h.args.mandatory);
-      if (queues.size === 0 && h.args.mandatory && !h.duplicate) this.sendReturn(h.args, h.message);
+      // A duplicate held back by a deduplication exchange is not unroutable: no basic.return.
+      const returns = h.args.mandatory && h.duplicate !== true;
+      this.countRouted(h.exchange, this.counters.exchange(h.exchange), queues, returns);
+      if (queues.size === 0 && returns) this.sendReturn(h.args, h.message);
       if (durable || h.durable) committed.durable = true;
       if (rejected) committed.rejected = true;
     }

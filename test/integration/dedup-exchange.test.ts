@@ -180,6 +180,8 @@ describe('x-message-deduplication exchange (rabbitmq-message-deduplication plugi
 
     it('inside a transaction a duplicate is held back at basic.publish and not returned at tx.commit', async () => {
       await setup({ 'x-cache-size': 10 });
+      const counters = b.running.broker.vhosts.get('/')!.counters;
+      const before = { returned: counters.unroutableReturned, dropped: counters.unroutableDropped };
       const c = await RawClient.open(b.url);
       try {
         await c.openChannel(1);
@@ -191,6 +193,9 @@ describe('x-message-deduplication exchange (rabbitmq-message-deduplication plugi
         c.method(1, 'tx.commit', {});
         await c.expect('tx.commit-ok');
         expect(c.frames.filter((f) => f.type === 1).map((f) => f.method!.name)).to.not.include('basic.return');
+        // Counted as outside a transaction: a held-back duplicate is dropped, not returned.
+        expect({ returned: counters.unroutableReturned - before.returned, dropped: counters.unroutableDropped - before.dropped })
+          .to.deep.equal({ returned: 0, dropped: 1 });
       } finally {
         c.destroy();
       }
