@@ -247,8 +247,8 @@ export class Channel implements ConsumerHost {
       d.queue.counters.ack++;
       d.counters.ack++;
     } else {
-      const queues: Queue[] = [];
-      const seen = new Set<Queue>();
+      // In first-acked order; consecutive deliveries of one queue skip the set.
+      const queues = new Set<Queue>();
       let last: Queue | undefined;
       for (const d of deliveries) {
         this.releaseCredit(d);
@@ -258,10 +258,7 @@ export class Channel implements ConsumerHost {
         d.counters.ack++;
         if (q !== last) {
           last = q;
-          if (!seen.has(q)) {
-            seen.add(q);
-            queues.push(q);
-          }
+          queues.add(q);
         }
       }
       for (const q of queues) q.maybeDispatch();
