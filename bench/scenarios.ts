@@ -11,7 +11,7 @@ import type { Channel, ChannelModel } from 'amqplib';
 import { processCpuMs, systemBusyMs } from './lib/proc.js';
 import type { ConsumeSpec, PublishSpec, Sample, WorkerSpec } from './lib/protocol.js';
 import { allReady, stopAll, WorkerHandle } from './lib/workers.js';
-import { streamReplay } from './stream-scenario.js';
+import { lgStream, streamReplay } from './stream-scenario.js';
 
 export interface BenchOptions {
   /** Seconds before the measured window (JIT warm-up, queues reach steady state). */
@@ -662,6 +662,7 @@ export const SCENARIOS: Scenario[] = [
   topic,
   dedup,
   streamReplay,
+  lgStream,
 ];
 
 /** Opens the orchestrator's admin connection to a broker. */

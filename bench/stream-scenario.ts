@@ -7,11 +7,12 @@
  * whatever the broker holds, and which the kernel drops when it needs the memory. To show that
  * memory stays flat as the stream grows, it is sampled through the fill: the growth over the fill's
  * second half is beside the growth over the whole fill (which includes the warm-up of the first
- * half: JIT, buffers, the store's caches).
+ * half: JIT, buffers, the store's caches). lg-stream is the same confirmed fill from the load
+ * generator's client (not the bottleneck), without the replay.
  */
 import { performance } from 'node:perf_hooks';
 import { processAnonKiB, processCpuMs, processRssKiB, systemBusyMs } from './lib/proc.js';
-import type { ConsumeSpec, PublishSpec } from './lib/protocol.js';
+import type { ConsumeSpec, Engine, PublishSpec } from './lib/protocol.js';
 import { allReady, stopAll, WorkerHandle } from './lib/workers.js';
 import type { BenchOptions, RoundOutcome, Scenario, Target } from './scenarios.js';
 
@@ -22,53 +23,121 @@ const CONSUMERS_PER_PROCESS = 5;
 let seq = 0;
 const worker = (spec: PublishSpec | ConsumeSpec) => new WorkerHandle(spec, `${spec.role}#stream${++seq}`);
 
+/** What a confirmed fill of the stream measured. */
+interface Fill {
+  publishRate: number;
+  publishUs: number;
+  anon0: number;
+  anon1: number;
+  /** Anonymous memory near the middle of the fill (KiB), if sampled. */
+  anonMid: number | undefined;
+  rssGrowthKiB: number;
+}
+
+/**
+ * Declares the stream afresh and fills it with o.fill confirmed 16 B messages from one
+ * connection (window 1000) of the given client, sampling the broker's anonymous memory.
+ */
+async function fillStream(t: Target, o: BenchOptions, engine: Engine, problems: string[]): Promise<Fill> {
+  await t.ch.deleteQueue(QUEUE);
+  await t.ch.assertQueue(QUEUE, { durable: true, arguments: { 'x-queue-type': 'stream' } });
+  const rss0 = processRssKiB(t.pid);
+  const anon0 = processAnonKiB(t.pid);
+  const filler = worker({
+    role: 'publish', engine, url: t.url, exchange: '', routingKey: QUEUE, size: 16, persistent: true, confirmWindow: 1000,
+    rate: 0, timestamp: false, aheadLimit: 0, deliveriesPerMessage: 1, maxMessages: o.fill, fill: o.fill, brokerPid: t.pid,
+  });
+  let publishRate = NaN;
+  let publishUs = NaN;
+  /** Anonymous memory through the fill: [ms since its start, KiB]. */
+  const anonSamples: Array<[number, number]> = [];
+  let sampler: NodeJS.Timeout | undefined;
+  let fillMs = NaN;
+  try {
+    await allReady([filler]);
+    const start = performance.now();
+    const c0 = processCpuMs(t.pid);
+    sampler = setInterval(() => anonSamples.push([performance.now() - start, processAnonKiB(t.pid)]), 100);
+    filler.send({ cmd: 'start' });
+    await filler.until(() => filler.filled >= 0, 600000, 'the stream to fill');
+    fillMs = performance.now() - start;
+    publishRate = (filler.filled * 1000) / fillMs;
+    publishUs = ((processCpuMs(t.pid) - c0) * 1000) / filler.filled;
+  } catch (err) {
+    problems.push(`fill: ${(err as Error).message}`);
+  }
+  clearInterval(sampler);
+  await stopAll([filler]);
+  if (filler.error) problems.push(filler.error);
+  for (const e of filler.result?.errors ?? []) problems.push(`${filler.name}: ${e}`);
+  if (filler.result && filler.result.total > 0 && filler.result.confirmed !== undefined && filler.result.confirmed !== filler.result.total) {
+    problems.push(`${filler.name}: ${filler.result.confirmed} of ${filler.result.total} publishes confirmed`);
+  }
+  // The sample nearest the middle of the fill (messages go in at a steady rate).
+  const mid = anonSamples.reduce<[number, number] | undefined>((best, s) => (best === undefined || Math.abs(s[0] - fillMs / 2) < Math.abs(best[0] - fillMs / 2) ? s : best), undefined);
+  return { publishRate, publishUs, anon0, anon1: processAnonKiB(t.pid), anonMid: mid?.[1], rssGrowthKiB: processRssKiB(t.pid) - rss0 };
+}
+
+const fillMetrics = (prefix: string): Scenario['metrics'] => [
+  { key: 'anonFillMiB', label: `${prefix}broker anonymous memory growth over the fill`, unit: 'MiB', better: 'lower' },
+  { key: 'anonHalfMiB', label: `${prefix}broker anonymous memory growth over the fill's second half`, unit: 'MiB', better: 'lower' },
+];
+
+function fillFigures(f: Fill): Record<string, number> {
+  return {
+    anonFillMiB: (f.anon1 - f.anon0) / 1024,
+    anonHalfMiB: f.anonMid === undefined ? NaN : (f.anon1 - f.anonMid) / 1024,
+  };
+}
+
+/**
+ * The same confirmed fill with the load generator's client (bench/loadgen), which is not the
+ * bottleneck: the stream's confirmed publish rate as the broker allows it (issue 19's method).
+ */
+export const lgStream: Scenario = {
+  name: 'lg-stream',
+  title: 'load generator: confirmed publish into a stream (16 B, 1 connection, window 1000); broker memory',
+  metrics: [
+    { key: 'publish', label: 'lg stream confirmed publish', unit: 'msg/s', better: 'higher', targetRatio: 2 },
+    ...fillMetrics('lg stream: '),
+  ],
+  runsOnRef: true,
+  async round(t: Target, o: BenchOptions): Promise<RoundOutcome> {
+    const problems: string[] = [];
+    const b0 = processCpuMs(t.pid);
+    const s0 = systemBusyMs();
+    const t0 = performance.now();
+    const f = await fillStream(t, o, 'loadgen', problems);
+    const elapsed = performance.now() - t0;
+    const brokerCpu = ((processCpuMs(t.pid) - b0) * 100) / elapsed;
+    const systemCpu = ((systemBusyMs() - s0) * 100) / elapsed;
+    await t.ch.deleteQueue(QUEUE);
+    return {
+      metrics: { publish: f.publishRate, ...fillFigures(f) },
+      brokerUsPerMsg: { publish: f.publishUs },
+      brokerCpu,
+      clientCpu: NaN,
+      clientCpuMax: NaN,
+      otherCpu: Math.max(0, systemCpu - brokerCpu),
+      problems,
+    };
+  },
+};
+
 export const streamReplay: Scenario = {
   name: 'stream-replay',
   title: `stream: confirmed publish (16 B, window 1000), then ${CONSUMER_PROCESSES * CONSUMERS_PER_PROCESS} consumers replay from first (prefetch 1000, ack every 100); broker memory`,
   metrics: [
     { key: 'publish', label: 'stream confirmed publish', unit: 'msg/s', better: 'higher', targetRatio: 2 },
     { key: 'replay', label: 'stream replay, 10 consumers', unit: 'deliveries/s', better: 'higher', targetRatio: 2 },
-    { key: 'anonFillMiB', label: 'broker anonymous memory growth over the fill', unit: 'MiB', better: 'lower' },
-    { key: 'anonHalfMiB', label: 'broker anonymous memory growth over the fill\'s second half', unit: 'MiB', better: 'lower' },
+    ...fillMetrics(''),
     { key: 'anonReplayMiB', label: 'broker anonymous memory growth over fill + replay', unit: 'MiB', better: 'lower' },
     { key: 'rssFillMiB', label: 'broker RSS growth over the fill (with LMDB\'s file pages)', unit: 'MiB', better: 'lower' },
   ],
   runsOnRef: true,
   async round(t: Target, o: BenchOptions): Promise<RoundOutcome> {
     const problems: string[] = [];
-    await t.ch.deleteQueue(QUEUE);
-    await t.ch.assertQueue(QUEUE, { durable: true, arguments: { 'x-queue-type': 'stream' } });
-    const rss0 = processRssKiB(t.pid);
-    const anon0 = processAnonKiB(t.pid);
-    const filler = worker({
-      role: 'publish', url: t.url, exchange: '', routingKey: QUEUE, size: 16, persistent: true, confirmWindow: 1000,
-      rate: 0, timestamp: false, aheadLimit: 0, deliveriesPerMessage: 1, maxMessages: o.fill, fill: o.fill, brokerPid: t.pid,
-    });
-    let publishRate = NaN;
-    let publishUs = NaN;
-    /** Anonymous memory through the fill: [ms since its start, KiB]. */
-    const anonSamples: Array<[number, number]> = [];
-    let sampler: NodeJS.Timeout | undefined;
-    let fillMs = NaN;
-    try {
-      await allReady([filler]);
-      const start = performance.now();
-      const c0 = processCpuMs(t.pid);
-      sampler = setInterval(() => anonSamples.push([performance.now() - start, processAnonKiB(t.pid)]), 100);
-      filler.send({ cmd: 'start' });
-      await filler.until(() => filler.filled >= 0, 600000, 'the stream to fill');
-      fillMs = performance.now() - start;
-      publishRate = (filler.filled * 1000) / fillMs;
-      publishUs = ((processCpuMs(t.pid) - c0) * 1000) / filler.filled;
-    } catch (err) {
-      problems.push(`fill: ${(err as Error).message}`);
-    }
-    clearInterval(sampler);
-    await stopAll([filler]);
-    const rss1 = processRssKiB(t.pid);
-    const anon1 = processAnonKiB(t.pid);
-    // The sample nearest the middle of the fill (messages go in at a steady rate).
-    const mid = anonSamples.reduce<[number, number] | undefined>((best, s) => (best === undefined || Math.abs(s[0] - fillMs / 2) < Math.abs(best[0] - fillMs / 2) ? s : best), undefined);
+    const fill = await fillStream(t, o, 'amqplib', problems);
     const expect = o.fill * CONSUMERS_PER_PROCESS;
     const consumers = Array.from({ length: CONSUMER_PROCESSES }, () => worker({
       role: 'consume', url: t.url, queues: Array<string>(CONSUMERS_PER_PROCESS).fill(QUEUE), noAck: false, ackEvery: 100,
@@ -89,7 +158,7 @@ export const streamReplay: Scenario = {
     const systemCpu = ((systemBusyMs() - s0) * 100) / elapsed;
     const anon2 = processAnonKiB(t.pid);
     await stopAll(consumers);
-    for (const w of [filler, ...consumers]) {
+    for (const w of consumers) {
       if (w.error) problems.push(w.error);
       for (const e of w.result?.errors ?? []) problems.push(`${w.name}: ${e}`);
     }
@@ -106,15 +175,14 @@ export const streamReplay: Scenario = {
     const clientCpu = clientCpus.reduce((a, b) => a + b, 0);
     return {
       metrics: {
-        publish: publishRate,
+        publish: fill.publishRate,
         replay,
-        anonFillMiB: (anon1 - anon0) / 1024,
-        anonHalfMiB: mid === undefined ? NaN : (anon1 - mid[1]) / 1024,
-        anonReplayMiB: (anon2 - anon0) / 1024,
-        rssFillMiB: (rss1 - rss0) / 1024,
+        ...fillFigures(fill),
+        anonReplayMiB: (anon2 - fill.anon0) / 1024,
+        rssFillMiB: fill.rssGrowthKiB / 1024,
       },
       // Each over its own phase (the round's broker CPU is the replay's).
-      brokerUsPerMsg: { publish: publishUs, replay: replayUs },
+      brokerUsPerMsg: { publish: fill.publishUs, replay: replayUs },
       brokerCpu,
       clientCpu,
       clientCpuMax: Math.max(...clientCpus),

@@ -1,19 +1,23 @@
 /**
- * A stream's append-only log, kept in the message store behind its contract (src/store): every
- * message is an entry of the stream's store key whose seq is its offset; the log is cut into
- * chunks (what was appended in one event-loop turn: osiris' write batches) and segments (chunks
- * up to the segment size: the unit retention deletes). Chunk and segment summaries are small
- * records under two more keys. Only the segment summaries are held in memory; messages and
- * chunk records are read from the store when a reader needs them, from the offset it asks for
+ * A stream's append-only log, kept in the message store behind its contract (src/store). The
+ * log is cut into chunks (what was appended in one event-loop turn: osiris' write batches) and
+ * segments (chunks up to the segment size: the unit retention deletes). A chunk's messages are
+ * one store record (stream-chunk.ts), written when the chunk closes together with its summary
+ * and its segment's, so one commit holds all three. Only the segment summaries are held in
+ * memory; chunks are read from the store when a reader needs them, from the offset it asks for
  * (an LMDB range read), never from the start.
  *
  * Layout (store key → entries):
- *   K            seq = offset         → the message as delivered (x-stream-offset header added)
- *   K \0 chunks  seq = first offset   → ChunkRecord (count, bytes, timestamp)
+ *   K \0 log     seq = last offset    → the chunk's messages as delivered (x-stream-offset header added)
+ *   K \0 chunks  seq = first offset   → ChunkSummary (count, bytes, timestamp)
  *   K \0 segs    seq = first offset   → SegmentRecord (first, last, count, bytes, timestamps)
+ * A chunk record is keyed by its last offset so that one range read from any offset finds the
+ * chunk holding it (the first entry at or after it). Warren before chunk records kept one record
+ * per message under K itself (seq = offset); recover() rewrites such a log as chunks.
  */
 import type { Clock } from '../clock.js';
-import type { MessageStore, PersistedMessage } from '../store/message-store.js';
+import type { MessageStore } from '../store/message-store.js';
+import { DecodedChunk, encodeChunk, encodedSize, type StreamMessage } from './stream-chunk.js';
 
 export interface Segment {
   first: number;
@@ -36,15 +40,43 @@ export interface StreamRetention {
 const SEGMENT_RECORD_SIZE = 7 * 8;
 /** Store records retention removes per turn. */
 const TRIM_BATCH = 50_000;
-const CHUNK_RECORD_SIZE = 3 * 8;
+const CHUNK_SUMMARY_SIZE = 3 * 8;
+/**
+ * A chunk closes early once it holds this many encoded bytes or messages, so that a record
+ * stays small whatever one turn appends (a large transaction, a burst from many connections).
+ */
+const CHUNK_MAX_BYTES = 1024 * 1024;
+const CHUNK_MAX_COUNT = 8192;
 
 /** Counts what a log read from the store (tests prove reads start where they are asked to). */
 export interface StreamReadCounter {
+  /** Entries of chunk records (their offsets) read. */
   entries: number;
+  /** Chunk records read. */
   messages: number;
 }
 
+/** A message read from the log. */
+export interface StreamEntry extends StreamMessage {
+  offset: number;
+  /** The store id of its chunk's record (shared by the chunk's messages). */
+  id: number;
+}
+
+/** The chunk being appended to in this turn. */
+interface OpenChunk {
+  first: number;
+  count: number;
+  /** Body bytes (what segment sizes and max-length-bytes count). */
+  bytes: number;
+  /** Encoded size of the messages (stream-chunk.ts). */
+  size: number;
+  ts: number;
+  messages: StreamMessage[];
+}
+
 export class StreamLog {
+  private readonly dataKey: string;
   private readonly chunksKey: string;
   private readonly segmentsKey: string;
   /** Oldest first; the last one is the active segment. */
@@ -52,7 +84,9 @@ export class StreamLog {
   /** Offset the next appended message gets. */
   private next = 0;
   /** The chunk being appended to in this turn (closed by closeChunk). */
-  private open: { first: number; count: number; bytes: number; ts: number } | undefined;
+  private open: OpenChunk | undefined;
+  /** The chunk read last, with the store id of its record: readers go on where they stopped. */
+  private cached: { chunk: DecodedChunk; id: number } | undefined;
   /** Messages and bytes in the log (all segments). */
   private total = { count: 0, bytes: 0 };
   readonly reads: StreamReadCounter = { entries: 0, messages: 0 };
@@ -65,6 +99,7 @@ export class StreamLog {
     /** Store records retention removes per turn. */
     private readonly trimBatch = TRIM_BATCH,
   ) {
+    this.dataKey = `${key}\u0000log`;
     this.chunksKey = `${key}\u0000chunks`;
     this.segmentsKey = `${key}\u0000segs`;
   }
@@ -98,17 +133,21 @@ export class StreamLog {
   /**
    * Appends a message at the next offset (nextOffset) and returns that offset. header is the
    * header as delivered, with the x-stream-offset header for that offset. The first append of a
-   * turn opens a chunk; closeChunk ends it.
+   * turn opens a chunk; closeChunk ends it (and writes it), as does an append to a full chunk.
    */
   append(exchange: string, routingKey: string, header: Buffer, body: Buffer): number {
-    const offset = this.next++;
-    const size = body.length;
     let open = this.open;
-    if (open === undefined) open = this.open = { first: offset, count: 0, bytes: 0, ts: this.clock.now() };
+    if (open !== undefined && (open.size >= CHUNK_MAX_BYTES || open.count >= CHUNK_MAX_COUNT)) {
+      this.closeChunk();
+      open = undefined;
+    }
+    const offset = this.next++;
+    if (open === undefined) open = this.open = { first: offset, count: 0, bytes: 0, size: 0, ts: this.clock.now(), messages: [] };
+    const m: StreamMessage = { exchange, routingKey, header, body };
+    open.messages.push(m);
     open.count++;
-    open.bytes += size;
-    const id = this.store.nextMessageId();
-    this.store.enqueue(this.key, { seq: offset, msgId: id, redelivered: false, deliveryCount: 0, expiresAt: 0 }, { id, exchange, routingKey, header, body });
+    open.bytes += body.length;
+    open.size += encodedSize(m);
     return offset;
   }
 
@@ -117,7 +156,8 @@ export class StreamLog {
   }
 
   /**
-   * Ends the open chunk: writes its record and its segment's summary. A full active segment is
+   * Ends the open chunk: writes its messages as one record, its summary and its segment's
+   * summary (one batch of the store: one commit). A full active segment is
    * closed first, which is when retention runs (osiris evaluates it on segment roll-over).
    * Returns the offsets retention deleted (0 when none).
    */
@@ -139,7 +179,8 @@ export class StreamLog {
     seg.lastChunk = c.first;
     this.total.count += c.count;
     this.total.bytes += c.bytes;
-    this.writeRecord(this.chunksKey, c.first, encodeChunk(c.count, c.bytes, c.ts));
+    this.writeRecord(this.dataKey, c.first + c.count - 1, encodeChunk(c.messages, c.size));
+    this.writeRecord(this.chunksKey, c.first, encodeChunkSummary(c.count, c.bytes, c.ts));
     this.writeRecord(this.segmentsKey, seg.first, encodeSegment(seg));
     return removed;
   }
@@ -177,12 +218,12 @@ export class StreamLog {
     this.trim();
   }
 
-  /** Removes stored messages and chunk records below the log's first offset, a batch per turn. */
+  /** Removes chunk records and summaries below the log's first offset, a batch per turn. */
   private trim(): void {
     if (this.trimming) return;
     const below = this.firstOffset;
     let left = this.trimBatch;
-    for (const key of [this.key, this.chunksKey]) {
+    for (const key of [this.dataKey, this.chunksKey]) {
       for (;;) {
         // From where the last batch stopped: removed entries are not read again.
         const from = this.trimFrom.get(key) ?? 0;
@@ -228,18 +269,41 @@ export class StreamLog {
 
   /**
    * Reads up to limit messages from offset on (offsets below the log's start read from its
-   * start). The store is asked for that range only.
+   * start), from the chunks written so far (closeChunk). The store is asked for the chunks
+   * holding that range only.
    */
-  read(offset: number, limit: number): Array<{ offset: number; message: PersistedMessage }> {
-    const entries = this.store.readEntries(this.key, Math.max(offset, this.firstOffset), limit);
-    this.reads.entries += entries.length;
-    const out: Array<{ offset: number; message: PersistedMessage }> = [];
-    for (const e of entries) {
-      const message = this.store.readMessage(e.msgId);
-      this.reads.messages++;
-      if (message) out.push({ offset: e.seq, message });
+  read(offset: number, limit: number): StreamEntry[] {
+    const out: StreamEntry[] = [];
+    let at = Math.max(offset, this.firstOffset);
+    while (out.length < limit) {
+      const found = this.chunkAt(at);
+      if (found === undefined) break;
+      const { chunk, id } = found;
+      // A chunk the store lost (a damaged record set aside) is skipped.
+      if (chunk.first > at) at = chunk.first;
+      const end = Math.min(chunk.last, at + (limit - out.length) - 1);
+      for (; at <= end; at++) {
+        const m = chunk.message(at);
+        out.push({ offset: at, id, exchange: m.exchange, routingKey: m.routingKey, header: m.header, body: m.body });
+      }
     }
     return out;
+  }
+
+  /** The written chunk holding offset, read from the store unless it was the last one read. */
+  private chunkAt(offset: number): { chunk: DecodedChunk; id: number } | undefined {
+    const cached = this.cached;
+    if (cached !== undefined && cached.chunk.first <= offset && offset <= cached.chunk.last) return cached;
+    // Chunk records are keyed by their last offset: the first at or after offset holds it.
+    const [e] = this.store.readEntries(this.dataKey, offset, 1);
+    this.reads.entries++;
+    if (e === undefined) return undefined;
+    const record = this.store.readMessage(e.msgId);
+    this.reads.messages++;
+    if (record === undefined) return undefined;
+    const count = record.body.readUInt32BE(1);
+    const chunk = new DecodedChunk(e.seq - count + 1, record.body);
+    return (this.cached = { chunk, id: e.msgId });
   }
 
   /** The first offset of the first chunk written at or after ms (osiris' timestamp spec); nextOffset if none. */
@@ -252,60 +316,107 @@ export class StreamLog {
       if (chunks.length === 0) return this.next;
       for (const c of chunks) {
         const rec = this.store.readMessage(c.msgId);
-        if (rec && decodeChunk(rec.body).ts >= ms) return c.seq;
+        if (rec && decodeChunkSummary(rec.body).ts >= ms) return c.seq;
       }
       from = chunks.at(-1)!.seq + 1;
     }
   }
 
-  /** Rebuilds the segment summaries after a restart; messages written after the last summary form one chunk. */
+  /**
+   * Rebuilds the segment summaries after a restart. A chunk's record and summaries are written
+   * in one commit, so the summaries describe exactly the chunks in the store.
+   */
   recover(): void {
     this.segments = [];
-    for (let from = 0; ;) {
-      const recs = this.store.readEntries(this.segmentsKey, from, 1024);
-      if (recs.length === 0) break;
-      for (const r of recs) {
-        const m = this.store.readMessage(r.msgId);
-        if (m) this.segments.push(decodeSegment(m.body));
-      }
-      from = recs.at(-1)!.seq + 1;
-    }
+    this.cached = undefined;
+    for (const body of this.records(this.segmentsKey, 0)) this.segments.push(decodeSegment(body));
     this.total = { count: 0, bytes: 0 };
     for (const s of this.segments) {
       this.total.count += s.count;
       this.total.bytes += s.bytes;
     }
-    const indexedNext = this.segments.length > 0 ? this.segments.at(-1)!.last + 1 : 0;
-    this.next = indexedNext;
-    // A crash between a message's commit and its chunk summary's: those messages form one chunk.
-    const last = this.store.lastSeq(this.key);
-    if (last >= indexedNext) {
-      this.open = { first: indexedNext, count: 0, bytes: 0, ts: this.clock.now() };
-      for (let from = indexedNext; ;) {
-        const entries = this.store.readEntries(this.key, from, 1024);
-        if (entries.length === 0) break;
-        for (const e of entries) {
-          const m = this.store.readMessage(e.msgId);
-          this.open.count++;
-          this.open.bytes += m?.body.length ?? 0;
-        }
-        from = entries.at(-1)!.seq + 1;
-      }
-      this.next = last + 1;
-      this.closeChunk();
-    }
-    if (this.segments.length === 0) {
-      // An empty log whose messages were all deleted: offsets go on from the highest stored.
-      this.next = Math.max(this.next, last + 1);
-    }
+    this.next = this.segments.length > 0 ? this.segments.at(-1)!.last + 1 : 0;
+    this.migrateMessageRecords();
+    // Offsets go on from the highest written, whatever retention has deleted.
+    this.next = Math.max(this.next, this.store.lastSeq(this.dataKey) + 1);
     // Records of segments deleted before a crash, if their removal had not finished.
     this.trim();
+  }
+
+  /** The bodies of a store key's records from seq on, in seq order, read a batch at a time. */
+  private *records(key: string, from: number): Generator<Buffer> {
+    for (;;) {
+      const entries = this.store.readEntries(key, from, 1024);
+      if (entries.length === 0) return;
+      for (const e of entries) {
+        const m = this.store.readMessage(e.msgId);
+        if (m) yield m.body;
+      }
+      from = entries.at(-1)!.seq + 1;
+    }
+  }
+
+  /**
+   * A log written by Warren before chunk records (one record per message under the stream's
+   * own key, seq = offset) is rewritten as chunk records, one per chunk summary, in the batch of
+   * the recovery (one commit). The messages after the last summary, which a crash left without
+   * one, become one more chunk, as that Warren's recovery made them.
+   */
+  private migrateMessageRecords(): void {
+    const old = this.key;
+    if (this.store.lastSeq(old) < 0) return;
+    const firsts: number[] = [];
+    for (let from = this.firstOffset; ; ) {
+      const entries = this.store.readEntries(this.chunksKey, from, 1024);
+      if (entries.length === 0) break;
+      for (const e of entries) firsts.push(e.seq);
+      from = entries.at(-1)!.seq + 1;
+    }
+    const indexedNext = this.next;
+    let group: StreamMessage[] = [];
+    let groupFirst = 0;
+    let size = 0;
+    const flush = (): void => {
+      if (group.length > 0) this.writeRecord(this.dataKey, groupFirst + group.length - 1, encodeChunk(group, size));
+      group = [];
+      size = 0;
+    };
+    let chunk = 0;
+    for (let from = this.firstOffset; ; ) {
+      const entries = this.store.readEntries(old, from, 1024);
+      if (entries.length === 0) break;
+      for (const e of entries) {
+        const m = this.store.readMessage(e.msgId);
+        if (!m) continue;
+        if (e.seq >= indexedNext) {
+          // The crash tail: appended as new messages (offsets go on from indexedNext).
+          this.next = e.seq;
+          this.append(m.exchange, m.routingKey, m.header, m.body);
+          continue;
+        }
+        // A new chunk at a summary's first offset (or after a message the store lost).
+        if ((chunk < firsts.length && e.seq >= firsts[chunk]!) || e.seq !== groupFirst + group.length) {
+          flush();
+          groupFirst = e.seq;
+          while (chunk < firsts.length && firsts[chunk]! <= e.seq) chunk++;
+        }
+        const message: StreamMessage = { exchange: m.exchange, routingKey: m.routingKey, header: m.header, body: m.body };
+        group.push(message);
+        size += encodedSize(message);
+      }
+      from = entries.at(-1)!.seq + 1;
+    }
+    flush();
+    this.closeChunk();
+    this.store.deleteQueue(old);
   }
 
   /** Drops everything (queue.delete). */
   destroy(): void {
     this.destroyed = true;
-    this.store.deleteQueue(this.key);
+    this.cached = undefined;
+    this.open = undefined;
+    this.store.deleteQueue(this.dataKey);
     this.store.deleteQueue(this.chunksKey);
     this.store.deleteQueue(this.segmentsKey);
     this.segments = [];
@@ -315,15 +426,15 @@ export class StreamLog {
 
 const EMPTY = Buffer.alloc(0);
 
-function encodeChunk(count: number, bytes: number, ts: number): Buffer {
-  const b = Buffer.alloc(CHUNK_RECORD_SIZE);
+function encodeChunkSummary(count: number, bytes: number, ts: number): Buffer {
+  const b = Buffer.alloc(CHUNK_SUMMARY_SIZE);
   b.writeDoubleBE(count, 0);
   b.writeDoubleBE(bytes, 8);
   b.writeDoubleBE(ts, 16);
   return b;
 }
 
-function decodeChunk(b: Buffer): { count: number; bytes: number; ts: number } {
+function decodeChunkSummary(b: Buffer): { count: number; bytes: number; ts: number } {
   return { count: b.readDoubleBE(0), bytes: b.readDoubleBE(8), ts: b.readDoubleBE(16) };
 }
 

@@ -45,6 +45,8 @@ export class StreamQueue extends Queue {
   private readonly recent = new RecentMessages(RECENT_COUNT, RECENT_BYTES);
   /** The messages of one read (serveReader), reused. */
   private readonly run: Message[] = [];
+  /** closeChunk, bound once (queued at the first append of a turn, and before a confirm's sync). */
+  private readonly closeChunkNow = (): void => this.closeChunk();
 
   constructor(options: QueueOptions, deps: QueueDeps) {
     super(options, deps);
@@ -100,8 +102,9 @@ export class StreamQueue extends Queue {
 
   /**
    * Appends the message (every message a stream takes is written, whatever its delivery mode),
-   * with the x-stream-offset header its deliveries carry. The chunk of this turn is closed at
-   * the end of the turn; readers see it once its commit is done.
+   * with the x-stream-offset header its deliveries carry. The chunk of this turn is closed (and
+   * written) at the end of the turn, or before the sync its publishers' confirms wait on if that
+   * comes first; readers see it once its commit is done.
    */
   override enqueue(msg: MessageType): EnqueueResult {
     if (this.deleted) return EnqueueResult.Transient;
@@ -115,7 +118,10 @@ export class StreamQueue extends Queue {
     const header = withOffsetHeader(msg.header, offset);
     if (header !== undefined) this.log.append(msg.exchange, msg.routingKey, header, msg.body);
     else this.log.append(msg.exchange, msg.routingKey, this.reencodedHeader(msg, offset), msg.body);
-    if (first) queueMicrotask(() => this.closeChunk());
+    if (first) {
+      queueMicrotask(this.closeChunkNow);
+      this.streamDeps.commits?.beforeSync(this.closeChunkNow);
+    }
     this.notify();
     return EnqueueResult.Durable;
   }
@@ -132,7 +138,7 @@ export class StreamQueue extends Queue {
   }
 
   private closeChunk(): void {
-    if (this.deleted) return;
+    if (this.deleted || !this.log.chunkOpen) return;
     this.log.closeChunk();
     for (const r of this.readers.values()) if (r.next < this.log.firstOffset) r.next = this.log.firstOffset;
     const upto = this.log.nextOffset;
@@ -249,9 +255,9 @@ export class StreamQueue extends Queue {
       const run = this.run;
       run.length = batch.length;
       for (let i = 0; i < batch.length; i++) {
-        const { offset, message: m } = batch[i]!;
+        const m = batch[i]!;
         const msg = new Message(m.id, m.exchange, m.routingKey, m.header, m.body);
-        recent.set(offset, msg);
+        recent.set(m.offset, msg);
         run[i] = msg;
       }
       for (let i = 0; i < batch.length; i++) if (!this.give(r, batch[i]!.offset, run[i]!)) break;
