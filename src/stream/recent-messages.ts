@@ -18,6 +18,8 @@ function bytesOf(m: Message): number {
 
 export class RecentMessages {
   private readonly offsets: Float64Array;
+  /** The last offset of each held message's chunk (readers deliver whole chunks). */
+  private readonly chunkEnds: Float64Array;
   private readonly messages: Array<Message | undefined>;
   private readonly mask: number;
   private bytes = 0;
@@ -32,6 +34,7 @@ export class RecentMessages {
     while (capacity < count) capacity *= 2;
     this.mask = capacity - 1;
     this.offsets = new Float64Array(capacity).fill(-1);
+    this.chunkEnds = new Float64Array(capacity);
     this.messages = new Array<Message | undefined>(capacity).fill(undefined);
   }
 
@@ -40,7 +43,13 @@ export class RecentMessages {
     return this.offsets[i] === offset ? this.messages[i] : undefined;
   }
 
-  set(offset: number, msg: Message): void {
+  /** The last offset of the chunk of the message at offset (which get(offset) has just returned). */
+  chunkEnd(offset: number): number {
+    return this.chunkEnds[offset & this.mask]!;
+  }
+
+  /** Holds msg, the message at offset, whose chunk ends at chunkEnd. */
+  set(offset: number, msg: Message, chunkEnd: number): void {
     const i = offset & this.mask;
     const old = this.messages[i];
     if (old !== undefined) {
@@ -48,6 +57,7 @@ export class RecentMessages {
       this.bytes -= bytesOf(old);
     }
     this.offsets[i] = offset;
+    this.chunkEnds[i] = chunkEnd;
     this.messages[i] = msg;
     this.bytes += bytesOf(msg);
     while (this.bytes > this.maxBytes) {

@@ -61,6 +61,8 @@ export interface StreamEntry extends StreamMessage {
   offset: number;
   /** The store id of its chunk's record (shared by the chunk's messages). */
   id: number;
+  /** The last offset of its chunk. */
+  chunkEnd: number;
 }
 
 /** The chunk being appended to in this turn. */
@@ -284,7 +286,7 @@ export class StreamLog {
       const end = Math.min(chunk.last, at + (limit - out.length) - 1);
       for (; at <= end; at++) {
         const m = chunk.message(at);
-        out.push({ offset: at, id, exchange: m.exchange, routingKey: m.routingKey, header: m.header, body: m.body });
+        out.push({ offset: at, id, chunkEnd: chunk.last, exchange: m.exchange, routingKey: m.routingKey, header: m.header, body: m.body });
       }
     }
     return out;

@@ -26,9 +26,15 @@ interface Reader {
   next: number;
   /** Offsets below this are skipped (a numeric offset beyond the end, as RabbitMQ filters them). */
   start: number;
+  /**
+   * The last offset of the chunk being delivered (-1: none). A reader takes a whole chunk at a
+   * time while its consumer has credit, as RabbitMQ's does (rabbit_stream_queue:stream_entries):
+   * the rest of a chunk goes out even past the prefetch.
+   */
+  chunkEnd: number;
 }
 
-/** At most this many messages are read from the store for one consumer at a time. */
+/** About this many messages are read from the log for one consumer at a time (whole chunks). */
 const READ_BATCH = 256;
 /** Messages recently read from the log, kept for the other readers (RecentMessages). */
 const RECENT_COUNT = 65_536;
@@ -43,8 +49,6 @@ export class StreamQueue extends Queue {
   private readonly streamDeps: QueueDeps;
   /** Messages recently read from the log, for the other readers (RecentMessages). */
   private readonly recent = new RecentMessages(RECENT_COUNT, RECENT_BYTES);
-  /** The messages of one read (serveReader), reused. */
-  private readonly run: Message[] = [];
   /** closeChunk, bound once (queued at the first append of a turn, and before a confirm's sync). */
   private readonly closeChunkNow = (): void => this.closeChunk();
 
@@ -188,7 +192,7 @@ export class StreamQueue extends Queue {
       case 'unreadable': // refused before a consumer is made (checkReadable)
         return;
     }
-    this.readers.set(consumer, { consumer, next, start });
+    this.readers.set(consumer, { consumer, next, start, chunkEnd: -1 });
     this.serve();
     this.notify();
   }
@@ -231,50 +235,58 @@ export class StreamQueue extends Queue {
     }
   }
 
+  /**
+   * Delivers to a consumer from its offset on: a chunk is started only while the consumer has
+   * credit (its prefetch is not used up), and once started goes out whole.
+   */
   private serveReader(r: Reader): void {
     const c = r.consumer;
     const recent = this.recent;
-    while (r.next < this.committed && this.readers.has(c) && c.host.canDeliver(c)) {
-      if (r.next < this.log.firstOffset) r.next = this.log.firstOffset;
-      let msg = recent.get(r.next);
-      if (msg !== undefined) {
-        // Offsets are contiguous: deliver from the recent messages while they last.
-        do {
-          if (!this.give(r, r.next, msg)) return;
-          msg = r.next < this.committed ? recent.get(r.next) : undefined;
-        } while (msg !== undefined);
+    const host = c.host;
+    while (r.next < this.committed && this.readers.has(c)) {
+      if (r.next > r.chunkEnd && !host.canDeliver(c)) return;
+      if (r.next < this.log.firstOffset) {
+        // Retention deleted what the reader was in: it goes on from the log's start.
+        r.next = this.log.firstOffset;
+        r.chunkEnd = -1;
         continue;
       }
-      const credit = c.prefetch > 0 ? Math.max(1, c.prefetch - c.unacked) : READ_BATCH;
-      const batch = this.log.read(r.next, Math.min(Math.max(credit, 64), READ_BATCH, this.committed - r.next));
-      if (batch.length === 0) {
-        r.next = this.committed;
-        break;
+      const offset = r.next;
+      let msg = recent.get(offset);
+      if (msg !== undefined) {
+        if (offset > r.chunkEnd) r.chunkEnd = recent.chunkEnd(offset);
+      } else {
+        const read = this.readIntoRecent(offset);
+        if (read === undefined) {
+          r.next = this.committed;
+          return;
+        }
+        msg = read.msg;
+        if (offset > r.chunkEnd) r.chunkEnd = read.chunkEnd;
       }
-      // All of the batch is remembered before any is given (giving may stop at the credit).
-      const run = this.run;
-      run.length = batch.length;
-      for (let i = 0; i < batch.length; i++) {
-        const m = batch[i]!;
-        const msg = new Message(m.id, m.exchange, m.routingKey, m.header, m.body);
-        recent.set(m.offset, msg);
-        run[i] = msg;
-      }
-      for (let i = 0; i < batch.length; i++) if (!this.give(r, batch[i]!.offset, run[i]!)) break;
-      run.length = 0;
-      if (r.next <= batch.at(-1)!.offset) return;
+      if (offset >= r.start) host.deliver(c, this, { seq: offset, msg, redelivered: false, deliveryCount: 0, expiresAt: 0, persisted: false });
+      r.next = offset + 1;
     }
   }
 
-  /** Delivers the message at offset (unless it is below the reader's start); false when the consumer cannot take it now. */
-  private give(r: Reader, offset: number, msg: Message): boolean {
-    const c = r.consumer;
-    if (offset >= r.start) {
-      if (!this.readers.has(c) || !c.host.canDeliver(c)) return false;
-      c.host.deliver(c, this, { seq: offset, msg, redelivered: false, deliveryCount: 0, expiresAt: 0, persisted: false });
+  /**
+   * Reads from offset on into the recent messages, whole chunks of about READ_BATCH messages.
+   * Returns the first message read (the one at offset, or after it if the store lost offset's
+   * chunk) with its chunk's end, or undefined when the log has nothing there.
+   */
+  private readIntoRecent(offset: number): { msg: Message; chunkEnd: number } | undefined {
+    const batch = this.log.read(offset, Math.min(READ_BATCH, this.committed - offset));
+    if (batch.length === 0) return undefined;
+    // The rest of the last chunk too: a reader delivers chunks whole.
+    const last = batch.at(-1)!;
+    if (last.offset < last.chunkEnd) for (const m of this.log.read(last.offset + 1, last.chunkEnd - last.offset)) batch.push(m);
+    let first: Message | undefined;
+    for (const m of batch) {
+      const msg = new Message(m.id, m.exchange, m.routingKey, m.header, m.body);
+      first ??= msg;
+      this.recent.set(m.offset, msg, m.chunkEnd);
     }
-    r.next = offset + 1;
-    return true;
+    return { msg: first!, chunkEnd: batch[0]!.chunkEnd };
   }
 
   override take(): QueuedMessage | undefined {

@@ -135,6 +135,33 @@ describe('stream queues (rabbitmq.com/streams.html)', function () {
     expect(offsets(c.got).at(-1)).to.equal(5);
   });
 
+  it('takes a whole chunk at a time while the consumer has credit, past its prefetch, as RabbitMQ does', async () => {
+    // rabbit_stream_queue:stream_entries reads a chunk while the consumer's credit is above 0
+    // and delivers all of it. Against RabbitMQ 3.10.8 the same steps (6 messages in one
+    // transaction, then a reader with prefetch 1 from first) delivered all 6 before any ack in
+    // 23 of 32 runs (the others 1, 2 or 5: its writer had taken the first messages in a chunk
+    // of their own). Warren makes one chunk of what one commit appends.
+    const q = uniq('s-chunk');
+    const pub = await publisher(q);
+    const tx = await channel(await open());
+    const rpc = (id: number) => (tx as unknown as { rpc(m: number, f: unknown, e: number): Promise<unknown> }).rpc(id, {}, id + 1);
+    await rpc((90 << 16) | 10); // tx.select
+    for (let i = 0; i < 6; i++) tx.sendToQueue(q, Buffer.from(`c${i}`));
+    await rpc((90 << 16) | 20); // tx.commit
+    await publishEach(pub, q, ['d6']);
+    const r = await reader(q, 1, 'first');
+    await until(() => r.got.length === 6, 'the whole first chunk');
+    await settle(r.ch, q);
+    expect(bodies(r.got)).to.deep.equal(['c0', 'c1', 'c2', 'c3', 'c4', 'c5']);
+    // Five still unacked: no credit, so the next chunk waits.
+    r.ch.ack(r.got[0]!);
+    await settle(r.ch, q);
+    expect(r.got.length).to.equal(6);
+    r.ch.ack(r.got[5]!, true);
+    await until(() => r.got.length === 7, 'the next chunk');
+    expect(offsets(r.got)).to.deep.equal([0, 1, 2, 3, 4, 5, 6]);
+  });
+
   it('serves messages larger than what it keeps of recent reads (9 MiB bodies)', async () => {
     const q = uniq('s-large');
     const pub = await publisher(q);
