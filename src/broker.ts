@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { FakeClock, SystemClock, type Clock } from './clock.js';
 import { memoryWatermark, resolveConfig, type BrokerConfig, type BrokerOptions } from './config.js';
 import { ConnectionLimits, FD_RESERVE, procFdProbe, REFUSALS, type FdProbe, type Refusal } from './connection-limits.js';
+import { Heartbeats } from './connection/heartbeats.js';
 import { Connection } from './connection/connection.js';
 import type { BrokerContext } from './connection/context.js';
 import { ReplyToRegistry } from './connection/direct-reply-to.js';
@@ -68,6 +69,8 @@ export class Broker implements BrokerContext, PrometheusSource {
   readonly exchangeTypes: ExchangeTypeRegistry;
   readonly vhosts = new Map<string, VHost>();
   readonly connections = new Set<Connection>();
+  /** Every connection's heartbeat checks, on one timer per heartbeat interval. */
+  readonly heartbeats: Heartbeats;
   readonly limits: ConnectionLimits;
   /**
    * The management HTTP API (src/management); listening from listen() on unless
@@ -119,6 +122,7 @@ export class Broker implements BrokerContext, PrometheusSource {
     this.loginThrottle = new LoginThrottle(this.config.loginFailureLimit, () => this.clock.monotonic());
     this.log = logger ?? createLogger(this.config.logLevel);
     this.clock = clock ?? new SystemClock((err) => this.log.error({ err }, 'error in a timer callback (the broker goes on)'));
+    this.heartbeats = new Heartbeats(this.clock);
     this.metrics = new BrokerMetrics(this);
     if (this.config.dataDir) {
       mkdirSync(this.config.dataDir, { recursive: true });

@@ -15,6 +15,7 @@ import { isLoopbackAddress } from '../access/loopback.js';
 import { hostPort, plainAddress } from '../peer-address.js';
 import { AbruptClose, unexpectedFrameError } from '../frame/frame-errors.js';
 import { Channel } from './channel.js';
+import { HeartbeatEntry, type HeartbeatPeer } from './heartbeats.js';
 import type { BrokerContext } from './context.js';
 import { dispatchBody, dispatchHeader, dispatchMethod } from './dispatch.js';
 import { handleConnectionMethod } from './handlers/connection.js';
@@ -43,7 +44,7 @@ type State = 'awaiting-header' | 'starting' | 'tuning' | 'opening' | 'open' | 'c
  * writer. Frames are handled synchronously as they are read; protocol errors thrown by
  * handlers become channel.close (soft) or connection.close (hard) here and nowhere else.
  */
-export class Connection {
+export class Connection implements HeartbeatPeer {
   state: State = 'awaiting-header';
   private childLog: Logger | undefined;
   readonly writer: FrameWriter;
@@ -71,7 +72,8 @@ export class Connection {
   private headerBuf: Buffer | null = null;
   private lastReceived = 0;
   private lastSentBytes = -1;
-  private heartbeatTimer: Timer | undefined;
+  /** Its place in the broker's heartbeat schedule (connection/heartbeats.ts), from tune-ok on. */
+  private heartbeatEntry: HeartbeatEntry | undefined;
   private handshakeTimer: Timer | undefined;
   private closeTimer: Timer | undefined;
   private readonly onClosedHooks: Array<() => void> = [];
@@ -491,24 +493,32 @@ export class Connection {
     for (const hook of this.onOpenHooks) hook();
   }
 
+  /** The next heartbeat check in half the negotiated interval (the broker's shared schedule). */
   private scheduleHeartbeat(): void {
-    const intervalMs = (this.heartbeat * 1000) / 2;
-    this.heartbeatTimer = this.broker.clock.setTimeout(() => {
-      if (this.state === 'closed') return;
-      const now = this.broker.clock.monotonic();
-      // RabbitMQ drops a peer that has been silent for two heartbeat intervals. A peer that is
-      // not read (a publisher blocked by an alarm, or one whose output is full) cannot be heard:
-      // like rabbit_heartbeat:pause_monitor while the reader is blocked, the check pauses.
-      if (!this.readingPaused && now - this.lastReceived >= this.heartbeat * 2000) {
-        this.log.warn({ timeout: this.heartbeat }, `missed heartbeats from client, timeout: ${this.heartbeat}s`);
-        this.destroy();
-        return;
-      }
-      const sent = this.writer.bytesWritten;
-      if (sent === this.lastSentBytes) this.writer.write(HEARTBEAT_FRAME);
-      this.lastSentBytes = this.writer.bytesWritten;
-      this.scheduleHeartbeat();
-    }, intervalMs);
+    this.heartbeatEntry ??= new HeartbeatEntry(this);
+    this.broker.heartbeats.schedule(this.heartbeatEntry, (this.heartbeat * 1000) / 2);
+  }
+
+  /** Every half heartbeat interval (Heartbeats): drop a silent peer, or send a heartbeat if idle. */
+  heartbeatCheck(): void {
+    if (this.state === 'closed') return;
+    const now = this.broker.clock.monotonic();
+    // RabbitMQ drops a peer that has been silent for two heartbeat intervals. A peer that is
+    // not read (a publisher blocked by an alarm, or one whose output is full) cannot be heard:
+    // like rabbit_heartbeat:pause_monitor while the reader is blocked, the check pauses.
+    if (!this.readingPaused && now - this.lastReceived >= this.heartbeat * 2000) {
+      this.log.warn({ timeout: this.heartbeat }, `missed heartbeats from client, timeout: ${this.heartbeat}s`);
+      this.destroy();
+      return;
+    }
+    const sent = this.writer.bytesWritten;
+    if (sent === this.lastSentBytes) this.writer.write(HEARTBEAT_FRAME);
+    this.lastSentBytes = this.writer.bytesWritten;
+    this.scheduleHeartbeat();
+  }
+
+  private stopHeartbeats(): void {
+    if (this.heartbeatEntry) this.broker.heartbeats.cancel(this.heartbeatEntry);
   }
 
   // ---- closing ------------------------------------------------------------------------------
@@ -605,7 +615,7 @@ export class Connection {
   private teardown(): void {
     for (const ch of this.channels.values()) ch.release();
     this.channels.clear();
-    this.heartbeatTimer?.cancel();
+    this.stopHeartbeats();
     this.handshakeTimer?.cancel();
     this.vhost?.connectionClosed(this);
   }
@@ -651,7 +661,7 @@ export class Connection {
     this.state = 'closed';
     this.writer.discard();
     this.closeTimer?.cancel();
-    this.heartbeatTimer?.cancel();
+    this.stopHeartbeats();
     this.handshakeTimer?.cancel();
     for (const hook of this.onClosedHooks) hook();
   }
