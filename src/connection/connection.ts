@@ -36,6 +36,12 @@ const OUTPUT_LOW_WATER = 256 * 1024;
 
 /** Why the socket is not being read: a resource alarm (publishers only) or a full output. */
 export type ReadPause = 'alarm' | 'output' | 'shutdown';
+const READ_PAUSES: readonly ReadPause[] = ['alarm', 'output', 'shutdown'];
+/** A connection keeps its reasons as bits (1 << index in READ_PAUSES), not as a Set of its own. */
+const readPauseBit = (reason: ReadPause): number => 1 << READ_PAUSES.indexOf(reason);
+
+/** The channels of a connection that has none (most idle ones): shared, never written. */
+const NO_CHANNELS: ReadonlyMap<number, Channel> = new Map();
 
 type State = 'awaiting-header' | 'starting' | 'tuning' | 'opening' | 'open' | 'closing' | 'closed';
 
@@ -49,7 +55,8 @@ export class Connection implements HeartbeatPeer {
   private childLog: Logger | undefined;
   readonly writer: FrameWriter;
   private readonly reader: FrameReader;
-  readonly channels = new Map<number, Channel>();
+  /** Open channels by number; made with the first channel (an idle connection has none). */
+  private channelTable: Map<number, Channel> | undefined;
   vhost: VHost | undefined;
   /** The user's permission checks in the vhost (set with the vhost at connection.open). */
   access: Authorizer | undefined;
@@ -66,7 +73,7 @@ export class Connection implements HeartbeatPeer {
   /** The SASL mechanism of connection.start-ok. */
   authMechanism = '';
   /** Reasons the socket is not read now; it is read when there are none. */
-  private readonly readPauses = new Set<ReadPause>();
+  private readPauses = 0;
   /** Output reached OUTPUT_HIGH_WATER: reading and delivery resume at OUTPUT_LOW_WATER. */
   private outputFull = false;
   private headerBuf: Buffer | null = null;
@@ -76,7 +83,7 @@ export class Connection implements HeartbeatPeer {
   private heartbeatEntry: HeartbeatEntry | undefined;
   private handshakeTimer: Timer | undefined;
   private closeTimer: Timer | undefined;
-  private readonly onClosedHooks: Array<() => void> = [];
+  private onClosedHooks: Array<() => void> | undefined;
   /** Bytes and reads from the socket (src/metrics); bytes sent are writer.bytesWritten. */
   readonly counters: ConnectionCounters;
 
@@ -128,6 +135,11 @@ export class Connection implements HeartbeatPeer {
   }
 
   /** Whether the client came through the AMQPS listener. */
+  /** Open channels by number (read-only: channels come and go through the connection). */
+  get channels(): ReadonlyMap<number, Channel> {
+    return this.channelTable ?? NO_CHANNELS;
+  }
+
   get isTls(): boolean {
     return this.socket instanceof TLSSocket;
   }
@@ -148,11 +160,11 @@ export class Connection implements HeartbeatPeer {
     return isLoopbackAddress(this.socket.remoteAddress ?? '');
   }
 
-  private readonly onOpenHooks: Array<() => void> = [];
+  private onOpenHooks: Array<() => void> | undefined;
   private blocked = false;
 
   onOpen(hook: () => void): void {
-    this.onOpenHooks.push(hook);
+    (this.onOpenHooks ??= []).push(hook);
   }
 
   private get notifiesBlocked(): boolean {
@@ -211,7 +223,7 @@ export class Connection implements HeartbeatPeer {
   }
 
   onClosed(hook: () => void): void {
-    this.onClosedHooks.push(hook);
+    (this.onClosedHooks ??= []).push(hook);
   }
 
   // ---- input --------------------------------------------------------------------------------
@@ -309,7 +321,7 @@ export class Connection implements HeartbeatPeer {
         throw new ConnectionError(ReplyCode.CHANNEL_ERROR, "expected 'channel.open'").at(method.classId, method.methodId);
       }
       ch = new Channel(channel, this);
-      this.channels.set(channel, ch);
+      (this.channelTable ??= new Map()).set(channel, ch);
     }
     dispatchMethod(ch, method);
   }
@@ -376,28 +388,31 @@ export class Connection implements HeartbeatPeer {
 
   /** Whether the socket is not being read now (an alarm or a full output). */
   get readingPaused(): boolean {
-    return this.readPauses.size > 0;
+    return this.readPauses !== 0;
   }
 
   /** Why the socket is not being read now, if it is not. */
   get readPausedBy(): ReadPause[] {
-    return [...this.readPauses];
+    return READ_PAUSES.filter((_, i) => (this.readPauses & (1 << i)) !== 0);
   }
 
   /** The one place that pauses the socket; it is read again when no reason is left. */
   private pauseReading(reason: ReadPause): void {
-    if (this.readPauses.has(reason)) return;
-    this.readPauses.add(reason);
+    const bit = readPauseBit(reason);
+    if ((this.readPauses & bit) !== 0) return;
+    this.readPauses |= bit;
     if (reason === 'output') this.outputFull = true;
     // Either stops right after the current frame: the rest of the chunk waits too, as RabbitMQ's
     // blocked reader leaves what it has buffered (a publish's body behind its header, say).
     this.reader.pause();
-    if (this.readPauses.size === 1) this.socket.pause();
+    if (this.readPauses === bit) this.socket.pause();
   }
 
   private resumeReading(reason: ReadPause): void {
-    if (!this.readPauses.delete(reason)) return;
-    if (this.readPauses.size > 0) return;
+    const bit = readPauseBit(reason);
+    if ((this.readPauses & bit) === 0) return;
+    this.readPauses &= ~bit;
+    if (this.readPauses !== 0) return;
     // The heartbeat monitor restarts now: the peer could not be heard while it was not read.
     this.lastReceived = this.broker.clock.monotonic();
     if (this.state !== 'closed') this.socket.resume();
@@ -406,7 +421,7 @@ export class Connection implements HeartbeatPeer {
 
   /** Reads again whatever paused it (to see connection.close-ok). */
   private resumeAllReading(): void {
-    for (const reason of [...this.readPauses]) this.resumeReading(reason);
+    for (const reason of this.readPausedBy) this.resumeReading(reason);
   }
 
   /** 'drain': the writer goes on. Called by the socket, so nothing may escape into the event loop. */
@@ -490,7 +505,7 @@ export class Connection implements HeartbeatPeer {
     this.handshakeTimer?.cancel();
     // A cancelled timer still holds its Timeout and closures: let them go with it.
     this.handshakeTimer = undefined;
-    for (const hook of this.onOpenHooks) hook();
+    if (this.onOpenHooks) for (const hook of this.onOpenHooks) hook();
   }
 
   /** The next heartbeat check in half the negotiated interval (the broker's shared schedule). */
@@ -530,7 +545,7 @@ export class Connection implements HeartbeatPeer {
   }
 
   channelClosed(ch: Channel): void {
-    this.channels.delete(ch.id);
+    this.channelTable?.delete(ch.id);
   }
 
   /** Turns anything thrown while handling input into the right connection.close. */
@@ -613,8 +628,10 @@ export class Connection implements HeartbeatPeer {
 
   /** Releases channels (requeueing unacked messages) and exclusive queues. Idempotent. */
   private teardown(): void {
-    for (const ch of this.channels.values()) ch.release();
-    this.channels.clear();
+    if (this.channelTable) {
+      for (const ch of this.channelTable.values()) ch.release();
+      this.channelTable = undefined;
+    }
     this.stopHeartbeats();
     this.handshakeTimer?.cancel();
     this.vhost?.connectionClosed(this);
@@ -663,6 +680,6 @@ export class Connection implements HeartbeatPeer {
     this.closeTimer?.cancel();
     this.stopHeartbeats();
     this.handshakeTimer?.cancel();
-    for (const hook of this.onClosedHooks) hook();
+    if (this.onClosedHooks) for (const hook of this.onClosedHooks) hook();
   }
 }
