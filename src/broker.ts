@@ -3,8 +3,8 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { join } from 'node:path';
 import { FakeClock, SystemClock, type Clock } from './clock.js';
 import { memoryWatermark, resolveConfig, type BrokerConfig, type BrokerOptions } from './config.js';
-import { ConnectionLimits, FD_RESERVE, procFdProbe, REFUSALS, type FdProbe, type Refusal } from './connection-limits.js';
 import { Heartbeats } from './connection/heartbeats.js';
+import { ConnectionLimits, FD_RESERVE, procFdProbe, REFUSALS, type FdProbe, type Refusal } from './connection-limits.js';
 import { Connection } from './connection/connection.js';
 import type { BrokerContext } from './connection/context.js';
 import { ReplyToRegistry } from './connection/direct-reply-to.js';
@@ -668,23 +668,30 @@ export class Broker implements BrokerContext, PrometheusSource {
       socket.destroy();
       return;
     }
-    const conn = new Connection(socket, this, ++this.connectionIds);
-    // After the connection has handled each chunk, before the next read: an alarm raised here
-    // pauses a publisher's socket at once.
-    socket.on('data', (chunk: Buffer) => this.memory.noteInput(chunk.length));
-    this.connections.add(conn);
-    // Blocked by whatever alarm is on when it opens (which may have come or gone since now).
-    conn.onOpen(() => {
-      if (this.blockedReason) conn.block(this.blockedReason);
-      this.hooks.connections?.opened(conn);
-    });
-    // RabbitMQ counts a connection opened once it is past connection.open, and closed whenever
-    // its socket closes, handshake or not.
-    conn.onOpen(() => this.metrics.churn.connectionsOpened++);
-    conn.onClosed(() => {
-      this.connections.delete(conn);
-      this.metrics.churn.connectionsClosed++;
-    });
+    // The connection calls connectionOpened, connectionClosed and noteInput (no closures per connection).
+    this.connections.add(new Connection(socket, this, ++this.connectionIds));
+  }
+
+  /**
+   * BrokerContext: a connection is past connection.open. Blocked by whatever alarm is on now
+   * (which may have come or gone since it was accepted). RabbitMQ counts a connection opened
+   * once it is past connection.open, and closed whenever its socket closes, handshake or not.
+   */
+  connectionOpened(conn: Connection): void {
+    if (this.blockedReason) conn.block(this.blockedReason);
+    this.hooks.connections?.opened(conn);
+    this.metrics.churn.connectionsOpened++;
+  }
+
+  /** BrokerContext: a connection's socket closed. */
+  connectionClosed(conn: Connection): void {
+    this.connections.delete(conn);
+    this.metrics.churn.connectionsClosed++;
+  }
+
+  /** BrokerContext: octets read from a client, after its connection handled them. */
+  noteInput(bytes: number): void {
+    this.memory.noteInput(bytes);
   }
 
   /**

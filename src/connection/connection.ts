@@ -40,6 +40,10 @@ const READ_PAUSES: readonly ReadPause[] = ['alarm', 'output', 'shutdown'];
 /** A connection keeps its reasons as bits (1 << index in READ_PAUSES), not as a Set of its own. */
 const readPauseBit = (reason: ReadPause): number => 1 << READ_PAUSES.indexOf(reason);
 
+/** Where the shared socket listeners find the socket's connection. */
+const CONNECTION = Symbol('connection');
+type OwnedSocket = Socket & { [CONNECTION]: Connection };
+
 /** The channels of a connection that has none (most idle ones): shared, never written. */
 const NO_CHANNELS: ReadonlyMap<number, Channel> = new Map();
 
@@ -103,10 +107,13 @@ export class Connection implements HeartbeatPeer {
     this.writer.onFlush = () => this.onOutputProgress();
     this.writer.onError = (err) => this.onWriteError(err);
     socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('drain', () => this.onDrain());
-    socket.on('error', (err) => this.log.debug({ err: err.message }, 'socket error'));
-    socket.on('close', () => this.onSocketClosed());
+    // The socket's listeners are shared by every connection (no closures per connection): they
+    // find theirs on the socket.
+    (socket as OwnedSocket)[CONNECTION] = this;
+    socket.on('data', Connection.socketData);
+    socket.on('drain', Connection.socketDrain);
+    socket.on('error', Connection.socketError);
+    socket.on('close', Connection.socketClose);
     this.handshakeTimer = broker.clock.setTimeout(() => {
       if (this.state !== 'open' && this.state !== 'closed') {
         this.log.info('handshake timed out');
@@ -114,6 +121,26 @@ export class Connection implements HeartbeatPeer {
       }
     }, config.handshakeTimeout);
   }
+
+  private static readonly socketData = function (this: OwnedSocket, chunk: Buffer): void {
+    const conn = this[CONNECTION];
+    conn.onData(chunk);
+    // After the connection has handled the chunk, before the next read: an alarm raised here
+    // pauses a publisher's socket at once.
+    conn.broker.noteInput(chunk.length);
+  };
+
+  private static readonly socketDrain = function (this: OwnedSocket): void {
+    this[CONNECTION].onDrain();
+  };
+
+  private static readonly socketError = function (this: OwnedSocket, err: Error): void {
+    this[CONNECTION].log.debug({ err: err.message }, 'socket error');
+  };
+
+  private static readonly socketClose = function (this: OwnedSocket): void {
+    this[CONNECTION].onSocketClosed();
+  };
 
   /**
    * This connection's logger (a pino child with conn and peer), made when first used: most
@@ -505,6 +532,7 @@ export class Connection implements HeartbeatPeer {
     this.handshakeTimer?.cancel();
     // A cancelled timer still holds its Timeout and closures: let them go with it.
     this.handshakeTimer = undefined;
+    this.broker.connectionOpened(this);
     if (this.onOpenHooks) for (const hook of this.onOpenHooks) hook();
   }
 
@@ -680,6 +708,7 @@ export class Connection implements HeartbeatPeer {
     this.closeTimer?.cancel();
     this.stopHeartbeats();
     this.handshakeTimer?.cancel();
+    this.broker.connectionClosed(this);
     if (this.onClosedHooks) for (const hook of this.onClosedHooks) hook();
   }
 }

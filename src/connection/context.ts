@@ -34,6 +34,12 @@ export interface BrokerContext {
   readonly connections: ReadonlySet<Connection>;
   /** The heartbeat checks of every connection (one timer per interval, not per connection). */
   readonly heartbeats: Heartbeats;
+  /** A connection got past connection.open (counted; blocked by the alarm in force, if any). */
+  connectionOpened(conn: Connection): void;
+  /** A connection's socket closed (counted; it leaves `connections`). */
+  connectionClosed(conn: Connection): void;
+  /** Octets read from a client, once its connection has handled them (the memory monitor's input check). */
+  noteInput(bytes: number): void;
   /** A broker-wide unique message id. */
   nextMessageId(): number;
 }
