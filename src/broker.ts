@@ -12,7 +12,7 @@ import { DiskMonitor } from './disk-monitor.js';
 import { ReplyCode, replyText } from './errors.js';
 import { Hooks } from './hooks.js';
 import { defaultExchangeTypes, type ExchangeTypeRegistry } from './exchange/exchange-type-registry.js';
-import { decodeTable } from './frame/field-table.js';
+import { decodeTable, type FieldTable } from './frame/field-table.js';
 import { createLogger, type Logger } from './log.js';
 import { LoginThrottle } from './login-throttle.js';
 import { collectGarbage, MemoryMonitor, sampleProcessMemory } from './memory-monitor.js';
@@ -53,6 +53,15 @@ import { brokerTarget } from './management/definitions/broker-definitions.js';
 import { DefinitionsError, parseDefinitions } from './management/definitions/format.js';
 import { importDefinitions } from './management/definitions/import.js';
 import { HttpError } from './management/http.js';
+
+/** The arguments of every recovered queue that has none: one frozen table, never written. */
+const NO_QUEUE_ARGUMENTS: FieldTable = Object.freeze(Object.create(null) as FieldTable);
+
+/** A stored queue's arguments (an encoded table): the shared empty table when there are none. */
+function storedQueueArguments(encoded: Buffer): FieldTable {
+  if (encoded.length === 4 && encoded.readUInt32BE(0) === 0) return NO_QUEUE_ARGUMENTS;
+  return decodeTable(encoded, 0).table;
+}
 
 /**
  * The composition root: builds config, logger, clock, store and vhosts, recovers durable state,
@@ -480,7 +489,7 @@ export class Broker implements BrokerContext, PrometheusSource {
     for (const r of queues) {
       const vhost = this.vhosts.get(r.vhost);
       if (!vhost || vhost.queues.has(r.name)) continue;
-      const q = vhost.createQueue({ name: r.name, durable: true, exclusiveOwner: null, autoDelete: r.autoDelete, arguments: decodeTable(r.arguments, 0).table });
+      const q = vhost.createQueue({ name: r.name, durable: true, exclusiveOwner: null, autoDelete: r.autoDelete, arguments: storedQueueArguments(r.arguments) });
       q.recover(crashed);
       messages += q.messageCount;
     }
