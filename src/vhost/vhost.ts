@@ -350,7 +350,11 @@ export class VHost {
     const match = this.policies.match(queueTarget(settings), options.name);
     // Resolved even without a policy: a quorum queue turns reject-publish-dlx into drop-head.
     const effective = effectiveQueueSettings(settings, options.arguments, match);
-    const q = new (settings.queueType === 'stream' ? StreamQueue : Queue)({ ...options, vhost: this.name, settings, effective }, this.queueDeps);
+    const full: QueueOptions = {
+      name: options.name, durable: options.durable, exclusiveOwner: options.exclusiveOwner, autoDelete: options.autoDelete,
+      arguments: args, vhost: this.name, settings, effective,
+    };
+    const q = settings.queueType === 'stream' ? new StreamQueue(full, this.queueDeps) : new Queue(full, this.queueDeps);
     this.queues.set(q.name, q);
     if (match !== NO_POLICY) this.applied.set(q, match);
     return q;
