@@ -667,9 +667,20 @@ export class Broker implements BrokerContext, PrometheusSource {
       this.refuse(socket, address, refusal);
       return false;
     }
-    socket.once('close', () => this.limits.release(address));
+    socket.on('close', this.releaseSlot);
     return true;
   }
+
+  /**
+   * Every admitted socket's 'close' listener (one function, not a closure per socket): gives
+   * back the slot admit() took for its address (net.Socket keeps the peer address it read).
+   */
+  private readonly releaseSlot = (() => {
+    const broker = this;
+    return function (this: Socket): void {
+      broker.limits.release(this.remoteAddress ?? '');
+    };
+  })();
 
   /** An admitted socket (plain, or TLS after its handshake) becomes an AMQP connection. */
   private startConnection(socket: Socket): void {
