@@ -4,7 +4,7 @@
  * and again with `warm + connections`, compared by (node type, constructor name). Prints the
  * live bytes and objects per connection, the biggest contributors, and the broker's RSS.
  *
- *   npx tsx bench/scale/heap.ts [--connections 3000] [--warm 200] [--heartbeat 10] [--top 40]
+ *   npx tsx bench/scale/heap.ts [--connections 3000] [--warm 200] [--heartbeat 10] [--top 40] [--amqplib-properties]
  *
  * Uses dist/ (built if older than src/). Connections are bench/scale/idle-worker.ts's raw
  * sockets (handshake, then heartbeats only), as in `npm run bench:scale -- --only idle`.
@@ -22,6 +22,8 @@ const { values } = parseArgs({
   options: {
     connections: { type: 'string', default: '3000' }, warm: { type: 'string', default: '200' },
     heartbeat: { type: 'string', default: '10' }, top: { type: 'string', default: '40' },
+    /** Connections send amqplib's client properties instead of a one-field table. */
+    'amqplib-properties': { type: 'boolean', default: false },
   },
 });
 const connections = Number(values.connections);
@@ -63,7 +65,7 @@ function summarise(file: string): Summary {
 }
 
 function openIdle(url: string, count: number): Promise<() => void> {
-  const p = spawn(process.execPath, ['--import', 'tsx', new URL('./idle-worker.ts', import.meta.url).pathname, url, String(count), String(heartbeat), '50'],
+  const p = spawn(process.execPath, ['--import', 'tsx', new URL('./idle-worker.ts', import.meta.url).pathname, url, String(count), String(heartbeat), '50', values['amqplib-properties'] ? 'amqplib' : 'plain'],
     { stdio: ['pipe', 'pipe', 'inherit'] });
   process.once('exit', () => p.kill('SIGKILL'));
   return new Promise((resolve, reject) => {

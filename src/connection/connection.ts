@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
 import type { Timer } from '../clock.js';
 import { AmqpError, ChannelError, ConnectionError, ReplyCode, replyText } from '../errors.js';
-import { F, type FieldTable } from '../frame/field-table.js';
+import { decodeTable, encodeTable, F, type FieldTable } from '../frame/field-table.js';
 import { FRAME_BODY, FRAME_HEADER, FRAME_HEARTBEAT, FRAME_METHOD, FrameReader } from '../frame/frame-reader.js';
 import { FrameWriter, HEARTBEAT_FRAME } from '../frame/frame-writer.js';
 import { decodeMethod, encodeMethodFrame, type MethodArgsInput, type MethodName } from '../frame/generated/methods.js';
@@ -44,6 +44,9 @@ const readPauseBit = (reason: ReadPause): number => 1 << READ_PAUSES.indexOf(rea
 const CONNECTION = Symbol('connection');
 type OwnedSocket = Socket & { [CONNECTION]: Connection };
 
+/** The client properties (and capabilities) of a connection that has sent none: shared, never written. */
+const NO_PROPERTIES: FieldTable = Object.freeze(Object.create(null) as FieldTable);
+
 /** The channels of a connection that has none (most idle ones): shared, never written. */
 const NO_CHANNELS: ReadonlyMap<number, Channel> = new Map();
 
@@ -65,9 +68,12 @@ export class Connection implements HeartbeatPeer {
   /** The user's permission checks in the vhost (set with the vhost at connection.open). */
   access: Authorizer | undefined;
   username = '';
-  clientProperties: FieldTable = {};
-  /** Client capabilities from connection.start-ok (consumer_cancel_notify, ...). */
-  capabilities: FieldTable = {};
+  /**
+   * connection.start-ok's client properties, kept encoded as a latin1 string: one small heap
+   * object per connection instead of a table of objects holding views into the frame it came in
+   * (a Buffer would pin a slab of Node's buffer pool). Decoded when read.
+   */
+  private clientPropertiesKept: string | FieldTable | undefined;
   channelMax: number;
   heartbeat = 0;
   /** RabbitMQ's name for the connection: "peer:port -> local:port". */
@@ -162,6 +168,37 @@ export class Connection implements HeartbeatPeer {
   }
 
   /** Whether the client came through the AMQPS listener. */
+  /** The client properties of connection.start-ok (empty before it); a fresh decoding each time. */
+  get clientProperties(): FieldTable {
+    const kept = this.clientPropertiesKept;
+    if (kept === undefined) return NO_PROPERTIES;
+    return typeof kept === 'string' ? decodeTable(Buffer.from(kept, 'latin1'), 0).table : kept;
+  }
+
+  set clientProperties(table: FieldTable) {
+    let any = false;
+    for (const _ in table) {
+      any = true;
+      break;
+    }
+    if (!any) {
+      this.clientPropertiesKept = undefined;
+      return;
+    }
+    try {
+      this.clientPropertiesKept = encodeTable(table).toString('latin1');
+    } catch {
+      // Whatever was decoded encodes again; should it not, the table itself is kept.
+      this.clientPropertiesKept = table;
+    }
+  }
+
+  /** Client capabilities from connection.start-ok's client properties (consumer_cancel_notify, ...). */
+  get capabilities(): FieldTable {
+    const caps = this.clientProperties['capabilities'];
+    return caps?.type === 'F' ? caps.value : NO_PROPERTIES;
+  }
+
   /** Open channels by number (read-only: channels come and go through the connection). */
   get channels(): ReadonlyMap<number, Channel> {
     return this.channelTable ?? NO_CHANNELS;
