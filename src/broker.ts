@@ -3,6 +3,7 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { join } from 'node:path';
 import { FakeClock, SystemClock, type Clock } from './clock.js';
 import { memoryWatermark, resolveConfig, type BrokerConfig, type BrokerOptions } from './config.js';
+import { Heartbeats } from './connection/heartbeats.js';
 import { ConnectionLimits, FD_RESERVE, procFdProbe, REFUSALS, type FdProbe, type Refusal } from './connection-limits.js';
 import { Connection } from './connection/connection.js';
 import type { BrokerContext } from './connection/context.js';
@@ -11,7 +12,7 @@ import { DiskMonitor } from './disk-monitor.js';
 import { ReplyCode, replyText } from './errors.js';
 import { Hooks } from './hooks.js';
 import { defaultExchangeTypes, type ExchangeTypeRegistry } from './exchange/exchange-type-registry.js';
-import { decodeTable } from './frame/field-table.js';
+import { decodeTable, type FieldTable } from './frame/field-table.js';
 import { createLogger, type Logger } from './log.js';
 import { LoginThrottle } from './login-throttle.js';
 import { collectGarbage, MemoryMonitor, sampleProcessMemory } from './memory-monitor.js';
@@ -53,6 +54,15 @@ import { DefinitionsError, parseDefinitions } from './management/definitions/for
 import { importDefinitions } from './management/definitions/import.js';
 import { HttpError } from './management/http.js';
 
+/** The arguments of every recovered queue that has none: one frozen table, never written. */
+const NO_QUEUE_ARGUMENTS: FieldTable = Object.freeze(Object.create(null) as FieldTable);
+
+/** A stored queue's arguments (an encoded table): the shared empty table when there are none. */
+function storedQueueArguments(encoded: Buffer): FieldTable {
+  if (encoded.length === 4 && encoded.readUInt32BE(0) === 0) return NO_QUEUE_ARGUMENTS;
+  return decodeTable(encoded, 0).table;
+}
+
 /**
  * The composition root: builds config, logger, clock, store and vhosts, recovers durable state,
  * and accepts connections. Nothing in Warren is a singleton, so several brokers can share a
@@ -68,6 +78,8 @@ export class Broker implements BrokerContext, PrometheusSource {
   readonly exchangeTypes: ExchangeTypeRegistry;
   readonly vhosts = new Map<string, VHost>();
   readonly connections = new Set<Connection>();
+  /** Every connection's heartbeat checks, on one timer per heartbeat interval. */
+  readonly heartbeats: Heartbeats;
   readonly limits: ConnectionLimits;
   /**
    * The management HTTP API (src/management); listening from listen() on unless
@@ -119,6 +131,7 @@ export class Broker implements BrokerContext, PrometheusSource {
     this.loginThrottle = new LoginThrottle(this.config.loginFailureLimit, () => this.clock.monotonic());
     this.log = logger ?? createLogger(this.config.logLevel);
     this.clock = clock ?? new SystemClock((err) => this.log.error({ err }, 'error in a timer callback (the broker goes on)'));
+    this.heartbeats = new Heartbeats(this.clock);
     this.metrics = new BrokerMetrics(this);
     if (this.config.dataDir) {
       mkdirSync(this.config.dataDir, { recursive: true });
@@ -476,7 +489,7 @@ export class Broker implements BrokerContext, PrometheusSource {
     for (const r of queues) {
       const vhost = this.vhosts.get(r.vhost);
       if (!vhost || vhost.queues.has(r.name)) continue;
-      const q = vhost.createQueue({ name: r.name, durable: true, exclusiveOwner: null, autoDelete: r.autoDelete, arguments: decodeTable(r.arguments, 0).table });
+      const q = vhost.createQueue({ name: r.name, durable: true, exclusiveOwner: null, autoDelete: r.autoDelete, arguments: storedQueueArguments(r.arguments) });
       q.recover(crashed);
       messages += q.messageCount;
     }
@@ -654,9 +667,20 @@ export class Broker implements BrokerContext, PrometheusSource {
       this.refuse(socket, address, refusal);
       return false;
     }
-    socket.once('close', () => this.limits.release(address));
+    socket.on('close', this.releaseSlot);
     return true;
   }
+
+  /**
+   * Every admitted socket's 'close' listener (one function, not a closure per socket): gives
+   * back the slot admit() took for its address (net.Socket keeps the peer address it read).
+   */
+  private readonly releaseSlot = (() => {
+    const broker = this;
+    return function (this: Socket): void {
+      broker.limits.release(this.remoteAddress ?? '');
+    };
+  })();
 
   /** An admitted socket (plain, or TLS after its handshake) becomes an AMQP connection. */
   private startConnection(socket: Socket): void {
@@ -664,23 +688,30 @@ export class Broker implements BrokerContext, PrometheusSource {
       socket.destroy();
       return;
     }
-    const conn = new Connection(socket, this, ++this.connectionIds);
-    // After the connection has handled each chunk, before the next read: an alarm raised here
-    // pauses a publisher's socket at once.
-    socket.on('data', (chunk: Buffer) => this.memory.noteInput(chunk.length));
-    this.connections.add(conn);
-    // Blocked by whatever alarm is on when it opens (which may have come or gone since now).
-    conn.onOpen(() => {
-      if (this.blockedReason) conn.block(this.blockedReason);
-      this.hooks.connections?.opened(conn);
-    });
-    // RabbitMQ counts a connection opened once it is past connection.open, and closed whenever
-    // its socket closes, handshake or not.
-    conn.onOpen(() => this.metrics.churn.connectionsOpened++);
-    conn.onClosed(() => {
-      this.connections.delete(conn);
-      this.metrics.churn.connectionsClosed++;
-    });
+    // The connection calls connectionOpened, connectionClosed and noteInput (no closures per connection).
+    this.connections.add(new Connection(socket, this, ++this.connectionIds));
+  }
+
+  /**
+   * BrokerContext: a connection is past connection.open. Blocked by whatever alarm is on now
+   * (which may have come or gone since it was accepted). RabbitMQ counts a connection opened
+   * once it is past connection.open, and closed whenever its socket closes, handshake or not.
+   */
+  connectionOpened(conn: Connection): void {
+    if (this.blockedReason) conn.block(this.blockedReason);
+    this.hooks.connections?.opened(conn);
+    this.metrics.churn.connectionsOpened++;
+  }
+
+  /** BrokerContext: a connection's socket closed. */
+  connectionClosed(conn: Connection): void {
+    this.connections.delete(conn);
+    this.metrics.churn.connectionsClosed++;
+  }
+
+  /** BrokerContext: octets read from a client, after its connection handled them. */
+  noteInput(bytes: number): void {
+    this.memory.noteInput(bytes);
   }
 
   /**

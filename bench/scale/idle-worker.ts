@@ -4,7 +4,10 @@
  * nothing but heartbeats, answered both ways: every connection sends a heartbeat frame every
  * heartbeat/2 seconds (one timer for the whole process) and counts the broker's.
  *
- *   tsx bench/scale/idle-worker.ts URL COUNT HEARTBEAT_S [CONCURRENCY]
+ *   tsx bench/scale/idle-worker.ts URL COUNT HEARTBEAT_S [CONCURRENCY] [PROPERTIES]
+ *
+ * PROPERTIES: `amqplib` sends the client properties amqplib sends (product, version, platform,
+ * information, six capabilities); by default only a product.
  *
  * Talks to its parent over stdout/stdin, one JSON line each way:
  *   → {"opened":N,"failed":F,"ms":T}             once every connection is open (or failed)
@@ -17,14 +20,23 @@ import { encodeMethodFrame } from '../../src/frame/generated/methods.js';
 import { F } from '../../src/frame/field-table.js';
 import { AMQP_0_9_1_HEADER } from '../../src/frame/protocol-header.js';
 
-const [url, countArg, hbArg, concArg] = process.argv.slice(2);
+const [url, countArg, hbArg, concArg, propsArg] = process.argv.slice(2);
 const u = new URL(url as string);
 const count = Number(countArg);
 const heartbeat = Number(hbArg);
 const concurrency = Number(concArg ?? 50);
 
 const START_OK = encodeMethodFrame(0, 'connection.start-ok', {
-  clientProperties: { product: F.str('warren-scale-bench') },
+  clientProperties: propsArg === 'amqplib'
+    ? {
+      product: F.str('amqplib'), version: F.str('0.10.9'), platform: F.str(`Node.JS ${process.version}`),
+      information: F.str('https://amqp-node.github.io/amqplib/'),
+      capabilities: F.table({
+        publisher_confirms: F.bool(true), exchange_exchange_bindings: F.bool(true), 'basic.nack': F.bool(true),
+        consumer_cancel_notify: F.bool(true), 'connection.blocked': F.bool(true), authentication_failure_close: F.bool(true),
+      }),
+    }
+    : { product: F.str('warren-scale-bench') },
   mechanism: 'PLAIN', response: `\0${decodeURIComponent(u.username || 'guest')}\0${decodeURIComponent(u.password || 'guest')}`, locale: 'en_US',
 });
 const TUNE_OK_OPEN = Buffer.concat([

@@ -27,9 +27,10 @@ export interface TopicExchangeRef {
 export class Authorizer {
   private generation = -1;
   private patterns: CompiledPermissions | undefined;
-  private readonly passed: Record<PermissionName, Set<string>> = { configure: new Set(), write: new Set(), read: new Set() };
+  /** Made by the first check of each kind: a connection that never checks (an idle one) holds none. */
+  private passed: Partial<Record<PermissionName, Set<string>>> = {};
   /** Topic patterns of this user and vhost by exchange, with {username} and {vhost} expanded; null = none. */
-  private readonly topics = new Map<string, { write: PermissionPattern; read: PermissionPattern } | null>();
+  private topics: Map<string, { write: PermissionPattern; read: PermissionPattern } | null> | undefined;
   private impersonator = false;
 
   constructor(
@@ -75,7 +76,7 @@ export class Authorizer {
 
   private check(permission: PermissionName, kind: 'queue' | 'exchange', name: string): void {
     if (this.generation !== this.access.generation) this.refresh();
-    const passed = this.passed[permission];
+    const passed = (this.passed[permission] ??= new Set());
     // The default exchange is checked as 'amq.default' (rabbit_access_control), a name no
     // queue can have (amq.* queue names are refused), so one set serves both kinds.
     const checked = kind === 'exchange' && name === '' ? 'amq.default' : name;
@@ -88,11 +89,12 @@ export class Authorizer {
   private checkTopic(permission: 'write' | 'read', exchange: TopicExchangeRef, routingKey: string): void {
     if (exchange.type.name !== 'topic') return;
     if (this.generation !== this.access.generation) this.refresh();
-    let patterns = this.topics.get(exchange.name);
+    const topics = (this.topics ??= new Map());
+    let patterns = topics.get(exchange.name);
     if (patterns === undefined) {
       const entry = this.access.topicPermission(this.username, this.vhost, exchange.name);
       patterns = entry ? { write: this.expanded(entry.write), read: this.expanded(entry.read) } : null;
-      this.topics.set(exchange.name, patterns);
+      topics.set(exchange.name, patterns);
     }
     // No topic permission on the exchange: everything is allowed (check_topic_access).
     if (patterns === null || patterns[permission].test(routingKey)) return;
@@ -118,8 +120,8 @@ export class Authorizer {
     this.generation = this.access.generation;
     this.patterns = this.access.compiledPermissions(this.username, this.vhost);
     this.impersonator = this.access.tags(this.username).includes('impersonator');
-    for (const set of Object.values(this.passed)) set.clear();
-    this.topics.clear();
+    this.passed = {};
+    this.topics = undefined;
   }
 }
 

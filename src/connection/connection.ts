@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
 import type { Timer } from '../clock.js';
 import { AmqpError, ChannelError, ConnectionError, ReplyCode, replyText } from '../errors.js';
-import { F, type FieldTable } from '../frame/field-table.js';
+import { decodeTable, encodeTable, F, type FieldTable } from '../frame/field-table.js';
 import { FRAME_BODY, FRAME_HEADER, FRAME_HEARTBEAT, FRAME_METHOD, FrameReader } from '../frame/frame-reader.js';
 import { FrameWriter, HEARTBEAT_FRAME } from '../frame/frame-writer.js';
 import { decodeMethod, encodeMethodFrame, type MethodArgsInput, type MethodName } from '../frame/generated/methods.js';
@@ -15,6 +15,7 @@ import { isLoopbackAddress } from '../access/loopback.js';
 import { hostPort, plainAddress } from '../peer-address.js';
 import { AbruptClose, unexpectedFrameError } from '../frame/frame-errors.js';
 import { Channel } from './channel.js';
+import { HeartbeatEntry, type HeartbeatPeer } from './heartbeats.js';
 import type { BrokerContext } from './context.js';
 import { dispatchBody, dispatchHeader, dispatchMethod } from './dispatch.js';
 import { handleConnectionMethod } from './handlers/connection.js';
@@ -35,6 +36,19 @@ const OUTPUT_LOW_WATER = 256 * 1024;
 
 /** Why the socket is not being read: a resource alarm (publishers only) or a full output. */
 export type ReadPause = 'alarm' | 'output' | 'shutdown';
+const READ_PAUSES: readonly ReadPause[] = ['alarm', 'output', 'shutdown'];
+/** A connection keeps its reasons as bits (1 << index in READ_PAUSES), not as a Set of its own. */
+const readPauseBit = (reason: ReadPause): number => 1 << READ_PAUSES.indexOf(reason);
+
+/** Where the shared socket listeners find the socket's connection. */
+const CONNECTION = Symbol('connection');
+type OwnedSocket = Socket & { [CONNECTION]: Connection };
+
+/** The client properties (and capabilities) of a connection that has sent none: shared, never written. */
+const NO_PROPERTIES: FieldTable = Object.freeze(Object.create(null) as FieldTable);
+
+/** The channels of a connection that has none (most idle ones): shared, never written. */
+const NO_CHANNELS: ReadonlyMap<number, Channel> = new Map();
 
 type State = 'awaiting-header' | 'starting' | 'tuning' | 'opening' | 'open' | 'closing' | 'closed';
 
@@ -43,19 +57,23 @@ type State = 'awaiting-header' | 'starting' | 'tuning' | 'opening' | 'open' | 'c
  * writer. Frames are handled synchronously as they are read; protocol errors thrown by
  * handlers become channel.close (soft) or connection.close (hard) here and nowhere else.
  */
-export class Connection {
+export class Connection implements HeartbeatPeer {
   state: State = 'awaiting-header';
   private childLog: Logger | undefined;
   readonly writer: FrameWriter;
   private readonly reader: FrameReader;
-  readonly channels = new Map<number, Channel>();
+  /** Open channels by number; made with the first channel (an idle connection has none). */
+  private channelTable: Map<number, Channel> | undefined;
   vhost: VHost | undefined;
   /** The user's permission checks in the vhost (set with the vhost at connection.open). */
   access: Authorizer | undefined;
   username = '';
-  clientProperties: FieldTable = {};
-  /** Client capabilities from connection.start-ok (consumer_cancel_notify, ...). */
-  capabilities: FieldTable = {};
+  /**
+   * connection.start-ok's client properties, kept encoded as a latin1 string: one small heap
+   * object per connection instead of a table of objects holding views into the frame it came in
+   * (a Buffer would pin a slab of Node's buffer pool). Decoded when read.
+   */
+  private clientPropertiesKept: string | FieldTable | undefined;
   channelMax: number;
   heartbeat = 0;
   /** RabbitMQ's name for the connection: "peer:port -> local:port". */
@@ -65,16 +83,17 @@ export class Connection {
   /** The SASL mechanism of connection.start-ok. */
   authMechanism = '';
   /** Reasons the socket is not read now; it is read when there are none. */
-  private readonly readPauses = new Set<ReadPause>();
+  private readPauses = 0;
   /** Output reached OUTPUT_HIGH_WATER: reading and delivery resume at OUTPUT_LOW_WATER. */
   private outputFull = false;
   private headerBuf: Buffer | null = null;
   private lastReceived = 0;
   private lastSentBytes = -1;
-  private heartbeatTimer: Timer | undefined;
+  /** Its place in the broker's heartbeat schedule (connection/heartbeats.ts), from tune-ok on. */
+  private heartbeatEntry: HeartbeatEntry | undefined;
   private handshakeTimer: Timer | undefined;
   private closeTimer: Timer | undefined;
-  private readonly onClosedHooks: Array<() => void> = [];
+  private onClosedHooks: Array<() => void> | undefined;
   /** Bytes and reads from the socket (src/metrics); bytes sent are writer.bytesWritten. */
   readonly counters: ConnectionCounters;
 
@@ -94,10 +113,13 @@ export class Connection {
     this.writer.onFlush = () => this.onOutputProgress();
     this.writer.onError = (err) => this.onWriteError(err);
     socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('drain', () => this.onDrain());
-    socket.on('error', (err) => this.log.debug({ err: err.message }, 'socket error'));
-    socket.on('close', () => this.onSocketClosed());
+    // The socket's listeners are shared by every connection (no closures per connection): they
+    // find theirs on the socket.
+    (socket as OwnedSocket)[CONNECTION] = this;
+    socket.on('data', Connection.socketData);
+    socket.on('drain', Connection.socketDrain);
+    socket.on('error', Connection.socketError);
+    socket.on('close', Connection.socketClose);
     this.handshakeTimer = broker.clock.setTimeout(() => {
       if (this.state !== 'open' && this.state !== 'closed') {
         this.log.info('handshake timed out');
@@ -105,6 +127,26 @@ export class Connection {
       }
     }, config.handshakeTimeout);
   }
+
+  private static readonly socketData = function (this: OwnedSocket, chunk: Buffer): void {
+    const conn = this[CONNECTION];
+    conn.onData(chunk);
+    // After the connection has handled the chunk, before the next read: an alarm raised here
+    // pauses a publisher's socket at once.
+    conn.broker.noteInput(chunk.length);
+  };
+
+  private static readonly socketDrain = function (this: OwnedSocket): void {
+    this[CONNECTION].onDrain();
+  };
+
+  private static readonly socketError = function (this: OwnedSocket, err: Error): void {
+    this[CONNECTION].log.debug({ err: err.message }, 'socket error');
+  };
+
+  private static readonly socketClose = function (this: OwnedSocket): void {
+    this[CONNECTION].onSocketClosed();
+  };
 
   /**
    * This connection's logger (a pino child with conn and peer), made when first used: most
@@ -126,6 +168,42 @@ export class Connection {
   }
 
   /** Whether the client came through the AMQPS listener. */
+  /** The client properties of connection.start-ok (empty before it); a fresh decoding each time. */
+  get clientProperties(): FieldTable {
+    const kept = this.clientPropertiesKept;
+    if (kept === undefined) return NO_PROPERTIES;
+    return typeof kept === 'string' ? decodeTable(Buffer.from(kept, 'latin1'), 0).table : kept;
+  }
+
+  set clientProperties(table: FieldTable) {
+    let any = false;
+    for (const _ in table) {
+      any = true;
+      break;
+    }
+    if (!any) {
+      this.clientPropertiesKept = undefined;
+      return;
+    }
+    try {
+      this.clientPropertiesKept = encodeTable(table).toString('latin1');
+    } catch {
+      // Whatever was decoded encodes again; should it not, the table itself is kept.
+      this.clientPropertiesKept = table;
+    }
+  }
+
+  /** Client capabilities from connection.start-ok's client properties (consumer_cancel_notify, ...). */
+  get capabilities(): FieldTable {
+    const caps = this.clientProperties['capabilities'];
+    return caps?.type === 'F' ? caps.value : NO_PROPERTIES;
+  }
+
+  /** Open channels by number (read-only: channels come and go through the connection). */
+  get channels(): ReadonlyMap<number, Channel> {
+    return this.channelTable ?? NO_CHANNELS;
+  }
+
   get isTls(): boolean {
     return this.socket instanceof TLSSocket;
   }
@@ -146,11 +224,11 @@ export class Connection {
     return isLoopbackAddress(this.socket.remoteAddress ?? '');
   }
 
-  private readonly onOpenHooks: Array<() => void> = [];
+  private onOpenHooks: Array<() => void> | undefined;
   private blocked = false;
 
   onOpen(hook: () => void): void {
-    this.onOpenHooks.push(hook);
+    (this.onOpenHooks ??= []).push(hook);
   }
 
   private get notifiesBlocked(): boolean {
@@ -209,7 +287,7 @@ export class Connection {
   }
 
   onClosed(hook: () => void): void {
-    this.onClosedHooks.push(hook);
+    (this.onClosedHooks ??= []).push(hook);
   }
 
   // ---- input --------------------------------------------------------------------------------
@@ -307,7 +385,7 @@ export class Connection {
         throw new ConnectionError(ReplyCode.CHANNEL_ERROR, "expected 'channel.open'").at(method.classId, method.methodId);
       }
       ch = new Channel(channel, this);
-      this.channels.set(channel, ch);
+      (this.channelTable ??= new Map()).set(channel, ch);
     }
     dispatchMethod(ch, method);
   }
@@ -374,28 +452,31 @@ export class Connection {
 
   /** Whether the socket is not being read now (an alarm or a full output). */
   get readingPaused(): boolean {
-    return this.readPauses.size > 0;
+    return this.readPauses !== 0;
   }
 
   /** Why the socket is not being read now, if it is not. */
   get readPausedBy(): ReadPause[] {
-    return [...this.readPauses];
+    return READ_PAUSES.filter((_, i) => (this.readPauses & (1 << i)) !== 0);
   }
 
   /** The one place that pauses the socket; it is read again when no reason is left. */
   private pauseReading(reason: ReadPause): void {
-    if (this.readPauses.has(reason)) return;
-    this.readPauses.add(reason);
+    const bit = readPauseBit(reason);
+    if ((this.readPauses & bit) !== 0) return;
+    this.readPauses |= bit;
     if (reason === 'output') this.outputFull = true;
     // Either stops right after the current frame: the rest of the chunk waits too, as RabbitMQ's
     // blocked reader leaves what it has buffered (a publish's body behind its header, say).
     this.reader.pause();
-    if (this.readPauses.size === 1) this.socket.pause();
+    if (this.readPauses === bit) this.socket.pause();
   }
 
   private resumeReading(reason: ReadPause): void {
-    if (!this.readPauses.delete(reason)) return;
-    if (this.readPauses.size > 0) return;
+    const bit = readPauseBit(reason);
+    if ((this.readPauses & bit) === 0) return;
+    this.readPauses &= ~bit;
+    if (this.readPauses !== 0) return;
     // The heartbeat monitor restarts now: the peer could not be heard while it was not read.
     this.lastReceived = this.broker.clock.monotonic();
     if (this.state !== 'closed') this.socket.resume();
@@ -404,7 +485,7 @@ export class Connection {
 
   /** Reads again whatever paused it (to see connection.close-ok). */
   private resumeAllReading(): void {
-    for (const reason of [...this.readPauses]) this.resumeReading(reason);
+    for (const reason of this.readPausedBy) this.resumeReading(reason);
   }
 
   /** 'drain': the writer goes on. Called by the socket, so nothing may escape into the event loop. */
@@ -488,27 +569,36 @@ export class Connection {
     this.handshakeTimer?.cancel();
     // A cancelled timer still holds its Timeout and closures: let them go with it.
     this.handshakeTimer = undefined;
-    for (const hook of this.onOpenHooks) hook();
+    this.broker.connectionOpened(this);
+    if (this.onOpenHooks) for (const hook of this.onOpenHooks) hook();
   }
 
+  /** The next heartbeat check in half the negotiated interval (the broker's shared schedule). */
   private scheduleHeartbeat(): void {
-    const intervalMs = (this.heartbeat * 1000) / 2;
-    this.heartbeatTimer = this.broker.clock.setTimeout(() => {
-      if (this.state === 'closed') return;
-      const now = this.broker.clock.monotonic();
-      // RabbitMQ drops a peer that has been silent for two heartbeat intervals. A peer that is
-      // not read (a publisher blocked by an alarm, or one whose output is full) cannot be heard:
-      // like rabbit_heartbeat:pause_monitor while the reader is blocked, the check pauses.
-      if (!this.readingPaused && now - this.lastReceived >= this.heartbeat * 2000) {
-        this.log.warn({ timeout: this.heartbeat }, `missed heartbeats from client, timeout: ${this.heartbeat}s`);
-        this.destroy();
-        return;
-      }
-      const sent = this.writer.bytesWritten;
-      if (sent === this.lastSentBytes) this.writer.write(HEARTBEAT_FRAME);
-      this.lastSentBytes = this.writer.bytesWritten;
-      this.scheduleHeartbeat();
-    }, intervalMs);
+    this.heartbeatEntry ??= new HeartbeatEntry(this);
+    this.broker.heartbeats.schedule(this.heartbeatEntry, (this.heartbeat * 1000) / 2);
+  }
+
+  /** Every half heartbeat interval (Heartbeats): drop a silent peer, or send a heartbeat if idle. */
+  heartbeatCheck(): void {
+    if (this.state === 'closed') return;
+    const now = this.broker.clock.monotonic();
+    // RabbitMQ drops a peer that has been silent for two heartbeat intervals. A peer that is
+    // not read (a publisher blocked by an alarm, or one whose output is full) cannot be heard:
+    // like rabbit_heartbeat:pause_monitor while the reader is blocked, the check pauses.
+    if (!this.readingPaused && now - this.lastReceived >= this.heartbeat * 2000) {
+      this.log.warn({ timeout: this.heartbeat }, `missed heartbeats from client, timeout: ${this.heartbeat}s`);
+      this.destroy();
+      return;
+    }
+    const sent = this.writer.bytesWritten;
+    if (sent === this.lastSentBytes) this.writer.write(HEARTBEAT_FRAME);
+    this.lastSentBytes = this.writer.bytesWritten;
+    this.scheduleHeartbeat();
+  }
+
+  private stopHeartbeats(): void {
+    if (this.heartbeatEntry) this.broker.heartbeats.cancel(this.heartbeatEntry);
   }
 
   // ---- closing ------------------------------------------------------------------------------
@@ -520,7 +610,7 @@ export class Connection {
   }
 
   channelClosed(ch: Channel): void {
-    this.channels.delete(ch.id);
+    this.channelTable?.delete(ch.id);
   }
 
   /** Turns anything thrown while handling input into the right connection.close. */
@@ -603,9 +693,11 @@ export class Connection {
 
   /** Releases channels (requeueing unacked messages) and exclusive queues. Idempotent. */
   private teardown(): void {
-    for (const ch of this.channels.values()) ch.release();
-    this.channels.clear();
-    this.heartbeatTimer?.cancel();
+    if (this.channelTable) {
+      for (const ch of this.channelTable.values()) ch.release();
+      this.channelTable = undefined;
+    }
+    this.stopHeartbeats();
     this.handshakeTimer?.cancel();
     this.vhost?.connectionClosed(this);
   }
@@ -651,8 +743,9 @@ export class Connection {
     this.state = 'closed';
     this.writer.discard();
     this.closeTimer?.cancel();
-    this.heartbeatTimer?.cancel();
+    this.stopHeartbeats();
     this.handshakeTimer?.cancel();
-    for (const hook of this.onClosedHooks) hook();
+    this.broker.connectionClosed(this);
+    if (this.onClosedHooks) for (const hook of this.onClosedHooks) hook();
   }
 }

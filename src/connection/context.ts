@@ -9,6 +9,7 @@ import type { VHost } from '../vhost/vhost.js';
 import type { LoginThrottle } from '../login-throttle.js';
 import type { AccessControl } from '../access/access-control.js';
 import type { Connection } from './connection.js';
+import type { Heartbeats } from './heartbeats.js';
 import type { ReplyToRegistry } from './direct-reply-to.js';
 
 /** What a connection needs from the broker that accepted it (no singletons: passed in). */
@@ -31,6 +32,14 @@ export interface BrokerContext {
   readonly access: AccessControl;
   /** Every open connection (user limits count a user's connections and channels). */
   readonly connections: ReadonlySet<Connection>;
+  /** The heartbeat checks of every connection (one timer per interval, not per connection). */
+  readonly heartbeats: Heartbeats;
+  /** A connection got past connection.open (counted; blocked by the alarm in force, if any). */
+  connectionOpened(conn: Connection): void;
+  /** A connection's socket closed (counted; it leaves `connections`). */
+  connectionClosed(conn: Connection): void;
+  /** Octets read from a client, once its connection has handled them (the memory monitor's input check). */
+  noteInput(bytes: number): void;
   /** A broker-wide unique message id. */
   nextMessageId(): number;
 }

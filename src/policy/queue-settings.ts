@@ -1,7 +1,7 @@
 import { fieldInteger, fieldString, ownField, type FieldTable } from '../frame/field-table.js';
-import type { Overflow, QueueSettings } from '../queue/queue-arguments.js';
+import { NO_ARGUMENT_SETTINGS, type Overflow, type QueueSettings } from '../queue/queue-arguments.js';
 import { policyValue } from './effective-definition.js';
-import type { JsonValue, PolicyMatch } from './policy.js';
+import { NO_POLICY, type JsonValue, type PolicyMatch } from './policy.js';
 import { parseMaxAge } from '../stream/stream-arguments.js';
 
 /** A policy's max-age (validated when the policy was set) in ms. */
@@ -27,6 +27,8 @@ function maxAgeMs(text: string): number | undefined {
  * back to drop-head.
  */
 export function effectiveQueueSettings(declared: QueueSettings, args: FieldTable, match: PolicyMatch): QueueSettings {
+  // A classic queue without arguments or policy: what it declares is in force (the same shared object).
+  if (declared === NO_ARGUMENT_SETTINGS && match === NO_POLICY) return declared;
   const quorum = declared.queueType === 'quorum';
   const num = (key: string): number | undefined => {
     const v = policyValue(match, key);

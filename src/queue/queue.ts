@@ -46,9 +46,10 @@ export interface QueueDeps {
   /**
    * Paging transient messages out under memory pressure (TransientPager): active() is true
    * while transient messages beyond the window should go to the store; wake() asks for a
-   * page-out. Absent (no store on disk): they always stay in memory.
+   * page-out. Absent (no store on disk): they always stay in memory. `active` is called
+   * detached (every queue's paged list holds the function itself).
    */
-  transientPaging?: { active(): boolean; wake(): void };
+  transientPaging?: { readonly active: () => boolean; wake(): void };
   /** The broker's seams for the test toolkit (src/hooks.ts); absent in unit tests. */
   hooks?: Hooks;
   /**
@@ -158,7 +159,8 @@ export class Queue {
       window: deps.memoryWindow,
       windowBytes: deps.memoryWindowBytes,
       mayStayInStore: (entry) => pageable && entry.persisted && this.consumers.length === 0,
-      transient: paging ? { key: transientStoreKey(this.storeKey), mayPageOut: () => paging.active() } : undefined,
+      // paging.active is the broker's one function (no closure per queue).
+      transient: paging ? { key: transientStoreKey(this.storeKey), mayPageOut: paging.active } : undefined,
       returnsFirst,
     });
     this.createdAt = deps.clock.now();

@@ -9,7 +9,7 @@ import type { Logger } from '../log.js';
 import type { Clock } from '../clock.js';
 import { VHostCounters, type ChurnCounters } from '../metrics/counters.js';
 import { deadLetterMessage, isDeadLetterCycle } from '../queue/dead-letter.js';
-import { parseQueueArguments, type QueueSettings } from '../queue/queue-arguments.js';
+import { hasNoArguments, NO_ARGUMENT_SETTINGS, parseQueueArguments, type QueueSettings } from '../queue/queue-arguments.js';
 import { EnqueueResult, Queue, type DeadLetterReason, type QueueDeps, type QueueOptions } from '../queue/queue.js';
 import type { Message } from '../queue/message.js';
 import type { DelayedRecord } from '../store/metadata-store.js';
@@ -344,11 +344,17 @@ export class VHost {
 
   /** Creates a queue without declare's checks (recovery); settings are parsed from the arguments unless given. */
   createQueue(options: Omit<QueueOptions, 'vhost' | 'settings'> & { settings?: QueueSettings }): Queue {
-    const settings = options.settings ?? parseQueueArguments(options.arguments, this.rs('queue', options.name));
+    const args = options.arguments;
+    // The resource name is for error messages: not made for the (many) queues without arguments.
+    const settings = options.settings ?? (hasNoArguments(args) ? NO_ARGUMENT_SETTINGS : parseQueueArguments(args, this.rs('queue', options.name)));
     const match = this.policies.match(queueTarget(settings), options.name);
     // Resolved even without a policy: a quorum queue turns reject-publish-dlx into drop-head.
     const effective = effectiveQueueSettings(settings, options.arguments, match);
-    const q = new (settings.queueType === 'stream' ? StreamQueue : Queue)({ ...options, vhost: this.name, settings, effective }, this.queueDeps);
+    const full: QueueOptions = {
+      name: options.name, durable: options.durable, exclusiveOwner: options.exclusiveOwner, autoDelete: options.autoDelete,
+      arguments: args, vhost: this.name, settings, effective,
+    };
+    const q = settings.queueType === 'stream' ? new StreamQueue(full, this.queueDeps) : new Queue(full, this.queueDeps);
     this.queues.set(q.name, q);
     if (match !== NO_POLICY) this.applied.set(q, match);
     return q;

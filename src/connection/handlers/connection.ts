@@ -22,8 +22,6 @@ export function handleConnectionMethod(conn: Connection, method: Method): void {
       expect('starting');
       const { mechanism, response } = method.args;
       conn.clientProperties = method.args.clientProperties;
-      const caps = conn.clientProperties['capabilities'];
-      if (caps && caps.type === 'F') conn.capabilities = caps.value;
       const throttle = conn.broker.loginThrottle;
       const peer = conn.remoteAddress;
       const refusedFor = throttle.refusedFor(peer);
