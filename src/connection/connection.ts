@@ -16,7 +16,8 @@ import { hostPort, plainAddress } from '../peer-address.js';
 import { AbruptClose, unexpectedFrameError } from '../frame/frame-errors.js';
 import { Channel } from './channel.js';
 import type { BrokerContext } from './context.js';
-import { dispatchBody, dispatchHeader, dispatchMethod } from './dispatch.js';
+import { dispatchBody, dispatchHeader, dispatchMethod, startPublish } from './dispatch.js';
+import { BasicPublishDecoder } from '../frame/publish-decoder.js';
 import { handleConnectionMethod } from './handlers/connection.js';
 import { checkUserChannelLimit } from './user-limits.js';
 
@@ -48,6 +49,8 @@ export class Connection {
   private childLog: Logger | undefined;
   readonly writer: FrameWriter;
   private readonly reader: FrameReader;
+  /** Decodes basic.publish without a Method object (onMethodFrame's fast path). */
+  private readonly publishDecoder = new BasicPublishDecoder();
   readonly channels = new Map<number, Channel>();
   vhost: VHost | undefined;
   /** The user's permission checks in the vhost (set with the vhost at connection.open). */
@@ -288,6 +291,16 @@ export class Connection {
   }
 
   private onMethodFrame(channel: number, payload: Buffer): void {
+    if (channel !== 0 && this.state === 'open' && this.publishDecoder.decode(payload)) {
+      // The fast path for basic.publish: what dispatchMethod and the handler would do, when
+      // nothing but the publish can happen (an open channel, no content pending, no immediate).
+      const d = this.publishDecoder;
+      const ch = this.channels.get(channel);
+      if (ch !== undefined && !ch.closing && !ch.assembler.pending && !d.immediate) {
+        startPublish(ch, d.exchange, d.routingKey, d.mandatory);
+        return;
+      }
+    }
     const method = decodeMethod(payload);
     if (channel === 0) {
       try {

@@ -1,16 +1,34 @@
 import { preconditionFailed, unexpectedFrame, type ConnectionError } from '../errors.js';
-import type { BasicPublishArgs } from '../frame/generated/methods.js';
 import { readBodySize } from '../frame/generated/properties.js';
 
-/** A content method with its header and whole body. */
+/** What publishing needs of a basic.publish method (BasicPublishArgs has these and more). */
+export interface PublishMethod {
+  readonly exchange: string;
+  readonly routingKey: string;
+  readonly mandatory: boolean;
+}
+
+/**
+ * A content method with its header and whole body. The assembler hands out the same object for
+ * each content it completes: read it before the next frame.
+ */
 export interface Content {
   classId: number;
   methodId: number;
   /** basic.publish's arguments; undefined for a content method clients may not send. */
-  args: BasicPublishArgs | undefined;
+  args: PublishMethod | undefined;
   header: Buffer;
   body: Buffer;
 }
+
+/** The basic.publish in progress, when startPublish gave its fields (reused: see Content). */
+interface MutablePublish {
+  exchange: string;
+  routingKey: string;
+  mandatory: boolean;
+}
+
+const EMPTY = Buffer.alloc(0);
 
 /** The smallest body buffer allocated for a body that arrives in several frames. */
 const MIN_CAPACITY = 4096;
@@ -28,7 +46,9 @@ const MIN_CAPACITY = 4096;
 export class ContentAssembler {
   private classId = 0;
   private methodId = 0;
-  private args: BasicPublishArgs | undefined;
+  private args: PublishMethod | undefined;
+  private readonly publishMethod: MutablePublish = { exchange: '', routingKey: '', mandatory: false };
+  private readonly completed: Content = { classId: 0, methodId: 0, args: undefined, header: EMPTY, body: EMPTY };
   private started = false;
   private header: Buffer | null = null;
   private bodySize = 0;
@@ -49,12 +69,29 @@ export class ContentAssembler {
   }
 
   /** A content method arrived; args is undefined when the content will be refused once whole. */
-  start(classId: number, methodId: number, args: BasicPublishArgs | undefined): void {
+  start(classId: number, methodId: number, args: PublishMethod | undefined): void {
     this.reset();
     this.started = true;
     this.classId = classId;
     this.methodId = methodId;
     this.args = args;
+  }
+
+  /** A basic.publish arrived (start(60, 40, args) without an args object of its own). */
+  startPublish(exchange: string, routingKey: string, mandatory: boolean): void {
+    const m = this.publishMethod;
+    m.exchange = exchange;
+    m.routingKey = routingKey;
+    m.mandatory = mandatory;
+    this.start(60, 40, m);
+  }
+
+  /** Lets go of the completed content's buffers once it has been handled (the message holds its own). */
+  release(): void {
+    const c = this.completed;
+    c.header = EMPTY;
+    c.body = EMPTY;
+    c.args = undefined;
   }
 
   /** Forgets any content in progress (the channel closes). */
@@ -96,7 +133,7 @@ export class ContentAssembler {
     }
     this.header = payload;
     this.bodySize = bodySize;
-    return bodySize === 0 ? this.complete(Buffer.alloc(0)) : undefined;
+    return bodySize === 0 ? this.complete(EMPTY) : undefined;
   }
 
   /** A content body frame; returns the content when this frame completes the body. */
@@ -131,7 +168,12 @@ export class ContentAssembler {
   }
 
   private complete(body: Buffer): Content {
-    const content: Content = { classId: this.classId, methodId: this.methodId, args: this.args, header: this.header as Buffer, body };
+    const content = this.completed;
+    content.classId = this.classId;
+    content.methodId = this.methodId;
+    content.args = this.args;
+    content.header = this.header as Buffer;
+    content.body = body;
     this.reset();
     return content;
   }

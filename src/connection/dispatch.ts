@@ -59,6 +59,15 @@ export function dispatchBody(ch: Channel, payload: Buffer): void {
   }
 }
 
+/**
+ * basic.publish on an open channel with no content pending (the 'basic.publish' handler, and
+ * Connection's fast path that decodes it without a Method object): its content is expected next.
+ */
+export function startPublish(ch: Channel, exchange: string, routingKey: string, mandatory: boolean): void {
+  ch.counters.publisher = true;
+  ch.assembler.startPublish(exchange, routingKey, mandatory);
+}
+
 /** A complete basic.publish: published now, or held until tx.commit. */
 function publish(ch: Channel, content: Content): void {
   const { args, header, body } = content;
@@ -70,6 +79,8 @@ function publish(ch: Channel, content: Content): void {
     // A channel error names basic.publish; a crash decoding the properties names nothing.
     if (err instanceof ChannelError) err.at(60, 40);
     throw err;
+  } finally {
+    ch.assembler.release();
   }
 }
 

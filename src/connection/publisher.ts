@@ -1,6 +1,7 @@
 import { preconditionFailed, ReplyCode } from '../errors.js';
 import { delayOf, DelayedMessageExchange } from '../exchange/delayed-message-exchange.js';
-import { encodeMethodFrame, type BasicPublishArgs } from '../frame/generated/methods.js';
+import { encodeMethodFrame } from '../frame/generated/methods.js';
+import type { PublishMethod } from './content-assembler.js';
 import { decodeContentHeader, encodeContentHeaderPayload, type BasicProperties } from '../frame/generated/properties.js';
 import { Message, senderSelectedRoutingKeys } from '../queue/message.js';
 import { parseExpiration } from '../queue/queue-arguments.js';
@@ -21,7 +22,7 @@ export interface ReplySource {
 
 /** A publish inside a transaction, checked and routed at basic.publish, enqueued at tx.commit. */
 interface HeldPublish {
-  args: BasicPublishArgs;
+  args: PublishMethod;
   exchange: Exchange;
   /** The message as it will be queued (and returned to a mandatory publisher): without BCC. */
   message: Message;
@@ -101,7 +102,7 @@ export class Publisher {
    * (mandatory, unroutable) and, in confirm mode, a confirm once the message is safe — in the
    * store for persistent messages on durable queues. Returns true when a store commit holds it.
    */
-  publish(args: BasicPublishArgs, header: Buffer, body: Buffer): boolean {
+  publish(args: PublishMethod, header: Buffer, body: Buffer): boolean {
     const vhost = this.conn.vhost!;
     // rabbit_channel counts a publish as received before checking it.
     vhost.counters.received++;
@@ -167,7 +168,7 @@ export class Publisher {
   }
 
   /** A reply or a delayed message taken aside while routing (the function routeAside). */
-  private routeAside(args: BasicPublishArgs, exchange: Exchange, published: Message, cc: string[] | undefined): { message: Message; durable: boolean } | undefined {
+  private routeAside(args: PublishMethod, exchange: Exchange, published: Message, cc: string[] | undefined): { message: Message; durable: boolean } | undefined {
     return routeAside(this.conn.vhost!, this.conn.broker.replyTo, exchange, args.routingKey, published, cc);
   }
 
@@ -175,7 +176,7 @@ export class Publisher {
    * The checks of rabbit_channel's basic.publish, in its order; the message as published. A
    * message that is kept (queued, or held by a transaction) gets its own compact memory.
    */
-  private accept(args: BasicPublishArgs, header: Buffer, body: Buffer, held: boolean): Accepted {
+  private accept(args: PublishMethod, header: Buffer, body: Buffer, held: boolean): Accepted {
     const exchange = this.publishable(args.exchange, args.routingKey);
     const decoded = decodeContentHeader(header).properties;
     const access = this.conn.access!;
@@ -216,7 +217,9 @@ export class Publisher {
    * A publish inside a transaction: checked and routed now (a reply is delivered, a delayed
    * message stored), enqueued at commit in the queues routed to that still exist then.
    */
-  hold(args: BasicPublishArgs, header: Buffer, body: Buffer): void {
+  hold(method: PublishMethod, header: Buffer, body: Buffer): void {
+    // The assembler reuses its method object: the held publish keeps a copy.
+    const args: PublishMethod = { exchange: method.exchange, routingKey: method.routingKey, mandatory: method.mandatory };
     const counters = this.conn.vhost!.counters;
     counters.received++;
     const { exchange, message, cc } = this.accept(args, header, body, true);
@@ -290,7 +293,7 @@ export class Publisher {
   }
 
   /** basic.return 312 NO_ROUTE with the message's properties and body. */
-  private sendReturn(args: BasicPublishArgs, msg: Message): void {
+  private sendReturn(args: PublishMethod, msg: Message): void {
     this.conn.writer.writeContent(
       this.channelId,
       encodeMethodFrame(this.channelId, 'basic.return', { replyCode: ReplyCode.NO_ROUTE, replyText: 'NO_ROUTE', exchange: args.exchange, routingKey: args.routingKey }),
