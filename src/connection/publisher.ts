@@ -62,6 +62,8 @@ export class Publisher {
   private held: HeldPublish[] = [];
   /** The header and routing key of the last message kept (keptHeader, keptRoutingKey). */
   private lastHeader: Buffer | undefined;
+  /** lastHeader decoded. */
+  private lastProperties: BasicProperties = {};
   private lastRoutingKey = '';
 
   constructor(
@@ -178,15 +180,20 @@ export class Publisher {
    */
   private accept(args: PublishMethod, header: Buffer, body: Buffer, held: boolean): Accepted {
     const exchange = this.publishable(args.exchange, args.routingKey);
-    const decoded = decodeContentHeader(header).properties;
-    const access = this.conn.access!;
-    const { properties, ttl, cc } = checkPublished(decoded, (claimed) => access.checkUserId(claimed), this.replies.replyConsumer);
+    // A publisher usually sends the same properties again: the same bytes as the last kept
+    // header are not decoded again (decoding is a pure function of the bytes; nobody modifies
+    // decoded properties).
+    const last = this.lastHeader;
+    const same = last !== undefined && sameBytes(last, header);
+    const decoded = same ? this.lastProperties : decodeContentHeader(header).properties;
+    const { properties, ttl, cc } = checkPublished(decoded, this.conn.access!, this.replies.replyConsumer);
     if (properties !== decoded) header = encodeContentHeaderPayload(60, body.length, properties);
     if (!held && args.exchange === '' && isReplyAddress(args.routingKey)) {
       // A reply is written out at once, never queued: no id, no compaction.
       return { exchange, message: new Message(0, '', args.routingKey, header, body, properties), cc };
     }
-    const message = new Message(this.conn.broker.nextMessageId(), args.exchange, this.keptRoutingKey(args.routingKey), this.keptHeader(header), Message.compact(body), properties);
+    const kept = properties === decoded && same ? (last as Buffer) : this.keptHeader(header, properties);
+    const message = new Message(this.conn.broker.nextMessageId(), args.exchange, this.keptRoutingKey(args.routingKey), kept, Message.compact(body), properties);
     message.ttl = ttl;
     return { exchange, message, cc };
   }
@@ -196,11 +203,12 @@ export class Publisher {
    * publisher usually sends the same properties again), else a compact copy. Messages never
    * modify their header, so sharing it saves a copy per publish and an object per queued message.
    */
-  private keptHeader(header: Buffer): Buffer {
+  private keptHeader(header: Buffer, properties: BasicProperties): Buffer {
     const last = this.lastHeader;
     if (last !== undefined && sameBytes(last, header)) return last;
     const kept = Message.compact(header);
     this.lastHeader = kept;
+    this.lastProperties = properties;
     return kept;
   }
 
@@ -303,6 +311,11 @@ export class Publisher {
   }
 }
 
+/** Who may claim which user_id (the connection's Authorizer; the management API's user). */
+export interface UserIdCheck {
+  checkUserId(claimed: string | undefined): void;
+}
+
 /**
  * rabbit_channel's checks of a published message's properties, in its order (after the
  * exchange's): the user_id property, a reply_to of amq.rabbitmq.reply-to (rewritten to the
@@ -310,9 +323,9 @@ export class Publisher {
  * (rewritten, or the same object), the per-message TTL and the CC/BCC routing keys.
  */
 export function checkPublished(
-  properties: BasicProperties, checkUserId: (claimed: string | undefined) => void, replyConsumer: ReplyConsumer | undefined,
+  properties: BasicProperties, users: UserIdCheck, replyConsumer: ReplyConsumer | undefined,
 ): { properties: BasicProperties; ttl: number | undefined; cc: string[] | undefined } {
-  checkUserId(properties.userId);
+  users.checkUserId(properties.userId);
   const withReplyAddress = rewriteReplyTo(replyConsumer, properties);
   if (withReplyAddress) properties = withReplyAddress;
   const ttl = parseExpiration(properties.expiration);
