@@ -93,6 +93,7 @@ export class Connection {
     this.connectedAt = broker.clock.now();
     // RabbitMQ enforces the spec's minimum frame size until connection.tune-ok.
     this.reader = new FrameReader(FRAME_MIN_SIZE);
+    this.reader.rawHandler = this.onRawFrame;
     this.writer = new FrameWriter(socket, config.frameMax);
     this.writer.onFlush = () => this.onOutputProgress();
     this.writer.onError = (err) => this.onWriteError(err);
@@ -256,12 +257,42 @@ export class Connection {
   /** Handles one frame; stops reading after it when the output is full. */
   private readonly onFrame = (type: number, channel: number, payload: Buffer): void => {
     this.handleFrame(type, channel, payload);
+    this.afterFrame();
+  };
+
+  /**
+   * The fast path of a publish (FrameReader.rawHandler), straight from the input's bytes: a
+   * basic.publish is decoded without a Method object or a Buffer of its own, when nothing but
+   * starting the publish can happen (an open channel, no content pending, no immediate); a
+   * content header with the same bytes as the channel's last kept one is handled as that
+   * Buffer. Every other frame goes to onFrame.
+   */
+  private readonly onRawFrame = (type: number, channel: number, buf: Buffer, start: number, end: number): boolean => {
+    if (this.state !== 'open' || channel === 0 || (type !== FRAME_METHOD && type !== FRAME_HEADER)) return false;
+    const ch = this.channels.get(channel);
+    if (ch === undefined || ch.closing) return false;
+    if (type === FRAME_METHOD) {
+      const d = this.publishDecoder;
+      if (ch.assembler.pending || !d.decode(buf, start, end) || d.immediate) return false;
+      // What dispatchMethod and the basic.publish handler do, none of which can fail here.
+      startPublish(ch, d.exchange, d.routingKey, d.mandatory);
+    } else {
+      const header = ch.publisher.sameHeader(buf, start, end);
+      if (header === undefined) return false;
+      this.handleFrame(type, channel, header);
+    }
+    this.afterFrame();
+    return true;
+  };
+
+  /** After each frame: stops reading when the output is full (or a test asked to drop). */
+  private afterFrame(): void {
     if (this.framesUntilDrop !== 0 && --this.framesUntilDrop === 0) {
       this.dropAfterFrames(0);
       return;
     }
     if (!this.writable && (this.state === 'open' || this.state === 'opening')) this.pauseReading('output');
-  };
+  }
 
   private handleFrame(type: number, channel: number, payload: Buffer): void {
     if (this.state === 'closed') return;
@@ -291,16 +322,6 @@ export class Connection {
   }
 
   private onMethodFrame(channel: number, payload: Buffer): void {
-    if (channel !== 0 && this.state === 'open' && this.publishDecoder.decode(payload)) {
-      // The fast path for basic.publish: what dispatchMethod and the handler would do, when
-      // nothing but the publish can happen (an open channel, no content pending, no immediate).
-      const d = this.publishDecoder;
-      const ch = this.channels.get(channel);
-      if (ch !== undefined && !ch.closing && !ch.assembler.pending && !d.immediate) {
-        startPublish(ch, d.exchange, d.routingKey, d.mandatory);
-        return;
-      }
-    }
     const method = decodeMethod(payload);
     if (channel === 0) {
       try {

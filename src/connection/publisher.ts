@@ -199,6 +199,19 @@ export class Publisher {
   }
 
   /**
+   * The last kept header when buf[start, end) holds its bytes (the connection's fast path hands
+   * a content header over as that Buffer), else undefined.
+   */
+  sameHeader(buf: Buffer, start: number, end: number): Buffer | undefined {
+    const last = this.lastHeader;
+    if (last === undefined) return undefined;
+    const n = last.length;
+    if (end - start !== n) return undefined;
+    for (let i = 0; i < n; i++) if (last[i] !== buf[start + i]) return undefined;
+    return last;
+  }
+
+  /**
    * The header a kept message holds: the previous one's when the bytes are the same (a
    * publisher usually sends the same properties again), else a compact copy. Messages never
    * modify their header, so sharing it saves a copy per publish and an object per queued message.
@@ -367,6 +380,7 @@ function checkMessage(properties: BasicProperties): void {
 
 /** a and b hold the same bytes (a loop for the short buffers headers are, equals() above that). */
 function sameBytes(a: Buffer, b: Buffer): boolean {
+  if (a === b) return true;
   const n = a.length;
   if (n !== b.length) return false;
   if (n > 64) return a.equals(b);

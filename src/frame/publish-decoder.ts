@@ -19,19 +19,19 @@ export class BasicPublishDecoder {
   private routingKeyBytes: Buffer = Buffer.alloc(0);
 
   /**
-   * Decodes p if it is a well-formed basic.publish payload (class and method ids, reserved short,
-   * exchange and routing-key shortstrs, the bit octet, nothing after) and returns true; returns
-   * false, the fields unspecified, for anything else.
+   * Decodes the method-frame payload p[start, end) (all of p by default) if it is a well-formed
+   * basic.publish (class and method ids, reserved short, exchange and routing-key shortstrs,
+   * the bit octet, nothing after) and returns true; returns false, the fields unspecified, for
+   * anything else.
    */
-  decode(p: Buffer): boolean {
-    const n = p.length;
-    if (n < 9 || p.readUInt32BE(0) !== BASIC_PUBLISH) return false;
-    const s1 = 7;
-    const e1 = s1 + p[6]!;
-    if (e1 + 1 > n) return false;
+  decode(p: Buffer, start = 0, end = p.length): boolean {
+    if (end - start < 9 || p.readUInt32BE(start) !== BASIC_PUBLISH) return false;
+    const s1 = start + 7;
+    const e1 = s1 + p[start + 6]!;
+    if (e1 + 1 > end) return false;
     const s2 = e1 + 1;
     const e2 = s2 + p[e1]!;
-    if (e2 + 1 !== n) return false;
+    if (e2 + 1 !== end) return false;
     const bits = p[e2]!;
     if (!same(this.exchangeBytes, p, s1, e1)) {
       this.exchange = p.toString('utf8', s1, e1);
