@@ -265,21 +265,31 @@ export class Connection {
    * basic.publish is decoded without a Method object or a Buffer of its own, when nothing but
    * starting the publish can happen (an open channel, no content pending, no immediate); a
    * content header with the same bytes as the channel's last kept one is handled as that
-   * Buffer. Every other frame goes to onFrame.
+   * Buffer; a body frame is handed to the assembler as bytes (a small body is copied out
+   * without a view first). Every other frame goes to onFrame.
    */
   private readonly onRawFrame = (type: number, channel: number, buf: Buffer, start: number, end: number): boolean => {
-    if (this.state !== 'open' || channel === 0 || (type !== FRAME_METHOD && type !== FRAME_HEADER)) return false;
+    if (this.state !== 'open' || channel === 0) return false;
     const ch = this.channels.get(channel);
     if (ch === undefined || ch.closing) return false;
-    if (type === FRAME_METHOD) {
+    if (type === FRAME_BODY) {
+      // What handleFrame → onContentFrame → dispatchBody do, the body compacted out of the input.
+      try {
+        dispatchBody(ch, buf, start, end);
+      } catch (err) {
+        this.frameFailed(err, channel);
+      }
+    } else if (type === FRAME_METHOD) {
       const d = this.publishDecoder;
       if (ch.assembler.pending || !d.decode(buf, start, end) || d.immediate) return false;
       // What dispatchMethod and the basic.publish handler do, none of which can fail here.
       startPublish(ch, d.exchange, d.routingKey, d.mandatory);
-    } else {
+    } else if (type === FRAME_HEADER) {
       const header = ch.publisher.sameHeader(buf, start, end);
       if (header === undefined) return false;
       this.handleFrame(type, channel, header);
+    } else {
+      return false;
     }
     this.afterFrame();
     return true;
@@ -310,15 +320,20 @@ export class Connection {
         throw new ConnectionError(ReplyCode.FRAME_ERROR, `unknown frame type ${type}`);
       }
     } catch (err) {
-      if (err instanceof ChannelError && channel !== 0) {
-        const ch = this.channels.get(channel);
-        if (ch) {
-          this.closeChannel(ch, err);
-          return;
-        }
-      }
-      this.fail(err);
+      this.frameFailed(err, channel);
     }
+  }
+
+  /** A frame on channel failed: a channel error closes the channel, anything else the connection. */
+  private frameFailed(err: unknown, channel: number): void {
+    if (err instanceof ChannelError && channel !== 0) {
+      const ch = this.channels.get(channel);
+      if (ch) {
+        this.closeChannel(ch, err);
+        return;
+      }
+    }
+    this.fail(err);
   }
 
   private onMethodFrame(channel: number, payload: Buffer): void {
@@ -354,7 +369,7 @@ export class Connection {
       throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, 'expected method frame, got non method frame instead');
     }
     if (type === FRAME_HEADER) dispatchHeader(ch, payload);
-    else dispatchBody(ch, payload);
+    else dispatchBody(ch, payload, 0, payload.length);
   }
 
   /**

@@ -1,5 +1,6 @@
 import { preconditionFailed, unexpectedFrame, type ConnectionError } from '../errors.js';
 import { readBodySize } from '../frame/generated/properties.js';
+import { Message } from '../queue/message.js';
 
 /** What publishing needs of a basic.publish method (BasicPublishArgs has these and more). */
 export interface PublishMethod {
@@ -38,7 +39,9 @@ const MIN_CAPACITY = 4096;
  * content header, then body frames up to the size the header announced. The frames arrive one
  * by one; header() and body() return the content once it is complete.
  *
- * A body that arrives in one frame is passed on as that frame (zero-copy). A body in several
+ * A body that arrives in one frame is passed on as that frame (zero-copy) unless it is small
+ * beside the chunk it arrived in: then it is copied out (Message.compact), so a kept message
+ * never pins a large chunk; every body it hands out is compact already. A body in several
  * frames is copied into one buffer that grows by doubling, up to the announced size but never
  * beyond twice what has arrived: memory stays within a small factor of the bytes received,
  * however small the frames (no Buffer is kept per frame) and whatever size the header announced.
@@ -138,15 +141,24 @@ export class ContentAssembler {
 
   /** A content body frame; returns the content when this frame completes the body. */
   onBody(payload: Buffer): Content | undefined {
+    return this.onBodyAt(payload, 0, payload.length);
+  }
+
+  /**
+   * A content body frame whose payload is buf[start, end) (the connection hands it over without
+   * a Buffer of its own); returns the content when this frame completes the body.
+   */
+  onBodyAt(buf: Buffer, start: number, end: number): Content | undefined {
     if (!this.started) throw noContentExpected();
     if (!this.header) throw this.unexpectedFrame();
-    const received = this.received + payload.length;
+    const n = end - start;
+    const received = this.received + n;
     // More body than the header announced: RabbitMQ 3.10 answers as for any stray frame.
     if (received > this.bodySize) throw this.unexpectedFrame();
-    if (received === this.bodySize && this.buffer === null) return this.complete(payload);
-    if (payload.length > 0) {
+    if (received === this.bodySize && this.buffer === null) return this.complete(Message.compactRange(buf, start, end));
+    if (n > 0) {
       const buffer = this.reserve(received);
-      payload.copy(buffer, this.received);
+      buf.copy(buffer, this.received, start, end);
     }
     this.received = received;
     return received === this.bodySize ? this.complete(this.buffer as Buffer) : undefined;

@@ -48,11 +48,11 @@ export function dispatchHeader(ch: Channel, payload: Buffer): void {
   }
 }
 
-/** A content body frame on channel ch. */
-export function dispatchBody(ch: Channel, payload: Buffer): void {
+/** A content body frame on channel ch, its payload buf[start, end). */
+export function dispatchBody(ch: Channel, buf: Buffer, start: number, end: number): void {
   if (ch.closing) return;
   try {
-    const content = ch.assembler.onBody(payload);
+    const content = ch.assembler.onBodyAt(buf, start, end);
     if (content) publish(ch, content);
   } finally {
     ch.conn.afterContentFrame();

@@ -189,11 +189,12 @@ export class Publisher {
     const { properties, ttl, cc } = checkPublished(decoded, this.conn.access!, this.replies.replyConsumer);
     if (properties !== decoded) header = encodeContentHeaderPayload(60, body.length, properties);
     if (!held && args.exchange === '' && isReplyAddress(args.routingKey)) {
-      // A reply is written out at once, never queued: no id, no compaction.
+      // A reply is written out at once, never queued: no id.
       return { exchange, message: new Message(0, '', args.routingKey, header, body, properties), cc };
     }
     const kept = properties === decoded && same ? (last as Buffer) : this.keptHeader(header, properties);
-    const message = new Message(this.conn.broker.nextMessageId(), args.exchange, this.keptRoutingKey(args.routingKey), kept, Message.compact(body), properties);
+    // The assembler's bodies are compact already (ContentAssembler, Message.compact).
+    const message = new Message(this.conn.broker.nextMessageId(), args.exchange, this.keptRoutingKey(args.routingKey), kept, body, properties);
     message.ttl = ttl;
     return { exchange, message, cc };
   }
