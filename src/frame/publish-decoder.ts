@@ -14,9 +14,14 @@ export class BasicPublishDecoder {
   routingKey = '';
   mandatory = false;
   immediate = false;
-  /** The bytes exchange and routingKey were decoded from. */
-  private exchangeBytes: Buffer = Buffer.alloc(0);
-  private routingKeyBytes: Buffer = Buffer.alloc(0);
+  /**
+   * The bytes exchange and routingKey were decoded from (a shortstr is at most 255 octets): a
+   * publisher that changes its key every time costs a copy of the bytes, no allocation.
+   */
+  private readonly exchangeBytes = Buffer.alloc(255);
+  private exchangeLength = 0;
+  private readonly routingKeyBytes = Buffer.alloc(255);
+  private routingKeyLength = 0;
 
   /**
    * Decodes the method-frame payload p[start, end) (all of p by default) if it is a well-formed
@@ -33,13 +38,13 @@ export class BasicPublishDecoder {
     const e2 = s2 + p[e1]!;
     if (e2 + 1 !== end) return false;
     const bits = p[e2]!;
-    if (!same(this.exchangeBytes, p, s1, e1)) {
+    if (!same(this.exchangeBytes, this.exchangeLength, p, s1, e1)) {
       this.exchange = p.toString('utf8', s1, e1);
-      this.exchangeBytes = Buffer.from(p.subarray(s1, e1));
+      this.exchangeLength = copy(p, s1, e1, this.exchangeBytes);
     }
-    if (!same(this.routingKeyBytes, p, s2, e2)) {
+    if (!same(this.routingKeyBytes, this.routingKeyLength, p, s2, e2)) {
       this.routingKey = p.toString('utf8', s2, e2);
-      this.routingKeyBytes = Buffer.from(p.subarray(s2, e2));
+      this.routingKeyLength = copy(p, s2, e2, this.routingKeyBytes);
     }
     this.mandatory = (bits & 1) !== 0;
     this.immediate = (bits & 2) !== 0;
@@ -47,10 +52,16 @@ export class BasicPublishDecoder {
   }
 }
 
-/** a holds the bytes of p[start, end). */
-function same(a: Buffer, p: Buffer, start: number, end: number): boolean {
-  const n = end - start;
-  if (a.length !== n) return false;
-  for (let i = 0; i < n; i++) if (a[i] !== p[start + i]) return false;
+/** a[0, length) holds the bytes of p[start, end). */
+function same(a: Buffer, length: number, p: Buffer, start: number, end: number): boolean {
+  if (length !== end - start) return false;
+  for (let i = 0; i < length; i++) if (a[i] !== p[start + i]) return false;
   return true;
+}
+
+/** Copies p[start, end) to the start of into; returns its length. */
+function copy(p: Buffer, start: number, end: number, into: Buffer): number {
+  const n = end - start;
+  for (let i = 0; i < n; i++) into[i] = p[start + i]!;
+  return n;
 }
