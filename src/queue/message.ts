@@ -86,7 +86,9 @@ export class Message {
 
   /** compact(buf.subarray(start, end)) without making the view when it would copy. */
   static compactRange(buf: Buffer, start: number, end: number): Buffer {
-    if (!keepsView(buf.buffer, buf.byteOffset + start, end - start)) return copyOf(buf, start, end);
+    // Under half of buf is under half of its memory: copied, without reading buf.buffer (slow).
+    const n = end - start;
+    if (n * 2 < buf.length || !keepsView(buf.buffer, buf.byteOffset + start, n)) return copyOf(buf, start, end);
     return start === 0 && end === buf.length ? buf : buf.subarray(start, end);
   }
 }
