@@ -49,8 +49,8 @@ export class Connection {
   private childLog: Logger | undefined;
   readonly writer: FrameWriter;
   private readonly reader: FrameReader;
-  /** Decodes basic.publish without a Method object (onMethodFrame's fast path). */
-  private readonly publishDecoder = new BasicPublishDecoder();
+  /** Decodes basic.publish without a Method object (onRawFrame); made at the first method frame on a channel (idle connections stay small). */
+  private publishDecoder: BasicPublishDecoder | undefined;
   readonly channels = new Map<number, Channel>();
   vhost: VHost | undefined;
   /** The user's permission checks in the vhost (set with the vhost at connection.open). */
@@ -280,7 +280,7 @@ export class Connection {
         this.frameFailed(err, channel);
       }
     } else if (type === FRAME_METHOD) {
-      const d = this.publishDecoder;
+      const d = (this.publishDecoder ??= new BasicPublishDecoder());
       if (ch.assembler.pending || !d.decode(buf, start, end) || d.immediate) return false;
       // What dispatchMethod and the basic.publish handler do, none of which can fail here.
       startPublish(ch, d.exchange, d.routingKey, d.mandatory);

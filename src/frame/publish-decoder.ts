@@ -18,10 +18,17 @@ export class BasicPublishDecoder {
    * The bytes exchange and routingKey were decoded from (a shortstr is at most 255 octets): a
    * publisher that changes its key every time costs a copy of the bytes, no allocation.
    */
-  private readonly exchangeBytes = Buffer.alloc(255);
+  private readonly exchangeBytes: Buffer;
   private exchangeLength = 0;
-  private readonly routingKeyBytes = Buffer.alloc(255);
+  private readonly routingKeyBytes: Buffer;
   private routingKeyLength = 0;
+
+  constructor() {
+    // One allocation for both (510 octets, Node's pool).
+    const bytes = Buffer.allocUnsafe(510);
+    this.exchangeBytes = bytes.subarray(0, 255);
+    this.routingKeyBytes = bytes.subarray(255);
+  }
 
   /**
    * Decodes the method-frame payload p[start, end) (all of p by default) if it is a well-formed
