@@ -17,7 +17,8 @@ import { AbruptClose, unexpectedFrameError } from '../frame/frame-errors.js';
 import { Channel } from './channel.js';
 import { HeartbeatEntry, type HeartbeatPeer } from './heartbeats.js';
 import type { BrokerContext } from './context.js';
-import { dispatchBody, dispatchHeader, dispatchMethod } from './dispatch.js';
+import { dispatchBody, dispatchHeader, dispatchMethod, startPublish } from './dispatch.js';
+import { BasicPublishDecoder } from '../frame/publish-decoder.js';
 import { handleConnectionMethod } from './handlers/connection.js';
 import { checkUserChannelLimit } from './user-limits.js';
 
@@ -64,6 +65,8 @@ export class Connection implements HeartbeatPeer {
   private readonly reader: FrameReader;
   /** Open channels by number; made with the first channel (an idle connection has none). */
   private channelTable: Map<number, Channel> | undefined;
+  /** Decodes basic.publish without a Method object (onRawFrame); made at the first method frame on a channel (idle connections stay small). */
+  private publishDecoder: BasicPublishDecoder | undefined;
   vhost: VHost | undefined;
   /** The user's permission checks in the vhost (set with the vhost at connection.open). */
   access: Authorizer | undefined;
@@ -109,6 +112,7 @@ export class Connection implements HeartbeatPeer {
     this.connectedAt = broker.clock.now();
     // RabbitMQ enforces the spec's minimum frame size until connection.tune-ok.
     this.reader = new FrameReader(FRAME_MIN_SIZE);
+    this.reader.rawHandler = this.onRawFrame;
     this.writer = new FrameWriter(socket, config.frameMax);
     this.writer.onFlush = () => this.onOutputProgress();
     this.writer.onError = (err) => this.onWriteError(err);
@@ -331,12 +335,52 @@ export class Connection implements HeartbeatPeer {
   /** Handles one frame; stops reading after it when the output is full. */
   private readonly onFrame = (type: number, channel: number, payload: Buffer): void => {
     this.handleFrame(type, channel, payload);
+    this.afterFrame();
+  };
+
+  /**
+   * The fast path of a publish (FrameReader.rawHandler), straight from the input's bytes: a
+   * basic.publish is decoded without a Method object or a Buffer of its own, when nothing but
+   * starting the publish can happen (an open channel, no content pending, no immediate); a
+   * content header with the same bytes as the channel's last kept one is handled as that
+   * Buffer; a body frame is handed to the assembler as bytes (a small body is copied out
+   * without a view first). Every other frame goes to onFrame.
+   */
+  private readonly onRawFrame = (type: number, channel: number, buf: Buffer, start: number, end: number): boolean => {
+    if (this.state !== 'open' || channel === 0) return false;
+    const ch = this.channelTable?.get(channel);
+    if (ch === undefined || ch.closing) return false;
+    if (type === FRAME_BODY) {
+      // What handleFrame → onContentFrame → dispatchBody do, the body compacted out of the input.
+      try {
+        dispatchBody(ch, buf, start, end);
+      } catch (err) {
+        this.frameFailed(err, channel);
+      }
+    } else if (type === FRAME_METHOD) {
+      const d = (this.publishDecoder ??= new BasicPublishDecoder());
+      if (ch.assembler.pending || !d.decode(buf, start, end) || d.immediate) return false;
+      // What dispatchMethod and the basic.publish handler do, none of which can fail here.
+      startPublish(ch, d.exchange, d.routingKey, d.mandatory);
+    } else if (type === FRAME_HEADER) {
+      const header = ch.publisher.sameHeader(buf, start, end);
+      if (header === undefined) return false;
+      this.handleFrame(type, channel, header);
+    } else {
+      return false;
+    }
+    this.afterFrame();
+    return true;
+  };
+
+  /** After each frame: stops reading when the output is full (or a test asked to drop). */
+  private afterFrame(): void {
     if (this.framesUntilDrop !== 0 && --this.framesUntilDrop === 0) {
       this.dropAfterFrames(0);
       return;
     }
     if (!this.writable && (this.state === 'open' || this.state === 'opening')) this.pauseReading('output');
-  };
+  }
 
   private handleFrame(type: number, channel: number, payload: Buffer): void {
     if (this.state === 'closed') return;
@@ -354,15 +398,20 @@ export class Connection implements HeartbeatPeer {
         throw new ConnectionError(ReplyCode.FRAME_ERROR, `unknown frame type ${type}`);
       }
     } catch (err) {
-      if (err instanceof ChannelError && channel !== 0) {
-        const ch = this.channels.get(channel);
-        if (ch) {
-          this.closeChannel(ch, err);
-          return;
-        }
-      }
-      this.fail(err);
+      this.frameFailed(err, channel);
     }
+  }
+
+  /** A frame on channel failed: a channel error closes the channel, anything else the connection. */
+  private frameFailed(err: unknown, channel: number): void {
+    if (err instanceof ChannelError && channel !== 0) {
+      const ch = this.channels.get(channel);
+      if (ch) {
+        this.closeChannel(ch, err);
+        return;
+      }
+    }
+    this.fail(err);
   }
 
   private onMethodFrame(channel: number, payload: Buffer): void {
@@ -398,7 +447,7 @@ export class Connection implements HeartbeatPeer {
       throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, 'expected method frame, got non method frame instead');
     }
     if (type === FRAME_HEADER) dispatchHeader(ch, payload);
-    else dispatchBody(ch, payload);
+    else dispatchBody(ch, payload, 0, payload.length);
   }
 
   /**

@@ -1,16 +1,35 @@
 import { preconditionFailed, unexpectedFrame, type ConnectionError } from '../errors.js';
-import type { BasicPublishArgs } from '../frame/generated/methods.js';
 import { readBodySize } from '../frame/generated/properties.js';
+import { Message } from '../queue/message.js';
 
-/** A content method with its header and whole body. */
+/** What publishing needs of a basic.publish method (BasicPublishArgs has these and more). */
+export interface PublishMethod {
+  readonly exchange: string;
+  readonly routingKey: string;
+  readonly mandatory: boolean;
+}
+
+/**
+ * A content method with its header and whole body. The assembler hands out the same object for
+ * each content it completes: read it before the next frame.
+ */
 export interface Content {
   classId: number;
   methodId: number;
   /** basic.publish's arguments; undefined for a content method clients may not send. */
-  args: BasicPublishArgs | undefined;
+  args: PublishMethod | undefined;
   header: Buffer;
   body: Buffer;
 }
+
+/** The basic.publish in progress, when startPublish gave its fields (reused: see Content). */
+interface MutablePublish {
+  exchange: string;
+  routingKey: string;
+  mandatory: boolean;
+}
+
+const EMPTY = Buffer.alloc(0);
 
 /** The smallest body buffer allocated for a body that arrives in several frames. */
 const MIN_CAPACITY = 4096;
@@ -20,7 +39,9 @@ const MIN_CAPACITY = 4096;
  * content header, then body frames up to the size the header announced. The frames arrive one
  * by one; header() and body() return the content once it is complete.
  *
- * A body that arrives in one frame is passed on as that frame (zero-copy). A body in several
+ * A body that arrives in one frame is passed on as that frame (zero-copy) unless it is small
+ * beside the chunk it arrived in: then it is copied out (Message.compact), so a kept message
+ * never pins a large chunk; every body it hands out is compact already. A body in several
  * frames is copied into one buffer that grows by doubling, up to the announced size but never
  * beyond twice what has arrived: memory stays within a small factor of the bytes received,
  * however small the frames (no Buffer is kept per frame) and whatever size the header announced.
@@ -28,7 +49,9 @@ const MIN_CAPACITY = 4096;
 export class ContentAssembler {
   private classId = 0;
   private methodId = 0;
-  private args: BasicPublishArgs | undefined;
+  private args: PublishMethod | undefined;
+  private readonly publishMethod: MutablePublish = { exchange: '', routingKey: '', mandatory: false };
+  private readonly completed: Content = { classId: 0, methodId: 0, args: undefined, header: EMPTY, body: EMPTY };
   private started = false;
   private header: Buffer | null = null;
   private bodySize = 0;
@@ -49,12 +72,29 @@ export class ContentAssembler {
   }
 
   /** A content method arrived; args is undefined when the content will be refused once whole. */
-  start(classId: number, methodId: number, args: BasicPublishArgs | undefined): void {
+  start(classId: number, methodId: number, args: PublishMethod | undefined): void {
     this.reset();
     this.started = true;
     this.classId = classId;
     this.methodId = methodId;
     this.args = args;
+  }
+
+  /** A basic.publish arrived (start(60, 40, args) without an args object of its own). */
+  startPublish(exchange: string, routingKey: string, mandatory: boolean): void {
+    const m = this.publishMethod;
+    m.exchange = exchange;
+    m.routingKey = routingKey;
+    m.mandatory = mandatory;
+    this.start(60, 40, m);
+  }
+
+  /** Lets go of the completed content's buffers once it has been handled (the message holds its own). */
+  release(): void {
+    const c = this.completed;
+    c.header = EMPTY;
+    c.body = EMPTY;
+    c.args = undefined;
   }
 
   /** Forgets any content in progress (the channel closes). */
@@ -96,20 +136,29 @@ export class ContentAssembler {
     }
     this.header = payload;
     this.bodySize = bodySize;
-    return bodySize === 0 ? this.complete(Buffer.alloc(0)) : undefined;
+    return bodySize === 0 ? this.complete(EMPTY) : undefined;
   }
 
   /** A content body frame; returns the content when this frame completes the body. */
   onBody(payload: Buffer): Content | undefined {
+    return this.onBodyAt(payload, 0, payload.length);
+  }
+
+  /**
+   * A content body frame whose payload is buf[start, end) (the connection hands it over without
+   * a Buffer of its own); returns the content when this frame completes the body.
+   */
+  onBodyAt(buf: Buffer, start: number, end: number): Content | undefined {
     if (!this.started) throw noContentExpected();
     if (!this.header) throw this.unexpectedFrame();
-    const received = this.received + payload.length;
+    const n = end - start;
+    const received = this.received + n;
     // More body than the header announced: RabbitMQ 3.10 answers as for any stray frame.
     if (received > this.bodySize) throw this.unexpectedFrame();
-    if (received === this.bodySize && this.buffer === null) return this.complete(payload);
-    if (payload.length > 0) {
+    if (received === this.bodySize && this.buffer === null) return this.complete(Message.compactRange(buf, start, end));
+    if (n > 0) {
       const buffer = this.reserve(received);
-      payload.copy(buffer, this.received);
+      buf.copy(buffer, this.received, start, end);
     }
     this.received = received;
     return received === this.bodySize ? this.complete(this.buffer as Buffer) : undefined;
@@ -131,7 +180,12 @@ export class ContentAssembler {
   }
 
   private complete(body: Buffer): Content {
-    const content: Content = { classId: this.classId, methodId: this.methodId, args: this.args, header: this.header as Buffer, body };
+    const content = this.completed;
+    content.classId = this.classId;
+    content.methodId = this.methodId;
+    content.args = this.args;
+    content.header = this.header as Buffer;
+    content.body = body;
     this.reset();
     return content;
   }

@@ -48,15 +48,24 @@ export function dispatchHeader(ch: Channel, payload: Buffer): void {
   }
 }
 
-/** A content body frame on channel ch. */
-export function dispatchBody(ch: Channel, payload: Buffer): void {
+/** A content body frame on channel ch, its payload buf[start, end). */
+export function dispatchBody(ch: Channel, buf: Buffer, start: number, end: number): void {
   if (ch.closing) return;
   try {
-    const content = ch.assembler.onBody(payload);
+    const content = ch.assembler.onBodyAt(buf, start, end);
     if (content) publish(ch, content);
   } finally {
     ch.conn.afterContentFrame();
   }
+}
+
+/**
+ * basic.publish on an open channel with no content pending (the 'basic.publish' handler, and
+ * Connection's fast path that decodes it without a Method object): its content is expected next.
+ */
+export function startPublish(ch: Channel, exchange: string, routingKey: string, mandatory: boolean): void {
+  ch.counters.publisher = true;
+  ch.assembler.startPublish(exchange, routingKey, mandatory);
 }
 
 /** A complete basic.publish: published now, or held until tx.commit. */
@@ -70,6 +79,8 @@ function publish(ch: Channel, content: Content): void {
     // A channel error names basic.publish; a crash decoding the properties names nothing.
     if (err instanceof ChannelError) err.at(60, 40);
     throw err;
+  } finally {
+    ch.assembler.release();
   }
 }
 

@@ -1,6 +1,7 @@
 import { preconditionFailed, ReplyCode } from '../errors.js';
 import { delayOf, DelayedMessageExchange } from '../exchange/delayed-message-exchange.js';
-import { encodeMethodFrame, type BasicPublishArgs } from '../frame/generated/methods.js';
+import { encodeMethodFrame } from '../frame/generated/methods.js';
+import type { PublishMethod } from './content-assembler.js';
 import { decodeContentHeader, encodeContentHeaderPayload, type BasicProperties } from '../frame/generated/properties.js';
 import { Message, senderSelectedRoutingKeys } from '../queue/message.js';
 import { parseExpiration } from '../queue/queue-arguments.js';
@@ -21,7 +22,7 @@ export interface ReplySource {
 
 /** A publish inside a transaction, checked and routed at basic.publish, enqueued at tx.commit. */
 interface HeldPublish {
-  args: BasicPublishArgs;
+  args: PublishMethod;
   exchange: Exchange;
   /** The message as it will be queued (and returned to a mandatory publisher): without BCC. */
   message: Message;
@@ -61,6 +62,8 @@ export class Publisher {
   private held: HeldPublish[] = [];
   /** The header and routing key of the last message kept (keptHeader, keptRoutingKey). */
   private lastHeader: Buffer | undefined;
+  /** lastHeader decoded. */
+  private lastProperties: BasicProperties = {};
   private lastRoutingKey = '';
 
   constructor(
@@ -101,7 +104,7 @@ export class Publisher {
    * (mandatory, unroutable) and, in confirm mode, a confirm once the message is safe — in the
    * store for persistent messages on durable queues. Returns true when a store commit holds it.
    */
-  publish(args: BasicPublishArgs, header: Buffer, body: Buffer): boolean {
+  publish(args: PublishMethod, header: Buffer, body: Buffer): boolean {
     const vhost = this.conn.vhost!;
     // rabbit_channel counts a publish as received before checking it.
     vhost.counters.received++;
@@ -167,7 +170,7 @@ export class Publisher {
   }
 
   /** A reply or a delayed message taken aside while routing (the function routeAside). */
-  private routeAside(args: BasicPublishArgs, exchange: Exchange, published: Message, cc: string[] | undefined): { message: Message; durable: boolean } | undefined {
+  private routeAside(args: PublishMethod, exchange: Exchange, published: Message, cc: string[] | undefined): { message: Message; durable: boolean } | undefined {
     return routeAside(this.conn.vhost!, this.conn.broker.replyTo, exchange, args.routingKey, published, cc);
   }
 
@@ -175,19 +178,38 @@ export class Publisher {
    * The checks of rabbit_channel's basic.publish, in its order; the message as published. A
    * message that is kept (queued, or held by a transaction) gets its own compact memory.
    */
-  private accept(args: BasicPublishArgs, header: Buffer, body: Buffer, held: boolean): Accepted {
+  private accept(args: PublishMethod, header: Buffer, body: Buffer, held: boolean): Accepted {
     const exchange = this.publishable(args.exchange, args.routingKey);
-    const decoded = decodeContentHeader(header).properties;
-    const access = this.conn.access!;
-    const { properties, ttl, cc } = checkPublished(decoded, (claimed) => access.checkUserId(claimed), this.replies.replyConsumer);
+    // A publisher usually sends the same properties again: the same bytes as the last kept
+    // header are not decoded again (decoding is a pure function of the bytes; nobody modifies
+    // decoded properties).
+    const last = this.lastHeader;
+    const same = last !== undefined && sameBytes(last, header);
+    const decoded = same ? this.lastProperties : decodeContentHeader(header).properties;
+    const { properties, ttl, cc } = checkPublished(decoded, this.conn.access!, this.replies.replyConsumer);
     if (properties !== decoded) header = encodeContentHeaderPayload(60, body.length, properties);
     if (!held && args.exchange === '' && isReplyAddress(args.routingKey)) {
-      // A reply is written out at once, never queued: no id, no compaction.
+      // A reply is written out at once, never queued: no id.
       return { exchange, message: new Message(0, '', args.routingKey, header, body, properties), cc };
     }
-    const message = new Message(this.conn.broker.nextMessageId(), args.exchange, this.keptRoutingKey(args.routingKey), this.keptHeader(header), Message.compact(body), properties);
+    const kept = properties === decoded && same ? (last as Buffer) : this.keptHeader(header, properties);
+    // The assembler's bodies are compact already (ContentAssembler, Message.compact).
+    const message = new Message(this.conn.broker.nextMessageId(), args.exchange, this.keptRoutingKey(args.routingKey), kept, body, properties);
     message.ttl = ttl;
     return { exchange, message, cc };
+  }
+
+  /**
+   * The last kept header when buf[start, end) holds its bytes (the connection's fast path hands
+   * a content header over as that Buffer), else undefined.
+   */
+  sameHeader(buf: Buffer, start: number, end: number): Buffer | undefined {
+    const last = this.lastHeader;
+    if (last === undefined) return undefined;
+    const n = last.length;
+    if (end - start !== n) return undefined;
+    for (let i = 0; i < n; i++) if (last[i] !== buf[start + i]) return undefined;
+    return last;
   }
 
   /**
@@ -195,11 +217,12 @@ export class Publisher {
    * publisher usually sends the same properties again), else a compact copy. Messages never
    * modify their header, so sharing it saves a copy per publish and an object per queued message.
    */
-  private keptHeader(header: Buffer): Buffer {
+  private keptHeader(header: Buffer, properties: BasicProperties): Buffer {
     const last = this.lastHeader;
     if (last !== undefined && sameBytes(last, header)) return last;
     const kept = Message.compact(header);
     this.lastHeader = kept;
+    this.lastProperties = properties;
     return kept;
   }
 
@@ -216,7 +239,9 @@ export class Publisher {
    * A publish inside a transaction: checked and routed now (a reply is delivered, a delayed
    * message stored), enqueued at commit in the queues routed to that still exist then.
    */
-  hold(args: BasicPublishArgs, header: Buffer, body: Buffer): void {
+  hold(method: PublishMethod, header: Buffer, body: Buffer): void {
+    // The assembler reuses its method object: the held publish keeps a copy.
+    const args: PublishMethod = { exchange: method.exchange, routingKey: method.routingKey, mandatory: method.mandatory };
     const counters = this.conn.vhost!.counters;
     counters.received++;
     const { exchange, message, cc } = this.accept(args, header, body, true);
@@ -290,7 +315,7 @@ export class Publisher {
   }
 
   /** basic.return 312 NO_ROUTE with the message's properties and body. */
-  private sendReturn(args: BasicPublishArgs, msg: Message): void {
+  private sendReturn(args: PublishMethod, msg: Message): void {
     this.conn.writer.writeContent(
       this.channelId,
       encodeMethodFrame(this.channelId, 'basic.return', { replyCode: ReplyCode.NO_ROUTE, replyText: 'NO_ROUTE', exchange: args.exchange, routingKey: args.routingKey }),
@@ -300,6 +325,11 @@ export class Publisher {
   }
 }
 
+/** Who may claim which user_id (the connection's Authorizer; the management API's user). */
+export interface UserIdCheck {
+  checkUserId(claimed: string | undefined): void;
+}
+
 /**
  * rabbit_channel's checks of a published message's properties, in its order (after the
  * exchange's): the user_id property, a reply_to of amq.rabbitmq.reply-to (rewritten to the
@@ -307,9 +337,9 @@ export class Publisher {
  * (rewritten, or the same object), the per-message TTL and the CC/BCC routing keys.
  */
 export function checkPublished(
-  properties: BasicProperties, checkUserId: (claimed: string | undefined) => void, replyConsumer: ReplyConsumer | undefined,
+  properties: BasicProperties, users: UserIdCheck, replyConsumer: ReplyConsumer | undefined,
 ): { properties: BasicProperties; ttl: number | undefined; cc: string[] | undefined } {
-  checkUserId(properties.userId);
+  users.checkUserId(properties.userId);
   const withReplyAddress = rewriteReplyTo(replyConsumer, properties);
   if (withReplyAddress) properties = withReplyAddress;
   const ttl = parseExpiration(properties.expiration);
@@ -351,6 +381,7 @@ function checkMessage(properties: BasicProperties): void {
 
 /** a and b hold the same bytes (a loop for the short buffers headers are, equals() above that). */
 function sameBytes(a: Buffer, b: Buffer): boolean {
+  if (a === b) return true;
   const n = a.length;
   if (n !== b.length) return false;
   if (n > 64) return a.equals(b);

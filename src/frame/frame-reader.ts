@@ -39,6 +39,13 @@ const EMPTY = Buffer.alloc(0);
 
 export type FrameHandler = (type: number, channel: number, payload: Buffer) => void;
 
+/**
+ * Offered each frame before onFrame, its payload as buf[start, end) (no Buffer of its own):
+ * returns true when it handled the frame, false to have it delivered to onFrame as usual. It
+ * may only take frames analyzeFrame accepts.
+ */
+export type RawFrameHandler = (type: number, channel: number, buf: Buffer, start: number, end: number) => boolean;
+
 /** Throws RabbitMQ's 501 unknown_frame error for frames analyze_frame rejects. */
 export function analyzeFrame(type: number, payload: Buffer): void {
   switch (type) {
@@ -65,6 +72,8 @@ export class FrameReader {
   validate = true;
   /** Set after a FatalFrameError: the stream is out of sync and further input is ignored. */
   failed = false;
+  /** Tried first for every frame (see RawFrameHandler); errors it throws are onFrame's. */
+  rawHandler: RawFrameHandler | undefined;
 
   /**
    * Bytes of an incomplete frame: fewer than 7 octets of its header, or (need > 0) less than all
@@ -203,16 +212,20 @@ export class FrameReader {
    */
   private deliver(buf: Buffer, start: number, end: number, rest: Buffer, restOff: number, onFrame: FrameHandler): boolean {
     const type = buf[start]!;
-    const payload = buf.subarray(start + 7, end - 1);
     const marker = buf[end - 1]!;
     if (marker !== FRAME_END) {
       this.failed = true;
       this.reset();
-      throw badFrameEndError(type, payload, marker);
+      throw badFrameEndError(type, buf.subarray(start + 7, end - 1), marker);
     }
     try {
-      if (this.validate) analyzeFrame(type, payload);
-      onFrame(type, buf.readUInt16BE(start + 1), payload);
+      const channel = buf.readUInt16BE(start + 1);
+      const raw = this.rawHandler;
+      if (raw === undefined || !raw(type, channel, buf, start + 7, end - 1)) {
+        const payload = buf.subarray(start + 7, end - 1);
+        if (this.validate) analyzeFrame(type, payload);
+        onFrame(type, channel, payload);
+      }
     } catch (e) {
       if (!this.failed) this.keepRest(rest, restOff);
       throw e;

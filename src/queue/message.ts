@@ -81,10 +81,30 @@ export class Message {
    * large chunk for a small body, so it is compacted into its own memory once.
    */
   static compact(buf: Buffer): Buffer {
-    if (buf.byteOffset === 0 && buf.buffer.byteLength === buf.length) return buf;
-    if (buf.buffer.byteLength <= buf.length * 2) return buf;
-    return Buffer.from(buf);
+    return keepsView(buf.buffer, buf.byteOffset, buf.length) ? buf : copyOf(buf, 0, buf.length);
   }
+
+  /** compact(buf.subarray(start, end)) without making the view when it would copy. */
+  static compactRange(buf: Buffer, start: number, end: number): Buffer {
+    // Under half of buf is under half of its memory: copied, without reading buf.buffer (slow).
+    const n = end - start;
+    if (n * 2 < buf.length || !keepsView(buf.buffer, buf.byteOffset + start, n)) return copyOf(buf, start, end);
+    return start === 0 && end === buf.length ? buf : buf.subarray(start, end);
+  }
+}
+
+/** A view of length octets at offset in memory may be kept: it is all of it, or at least half. */
+function keepsView(memory: ArrayBufferLike, offset: number, length: number): boolean {
+  return (offset === 0 && memory.byteLength === length) || memory.byteLength <= length * 2;
+}
+
+/** buf[start, end) in memory of its own (small ones in a slice of Node's pool, as Buffer.from makes). */
+function copyOf(buf: Buffer, start: number, end: number): Buffer {
+  const n = end - start;
+  const out = Buffer.allocUnsafe(n);
+  if (n <= 64) for (let i = 0; i < n; i++) out[i] = buf[start + i]!;
+  else buf.copy(out, 0, start, end);
+  return out;
 }
 
 /**

@@ -54,10 +54,29 @@ describe('ContentAssembler: method → header → body (rabbit_command_assembler
     const a = started();
     const h = header(3);
     a.onHeader(h);
-    const frame = Buffer.from('abc');
+    const frame = Buffer.allocUnsafeSlow(3).fill('abc');
     const c = a.onBody(frame);
     expect(c?.body).to.equal(frame);
     expect(c?.header).to.equal(h);
+    // Most of the chunk it arrived in: a view of it.
+    const chunk = Buffer.alloc(1000, 'b');
+    a.start(60, 40, args);
+    a.onHeader(header(600));
+    const big = a.onBodyAt(chunk, 300, 900)!.body;
+    expect(big.buffer).to.equal(chunk.buffer);
+    expect(big.byteOffset).to.equal(300);
+    expect(big.length).to.equal(600);
+  });
+
+  it('copies a body small beside the chunk it arrived in into memory of its own (Message.compact)', () => {
+    const a = started();
+    a.onHeader(header(16));
+    const chunk = Buffer.alloc(65536, 'c');
+    chunk.write('0123456789abcdef', 1000);
+    const body = a.onBodyAt(chunk, 1000, 1016)!.body;
+    expect(body.toString()).to.equal('0123456789abcdef');
+    expect(body.buffer).to.not.equal(chunk.buffer);
+    expect(body.buffer.byteLength).to.be.at.most(Buffer.poolSize);
   });
 
   it('answers frames that do not continue the content with 505, naming the content method', () => {

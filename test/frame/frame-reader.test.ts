@@ -224,3 +224,47 @@ describe('FrameReader (spec 4.2.3 general frame format)', () => {
     });
   });
 });
+
+describe('FrameReader.rawHandler (frames handled from the input bytes)', () => {
+  it('is offered every frame first, at any chunking; what it takes does not reach onFrame, in order with the rest', () => {
+    const r = rng(7);
+    for (let round = 0; round < 200; round++) {
+      const reader = new FrameReader(0);
+      const got: (Got & { raw: boolean })[] = [];
+      // Takes body frames (type 3) only, reading them from the chunk's bytes.
+      reader.rawHandler = (type, channel, buf, start, end) => {
+        if (type !== FRAME_BODY) return false;
+        got.push({ type, channel, payload: buf.toString('hex', start, end), raw: true });
+        return true;
+      };
+      let off = 0;
+      while (off < stream.length) {
+        const n = Math.min(stream.length - off, 1 + int(r, 80));
+        reader.feed(stream.subarray(off, off + n), (type, channel, payload) => got.push({ type, channel, payload: payload.toString('hex'), raw: false }));
+        off += n;
+      }
+      expect(got.map(({ raw: _, ...g }) => g), `round ${round}`).to.deep.equal(expected);
+      expect(got.filter((g) => g.raw).map((g) => g.type)).to.deep.equal([FRAME_BODY, FRAME_BODY, FRAME_BODY]);
+    }
+  });
+
+  it('pauses after the frame it handled, and keeps the rest for resume', () => {
+    const reader = new FrameReader(0);
+    const got: number[] = [];
+    reader.rawHandler = (type) => {
+      if (type !== FRAME_BODY) return false;
+      got.push(type);
+      reader.pause();
+      return true;
+    };
+    const onFrame = (type: number): void => {
+      got.push(type);
+    };
+    reader.feed(stream, onFrame);
+    expect(got).to.deep.equal([FRAME_METHOD, 2, FRAME_BODY]);
+    reader.resume(onFrame);
+    expect(got).to.deep.equal([FRAME_METHOD, 2, FRAME_BODY, FRAME_BODY]);
+    reader.resume(onFrame);
+    expect(got).to.deep.equal([FRAME_METHOD, 2, FRAME_BODY, FRAME_BODY, FRAME_HEARTBEAT, FRAME_BODY]);
+  });
+});

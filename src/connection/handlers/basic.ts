@@ -7,13 +7,13 @@ import { checkReadable, parseStreamConsumeArguments } from '../../stream/stream-
 import type { StreamQueue } from '../../stream/stream-queue.js';
 import { checkStreamConsumer, isStream, refuseOnStream, refuseStreamOffset } from '../../stream/stream-refusals.js';
 import { cancelReplyTo, consumeReplyTo, REPLY_TO } from '../direct-reply-to.js';
+import { startPublish } from '../dispatch.js';
 import type { ChannelHandlers } from './types.js';
 
 export const basicHandlers: ChannelHandlers = {
   'basic.publish': (ch, args) => {
     if (args.immediate) throw new ConnectionError(ReplyCode.NOT_IMPLEMENTED, 'immediate=true');
-    ch.counters.publisher = true;
-    ch.assembler.start(60, 40, args);
+    startPublish(ch, args.exchange, args.routingKey, args.mandatory);
   },
 
   'basic.consume': (ch, args) => {

@@ -93,7 +93,7 @@ async function publish(ctx: RequestContext): Promise<Reply> {
     if (content.length > maxMessageSize) throw preconditionFailed(`message size ${content.length} is larger than configured max size ${maxMessageSize}`);
     checkAccess(ctx, 'publish', vhostName, [{ kind: 'exchange', name, permission: 'write' }]);
     const exchange = vhost.publishableExchange(name);
-    const checked = checkPublished(properties, (claimed) => checkUserIdHeader(ctx.user.name, ctx.user.tags.includes('impersonator'), claimed), undefined);
+    const checked = checkPublished(properties, { checkUserId: (claimed) => checkUserIdHeader(ctx.user.name, ctx.user.tags.includes('impersonator'), claimed) }, undefined);
     const header = encodeContentHeaderPayload(60, content.length, checked.properties);
     const message = new Message(ctx.broker.nextMessageId(), name, routingKey, header, content, checked.properties);
     message.ttl = checked.ttl;
