@@ -16,9 +16,10 @@
  *   as one transaction.
  */
 
-import { ENTRY_VALUE_SIZE, encodeMessage, entryKey, messageKey, readU64, writeEntryValue, writeU64 } from '../record-codec.js';
+import { encodeMessageInto, ENTRY_KEY_SIZE, ENTRY_VALUE_SIZE, entryKeyInto, messageSize, readU64, writeEntryValue, writeU64 } from '../record-codec.js';
 import { Batch, Overlay, RESOLVED, type BatchSource } from './batch.js';
-import { seal, sealed, SUM_SIZE } from './checksum.js';
+import { sealed, sealIn, SUM_SIZE } from './checksum.js';
+import { Operations } from './operations.js';
 import {
   CHECK_KEY,
   NEXT_ID_KEY,
@@ -26,9 +27,9 @@ import {
   quarantineKey,
   queueValue,
   quiet,
-  refsValue,
+  REFS_VALUE_SIZE,
+  writeRefsValue,
   TURN_KEY,
-  type Bin,
   type DamagedRecord,
   type Databases,
 } from './databases.js';
@@ -41,12 +42,13 @@ export interface CommitEngineOptions {
 }
 
 const STORED_ENTRY_SIZE = ENTRY_VALUE_SIZE + SUM_SIZE;
+const MESSAGE_KEY_SIZE = 8;
 
-/** The puts (value) and removes (null) of one batch, in order. */
-interface Operations {
-  targets: Bin[];
-  keys: Buffer[];
-  values: Array<Buffer | null>;
+/** About how many slab bytes operations() reserves for b (entries and messages; see Operations). */
+function slabBytes(b: Batch): number {
+  let n = b.entries.length * (ENTRY_KEY_SIZE + STORED_ENTRY_SIZE);
+  for (const m of b.msgs) n += MESSAGE_KEY_SIZE + REFS_VALUE_SIZE + (m.write && m.msg ? messageSize(m.msg) + SUM_SIZE : 0);
+  return n;
 }
 
 /** A batch whose commit failed (or that came after a failed one), kept for retry(). */
@@ -169,72 +171,71 @@ export class CommitEngine implements BatchSource {
   /**
    * The puts and removes of a batch, coalesced (an entry enqueued and acked in the same turn
    * writes nothing). Every key and value is built here, so the conditional block that issues
-   * them cannot throw half-way and commit part of a batch.
+   * them cannot throw half-way and commit part of a batch. Entry and message records go into
+   * the batch's slab (operations.ts).
    */
   private operations(b: Batch): Operations {
     const dbs = this.dbs;
-    const targets: Bin[] = [];
-    const keys: Buffer[] = [];
-    const values: Array<Buffer | null> = [];
-    const op = (db: Bin, key: Buffer, value: Buffer | null): void => {
-      targets.push(db);
-      keys.push(key);
-      values.push(value);
-    };
+    const ops = new Operations(slabBytes(b));
     for (const r of b.quarantine) {
-      op(dbs.quarantineDb, quarantineKey(dbs, r.db, r.key), r.value);
-      op(r.db, r.key, null);
+      ops.add(dbs.quarantineDb, quarantineKey(dbs, r.db, r.key), r.value);
+      ops.add(r.db, r.key, null);
     }
-    if (b.needsCheck) op(dbs.meta, CHECK_KEY, ONE_BYTE);
-    for (const qs of b.deletedQueues) op(dbs.queuesDb, qs.key, null);
-    let slab: Buffer | undefined;
-    let slabPos = 0;
+    if (b.needsCheck) ops.add(dbs.meta, CHECK_KEY, ONE_BYTE);
+    for (const qs of b.deletedQueues) ops.add(dbs.queuesDb, qs.key, null);
     for (const item of b.entries) {
       if (item.entry) {
-        if (!slab || slabPos + STORED_ENTRY_SIZE > slab.length) {
-          slab = Buffer.allocUnsafeSlow(STORED_ENTRY_SIZE * Math.min(4096, b.entries.length));
-          slabPos = 0;
-        }
-        const key = entryKey(item.qs.id, item.seq);
-        writeEntryValue(slab, slabPos, item.entry);
-        seal(key, slab, slabPos, slabPos + STORED_ENTRY_SIZE);
-        op(dbs.entriesDb, key, slab.subarray(slabPos, slabPos + STORED_ENTRY_SIZE));
-        slabPos += STORED_ENTRY_SIZE;
+        const at = ops.reserve(ENTRY_KEY_SIZE + STORED_ENTRY_SIZE);
+        const slab = ops.slab;
+        const valueAt = at + ENTRY_KEY_SIZE;
+        entryKeyInto(slab, item.qs.id, item.seq, at);
+        writeEntryValue(slab, valueAt, item.entry);
+        sealIn(slab, at, valueAt, valueAt, valueAt + STORED_ENTRY_SIZE);
+        ops.putInSlab(dbs.entriesDb, at, ENTRY_KEY_SIZE, valueAt, STORED_ENTRY_SIZE);
         item.onDisk = true;
       } else if (item.onDisk) {
-        op(dbs.entriesDb, entryKey(item.qs.id, item.seq), null);
+        const at = ops.reserve(ENTRY_KEY_SIZE);
+        entryKeyInto(ops.slab, item.qs.id, item.seq, at);
+        ops.removeInSlab(dbs.entriesDb, at, ENTRY_KEY_SIZE);
         item.onDisk = false;
       }
     }
-    for (const key of b.bulkDeletes) op(dbs.entriesDb, key, null);
+    for (const key of b.bulkDeletes) ops.add(dbs.entriesDb, key, null);
     for (const m of b.msgs) {
-      const key = messageKey(m.id);
       if (m.refs > 0) {
+        const size = m.write ? messageSize(m.msg!) + SUM_SIZE : 0; // write is only ever set together with msg
+        const at = ops.reserve(MESSAGE_KEY_SIZE + size + REFS_VALUE_SIZE);
+        const slab = ops.slab;
+        writeU64(slab, at, m.id);
+        let p = at + MESSAGE_KEY_SIZE;
         if (m.write) {
-          const value = encodeMessage(m.msg!, SUM_SIZE); // write is only ever set together with msg
-          seal(key, value);
-          op(dbs.messagesDb, key, value);
+          encodeMessageInto(slab, p, m.msg!);
+          sealIn(slab, at, p, p, p + size);
+          ops.putInSlab(dbs.messagesDb, at, MESSAGE_KEY_SIZE, p, size);
+          p += size;
         }
-        op(dbs.refsDb, key, refsValue(key, m.refs));
+        writeRefsValue(slab, at, p, m.refs);
+        ops.putInSlab(dbs.refsDb, at, MESSAGE_KEY_SIZE, p, REFS_VALUE_SIZE);
         if (m.id > this.overlay.maxWrittenId) this.overlay.maxWrittenId = m.id;
         m.write = false;
         m.onDisk = true;
       } else if (m.onDisk) {
-        op(dbs.messagesDb, key, null);
-        op(dbs.refsDb, key, null);
+        const at = ops.reserve(MESSAGE_KEY_SIZE);
+        writeU64(ops.slab, at, m.id);
+        ops.removeInSlab(dbs.messagesDb, at, MESSAGE_KEY_SIZE);
+        ops.removeInSlab(dbs.refsDb, at, MESSAGE_KEY_SIZE);
         m.onDisk = false;
       }
     }
-    for (const item of b.metas) op(item.db, item.key, item.value && sealed(item.key, item.value));
-    for (const qs of b.dirtyQueues) if (!qs.deleted) op(dbs.queuesDb, qs.key, queueValue(qs.key, qs.id, qs.count, qs.bytes));
+    for (const item of b.metas) ops.add(item.db, item.key, item.value && sealed(item.key, item.value));
+    for (const qs of b.dirtyQueues) if (!qs.deleted) ops.add(dbs.queuesDb, qs.key, queueValue(qs.key, qs.id, qs.count, qs.bytes));
     if (this.nextId !== this.persistedNextId) {
       const v = Buffer.allocUnsafe(8);
       writeU64(v, 0, this.nextId);
-      op(dbs.meta, NEXT_ID_KEY, v);
+      ops.add(dbs.meta, NEXT_ID_KEY, v);
       this.persistedNextId = this.nextId;
     }
-
-    return { targets, keys, values };
+    return ops;
   }
 
   /**
@@ -254,15 +255,7 @@ export class CommitEngine implements BatchSource {
         // Each write inside the block returns the block's commit promise too; its failure is
         // handled once, on `written`, so these must not surface as unhandled rejections.
         quiet(dbs.meta.put(TURN_KEY, ONE_BYTE, next));
-        for (const { targets, keys, values } of lists) {
-          // Parallel lists, pushed together by operations().
-          for (let i = 0; i < targets.length; i++) {
-            const db = targets[i]!;
-            const key = keys[i]!;
-            const v = values[i];
-            quiet(v ? db.put(key, v) : db.remove(key));
-          }
-        }
+        for (const ops of lists) ops.issue();
       });
     } catch (err) {
       this.fail(b, err, parked);

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { readU64 } from '../record-codec.js';
-import { intact, seal, SUM_SIZE } from './checksum.js';
+import { intact, seal, sealIn, SUM_SIZE } from './checksum.js';
 import { checkDataFile, StoreDamagedError } from './file-check.js';
 
 export type Bin = Database<Buffer, Buffer>;
@@ -168,11 +168,19 @@ export function queueEnd(id: number): Buffer {
 
 // ---- refcounts: key msgId u64; value refcount u32 -------------------------------------------------
 
+export const REFS_VALUE_SIZE = 4 + SUM_SIZE;
+
 export function refsValue(key: Uint8Array, refs: number): Buffer {
-  const v = Buffer.allocUnsafe(4 + SUM_SIZE);
+  const v = Buffer.allocUnsafe(REFS_VALUE_SIZE);
   v.writeUInt32BE(refs, 0);
   seal(key, v);
   return v;
+}
+
+/** Writes a refcount value at buf[at...], its key being the 8 bytes at buf[keyAt...]. */
+export function writeRefsValue(buf: Buffer, keyAt: number, at: number, refs: number): void {
+  buf.writeUInt32BE(refs, at);
+  sealIn(buf, keyAt, keyAt + 8, at, at + REFS_VALUE_SIZE);
 }
 
 /** The stored refcount, or undefined if the record is damaged. */
