@@ -43,7 +43,11 @@ export interface MsgItem {
   msg: PersistedMessage | null;
   /** The message record must be (re)written by the open batch. */
   write: boolean;
-  onDisk: boolean;
+  /**
+   * The refcount as the file holds it once the batches already flushed commit: 0 = no message
+   * record, 1 = a message record and no refcount record, n > 1 = both (refcount record n).
+   */
+  diskRefs: number;
   batch: Batch;
 }
 
@@ -130,7 +134,7 @@ export class Overlay {
   readonly msgs = new Map<number, MsgItem>();
   readonly metas = new Map<string, MetaItem>();
   /**
-   * Message ids from here on had no refcount record when the store opened (set by
+   * Message ids from here on had no message (nor refcount) record when the store opened (set by
    * CommitEngine.resume; until then every id is looked up)...
    */
   freshFrom = Number.POSITIVE_INFINITY;
@@ -177,22 +181,27 @@ export class Overlay {
     joinBatch(item, b, b.entries);
   }
 
-  /** The message's refcount item, loaded from the file if not in the overlay. */
-  msgItem(id: number): MsgItem {
+  /**
+   * The message's refcount item, loaded from the file if not in the overlay. `stored`: the
+   * caller knows that the message is stored (an entry it read refers to it), so a missing
+   * refcount record means 1 without looking for the message record.
+   */
+  msgItem(id: number, stored: boolean): MsgItem {
     let m = this.msgs.get(id);
     if (!m) {
-      // A message new to this run (ids only grow) cannot have a refcount in the file yet: no read.
+      // A message new to this run (ids only grow) cannot be in the file yet: no read.
       let refs: number | undefined = 0;
       if (id < this.freshFrom || id <= this.maxWrittenId) {
         const key = messageKeyInto(this.msgKeyScratch, id);
         const v = this.dbs.refsDb.getBinaryFast(key);
-        refs = v ? readRefs(key, v) : 0;
+        // No refcount record: one entry refers to the message if it is stored, none if not.
+        refs = v ? readRefs(key, v) : stored || this.dbs.messagesDb.doesExist(key) ? 1 : 0;
       }
       if (refs === undefined) {
         this.source.damaged(`the refcount of message ${id}`);
         refs = UNKNOWN_REFS;
       }
-      m = { id, refs, msg: null, write: false, onDisk: refs > 0, batch: this.batch() };
+      m = { id, refs, msg: null, write: false, diskRefs: refs, batch: this.batch() };
       this.msgs.set(id, m);
       m.batch.msgs.push(m);
     } else {

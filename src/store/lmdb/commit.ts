@@ -27,7 +27,11 @@ import {
   quarantineKey,
   queueValue,
   quiet,
+  readSharedRefs,
   REFS_VALUE_SIZE,
+  SHARED_REFS_KEY,
+  sharedRefsOf,
+  sharedRefsValue,
   writeRefsValue,
   TURN_KEY,
   type DamagedRecord,
@@ -47,7 +51,7 @@ const MESSAGE_KEY_SIZE = 8;
 /** About how many slab bytes operations() reserves for b (entries and messages; see Operations). */
 function slabBytes(b: Batch): number {
   let n = b.entries.length * (ENTRY_KEY_SIZE + STORED_ENTRY_SIZE);
-  for (const m of b.msgs) n += MESSAGE_KEY_SIZE + REFS_VALUE_SIZE + (m.write && m.msg ? messageSize(m.msg) + SUM_SIZE : 0);
+  for (const m of b.msgs) n += MESSAGE_KEY_SIZE + (m.refs > 1 ? REFS_VALUE_SIZE : 0) + (m.write && m.msg ? messageSize(m.msg) + SUM_SIZE : 0);
   return n;
 }
 
@@ -63,6 +67,9 @@ export class CommitEngine implements BatchSource {
   /** Next message id to hand out; persisted as a high-water mark with the batch that passes it. */
   nextId = 1;
   private persistedNextId = 0;
+  /** The shared-reference counter (databases.ts, SHARED_REFS_KEY) as of the batches flushed, and as persisted. */
+  private sharedRefs = 0;
+  private persistedSharedRefs = 0;
   private turn = 0;
   private current: Batch | undefined;
   private lastFlushed: Batch | undefined;
@@ -97,9 +104,12 @@ export class CommitEngine implements BatchSource {
     this.turn = this.dbs.meta.getEntry(TURN_KEY)?.version ?? 0;
     this.nextId = next;
     this.persistedNextId = next;
-    // Ids at or above the highest refcount record in the file are fresh (see Overlay.msgItem).
+    this.sharedRefs = this.persistedSharedRefs = readSharedRefs(this.dbs);
+    // Ids above the highest message (and refcount) record in the file are fresh (see Overlay.msgItem).
     let fresh = next;
-    for (const { key } of this.dbs.refsDb.getRange({ reverse: true, limit: 1 })) fresh = Math.max(fresh, readU64(key, 0) + 1);
+    for (const db of [this.dbs.messagesDb, this.dbs.refsDb]) {
+      for (const { key } of db.getRange({ reverse: true, limit: 1 })) fresh = Math.max(fresh, readU64(key, 0) + 1);
+    }
     this.overlay.freshFrom = fresh;
     this.overlay.maxWrittenId = 0;
   }
@@ -201,10 +211,15 @@ export class CommitEngine implements BatchSource {
       }
     }
     for (const key of b.bulkDeletes) ops.add(dbs.entriesDb, key, null);
+    // A message record while any entry refers to it; a refcount record only while several do.
     for (const m of b.msgs) {
-      if (m.refs > 0) {
+      const was = m.diskRefs;
+      const now = m.refs;
+      if (now > 0) {
         const size = m.write ? messageSize(m.msg!) + SUM_SIZE : 0; // write is only ever set together with msg
-        const at = ops.reserve(MESSAGE_KEY_SIZE + size + REFS_VALUE_SIZE);
+        const refsRecord = now > 1 && now !== was;
+        if (!m.write && !refsRecord && !(was > 1 && now === 1)) continue;
+        const at = ops.reserve(MESSAGE_KEY_SIZE + size + (refsRecord ? REFS_VALUE_SIZE : 0));
         const slab = ops.slab;
         writeU64(slab, at, m.id);
         let p = at + MESSAGE_KEY_SIZE;
@@ -213,22 +228,28 @@ export class CommitEngine implements BatchSource {
           sealIn(slab, at, p, p, p + size);
           ops.putInSlab(dbs.messagesDb, at, MESSAGE_KEY_SIZE, p, size);
           p += size;
+          if (m.id > this.overlay.maxWrittenId) this.overlay.maxWrittenId = m.id;
+          m.write = false;
         }
-        writeRefsValue(slab, at, p, m.refs);
-        ops.putInSlab(dbs.refsDb, at, MESSAGE_KEY_SIZE, p, REFS_VALUE_SIZE);
-        if (m.id > this.overlay.maxWrittenId) this.overlay.maxWrittenId = m.id;
-        m.write = false;
-        m.onDisk = true;
-      } else if (m.onDisk) {
+        if (refsRecord) {
+          writeRefsValue(slab, at, p, now);
+          ops.putInSlab(dbs.refsDb, at, MESSAGE_KEY_SIZE, p, REFS_VALUE_SIZE);
+        } else if (was > 1 && now === 1) ops.removeInSlab(dbs.refsDb, at, MESSAGE_KEY_SIZE);
+      } else if (was > 0) {
         const at = ops.reserve(MESSAGE_KEY_SIZE);
         writeU64(ops.slab, at, m.id);
         ops.removeInSlab(dbs.messagesDb, at, MESSAGE_KEY_SIZE);
-        ops.removeInSlab(dbs.refsDb, at, MESSAGE_KEY_SIZE);
-        m.onDisk = false;
+        if (was > 1) ops.removeInSlab(dbs.refsDb, at, MESSAGE_KEY_SIZE);
       }
+      this.sharedRefs += sharedRefsOf(now) - sharedRefsOf(was);
+      m.diskRefs = now;
     }
     for (const item of b.metas) ops.add(item.db, item.key, item.value && sealed(item.key, item.value));
     for (const qs of b.dirtyQueues) if (!qs.deleted) ops.add(dbs.queuesDb, qs.key, queueValue(qs.key, qs.id, qs.count, qs.bytes));
+    if (this.sharedRefs !== this.persistedSharedRefs) {
+      ops.add(dbs.meta, SHARED_REFS_KEY, sharedRefsValue(this.sharedRefs));
+      this.persistedSharedRefs = this.sharedRefs;
+    }
     if (this.nextId !== this.persistedNextId) {
       const v = Buffer.allocUnsafe(8);
       writeU64(v, 0, this.nextId);

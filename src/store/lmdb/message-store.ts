@@ -81,7 +81,7 @@ export class LmdbMessageStore implements MessageStore {
     const from = this.queueState(fromQueue);
     const old = from ? this.getEntry(from, seq) : null;
     if (old && old.msgId === msg.id) {
-      const m = this.overlay.msgItem(msg.id);
+      const m = this.overlay.msgItem(msg.id, true);
       if (m.refs === 1) {
         m.msg = msg;
         m.write = true;
@@ -214,7 +214,7 @@ export class LmdbMessageStore implements MessageStore {
   }
 
   private addRef(msg: PersistedMessage): void {
-    const m = this.overlay.msgItem(msg.id);
+    const m = this.overlay.msgItem(msg.id, false);
     if (m.refs === 0) {
       m.msg = msg;
       m.write = true;
@@ -222,8 +222,9 @@ export class LmdbMessageStore implements MessageStore {
     m.refs++;
   }
 
+  /** Drops a reference of an entry that refers to message id (so the message is stored). */
   private dropRef(id: number): void {
-    const m = this.overlay.msgItem(id);
+    const m = this.overlay.msgItem(id, true);
     if (m.refs > 0 && --m.refs === 0) {
       m.msg = null;
       m.write = false;
