@@ -140,6 +140,9 @@ export class Overlay {
   freshFrom = Number.POSITIVE_INFINITY;
   /** ...and ids above this one have had none written since (CommitEngine.operations raises it). */
   maxWrittenId = 0;
+  /** The same two bounds for refcount records: a message of one entry above both has none. */
+  refsFreshFrom = Number.POSITIVE_INFINITY;
+  maxRefsWrittenId = 0;
   private readonly msgKeyScratch = Buffer.alloc(8);
 
   /** Messages found damaged (and quarantined) this run: entries that refer to them are dropped when read. */
@@ -193,7 +196,8 @@ export class Overlay {
       let refs: number | undefined = 0;
       if (id < this.freshFrom || id <= this.maxWrittenId) {
         const key = messageKeyInto(this.msgKeyScratch, id);
-        const v = this.dbs.refsDb.getBinaryFast(key);
+        // Likewise a refcount record (only shared messages have one) for ids above those.
+        const v = id < this.refsFreshFrom || id <= this.maxRefsWrittenId ? this.dbs.refsDb.getBinaryFast(key) : undefined;
         // No refcount record: one entry refers to the message if it is stored, none if not.
         refs = v ? readRefs(key, v) : stored || this.dbs.messagesDb.doesExist(key) ? 1 : 0;
       }

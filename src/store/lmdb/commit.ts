@@ -34,6 +34,7 @@ import {
   sharedRefsValue,
   writeRefsValue,
   TURN_KEY,
+  type Bin,
   type DamagedRecord,
   type Databases,
 } from './databases.js';
@@ -106,12 +107,16 @@ export class CommitEngine implements BatchSource {
     this.persistedNextId = next;
     this.sharedRefs = this.persistedSharedRefs = readSharedRefs(this.dbs);
     // Ids above the highest message (and refcount) record in the file are fresh (see Overlay.msgItem).
-    let fresh = next;
-    for (const db of [this.dbs.messagesDb, this.dbs.refsDb]) {
-      for (const { key } of db.getRange({ reverse: true, limit: 1 })) fresh = Math.max(fresh, readU64(key, 0) + 1);
-    }
-    this.overlay.freshFrom = fresh;
+    const above = (db: Bin): number => {
+      let fresh = 0;
+      for (const { key } of db.getRange({ reverse: true, limit: 1 })) fresh = readU64(key, 0) + 1;
+      return fresh;
+    };
+    const refsFresh = above(this.dbs.refsDb);
+    this.overlay.freshFrom = Math.max(next, refsFresh, above(this.dbs.messagesDb));
+    this.overlay.refsFreshFrom = refsFresh;
     this.overlay.maxWrittenId = 0;
+    this.overlay.maxRefsWrittenId = 0;
   }
 
   /** The open batch of this turn (created, and its flush scheduled, on first use). */
@@ -232,6 +237,7 @@ export class CommitEngine implements BatchSource {
           m.write = false;
         }
         if (refsRecord) {
+          if (m.id > this.overlay.maxRefsWrittenId) this.overlay.maxRefsWrittenId = m.id;
           writeRefsValue(slab, at, p, now);
           ops.putInSlab(dbs.refsDb, at, MESSAGE_KEY_SIZE, p, REFS_VALUE_SIZE);
         } else if (was > 1 && now === 1) ops.removeInSlab(dbs.refsDb, at, MESSAGE_KEY_SIZE);
