@@ -238,7 +238,15 @@ export class LmdbMessageStore implements MessageStore {
       if (existing) this.removeEntry(qs, existing);
     } else qs.knownMaxSeq = entry.seq;
     this.addRef(msg);
-    const stored: StoredEntry = { ...publicEntry(entry), size: msg.body.length };
+    // One object (not a copy of a copy): the public fields and the body size.
+    const stored: StoredEntry = {
+      seq: entry.seq,
+      msgId: entry.msgId,
+      redelivered: entry.redelivered,
+      deliveryCount: entry.deliveryCount,
+      expiresAt: entry.expiresAt,
+      size: msg.body.length,
+    };
     this.overlay.setEntry(qs, entry.seq, stored, false);
     qs.count++;
     qs.bytes += stored.size;
