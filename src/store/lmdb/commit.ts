@@ -191,7 +191,7 @@ export class CommitEngine implements BatchSource {
    */
   private operations(b: Batch): Operations {
     const dbs = this.dbs;
-    const ops = new Operations(slabBytes(b));
+    const ops = new Operations(slabBytes(b), b.entries.length + 2 * b.msgs.length + 8);
     for (const r of b.quarantine) {
       ops.add(dbs.quarantineDb, quarantineKey(dbs, r.db, r.key), r.value);
       ops.add(r.db, r.key, null);

@@ -28,29 +28,34 @@ type Slab = Buffer & { start?: number; end?: number };
 const scratchKeys: Buffer[] = [];
 for (let n = 0; n <= MAX_SLAB_KEY; n++) scratchKeys.push(Buffer.alloc(n));
 
+/** Per operation in `nums`: key offset (-1 = a key of its own), key length, value offset (-1 = none), value length. */
+const FIELDS = 4;
+
 export class Operations {
   private readonly targets: Bin[] = [];
-  /** The key's own buffer (keyOffs -1) or the slab holding it at keyOffs. */
+  /** The key's own buffer or the slab holding it. */
   private readonly keyBufs: Buffer[] = [];
-  private readonly keyOffs: number[] = [];
-  private readonly keyLens: number[] = [];
-  /** The value's own buffer (valOffs -1), the slab holding it, or null for a remove. */
+  /** The value's own buffer, the slab holding it, or null for a remove. */
   private readonly valBufs: Array<Buffer | null> = [];
-  private readonly valOffs: number[] = [];
-  private readonly valLens: number[] = [];
+  private nums: Int32Array;
+  private count = 0;
   /** The slab being filled, and where its free space starts. */
   slab: Buffer = EMPTY;
   private pos = 0;
   /** Bytes the caller expects to reserve still (sizes the next slab). */
   private expected: number;
 
-  /** `expected`: about how many slab bytes the batch will reserve (a wrong guess only costs a slab). */
-  constructor(expected: number) {
+  /**
+   * `expected`: about how many slab bytes the batch will reserve, `operations`: about how many
+   * operations it will add (a wrong guess only costs a slab or a larger array).
+   */
+  constructor(expected: number, operations: number) {
     this.expected = expected;
+    this.nums = new Int32Array(Math.max(16, operations) * FIELDS);
   }
 
   get length(): number {
-    return this.targets.length;
+    return this.count;
   }
 
   /**
@@ -86,14 +91,15 @@ export class Operations {
 
   /** Issues every operation, in order (inside the caller's write block). */
   issue(): void {
+    const nums = this.nums;
     let handled: unknown;
-    for (let i = 0; i < this.targets.length; i++) {
+    for (let i = 0, f = 0; i < this.count; i++, f += FIELDS) {
       const db = this.targets[i]!;
-      const keyAt = this.keyOffs[i]!;
+      const keyAt = nums[f]!;
       let key = this.keyBufs[i]!;
       if (keyAt >= 0) {
         const src = key;
-        const n = this.keyLens[i]!;
+        const n = nums[f + 1]!;
         key = scratchKeys[n]!;
         for (let j = 0; j < n; j++) key[j] = src[keyAt + j]!;
       }
@@ -101,10 +107,10 @@ export class Operations {
       let written: unknown;
       if (value === null) written = db.remove(key);
       else {
-        const valueAt = this.valOffs[i]!;
+        const valueAt = nums[f + 2]!;
         if (valueAt >= 0) {
           (value as Slab).start = valueAt;
-          (value as Slab).end = valueAt + this.valLens[i]!;
+          (value as Slab).end = valueAt + nums[f + 3]!;
         }
         written = db.put(key, value);
       }
@@ -119,13 +125,21 @@ export class Operations {
 
   private push(db: Bin, keyBuf: Buffer, keyAt: number, keyLen: number, valBuf: Buffer | null, valueAt: number, valueLen: number): void {
     if (keyAt >= 0 && keyLen > MAX_SLAB_KEY) throw new RangeError(`slab key of ${keyLen} bytes`);
+    let f = this.count * FIELDS;
+    if (f + FIELDS > this.nums.length) {
+      const grown = new Int32Array(this.nums.length * 2);
+      grown.set(this.nums);
+      this.nums = grown;
+    }
+    const nums = this.nums;
+    nums[f++] = keyAt;
+    nums[f++] = keyLen;
+    nums[f++] = valueAt;
+    nums[f] = valueLen;
     this.targets.push(db);
     this.keyBufs.push(keyBuf);
-    this.keyOffs.push(keyAt);
-    this.keyLens.push(keyLen);
     this.valBufs.push(valBuf);
-    this.valOffs.push(valueAt);
-    this.valLens.push(valueLen);
+    this.count++;
   }
 }
 
