@@ -10,6 +10,7 @@ import zlib from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { open } from 'lmdb';
+import { checkStore } from '../../src/store/lmdb/check.js';
 import { crc32 } from '../../src/store/lmdb/checksum.js';
 import { openLmdbStore, type LmdbStore } from '../../src/store/lmdb/index.js';
 import type { BindingRecord } from '../../src/store/metadata-store.js';
@@ -253,6 +254,9 @@ describe('LMDB store: damaged records', () => {
       db('meta').removeSync(Buffer.from('sharedRefs'));
       db('meta').putSync(Buffer.from('format'), Buffer.from([2]));
     });
+    // `warren check` without --repair checks it in its own layout (and changes nothing).
+    const report = await checkStore(dataDir, { repair: false });
+    expect([report.format, report.verdict, report.problems, report.entries, report.messages]).to.deep.equal([2, 'clean', [], 5, 4]);
     s = await reopen();
     expect(logs.join('\n')).to.match(/migrated store format 2 to 3 \(refcount records only for shared messages\): 3 records/);
     expect(logs.join('\n')).not.to.match(/full check/);
