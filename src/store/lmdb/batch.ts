@@ -73,8 +73,8 @@ export class Batch {
   readonly metas: MetaItem[] = [];
   readonly dirtyQueues = new Set<QueueState>();
   readonly deletedQueues: QueueState[] = [];
-  /** Entry keys of deleted queues that are in the file and not in the overlay. */
-  readonly bulkDeletes: Buffer[] = [];
+  /** Entries of deleted queues that are in the file and not in the overlay: queue id, seq, queue id, seq, ... */
+  readonly bulkDeletes: number[] = [];
   /** Damaged records to move to the quarantine. */
   readonly quarantine: DamagedRecord[] = [];
   /** Set the `check` flag: the next open runs the full check (counters, refcounts). */

@@ -51,7 +51,7 @@ const MESSAGE_KEY_SIZE = 8;
 
 /** About how many slab bytes operations() reserves for b (entries and messages; see Operations). */
 function slabBytes(b: Batch): number {
-  let n = b.entries.length * (ENTRY_KEY_SIZE + STORED_ENTRY_SIZE);
+  let n = b.entries.length * (ENTRY_KEY_SIZE + STORED_ENTRY_SIZE) + (b.bulkDeletes.length / 2) * ENTRY_KEY_SIZE;
   for (const m of b.msgs) n += MESSAGE_KEY_SIZE + (m.refs > 1 ? REFS_VALUE_SIZE : 0) + (m.write && m.msg ? messageSize(m.msg) + SUM_SIZE : 0);
   return n;
 }
@@ -191,7 +191,7 @@ export class CommitEngine implements BatchSource {
    */
   private operations(b: Batch): Operations {
     const dbs = this.dbs;
-    const ops = new Operations(slabBytes(b), b.entries.length + 2 * b.msgs.length + 8);
+    const ops = new Operations(slabBytes(b), b.entries.length + b.bulkDeletes.length / 2 + 2 * b.msgs.length + 8);
     for (const r of b.quarantine) {
       ops.add(dbs.quarantineDb, quarantineKey(dbs, r.db, r.key), r.value);
       ops.add(r.db, r.key, null);
@@ -215,7 +215,12 @@ export class CommitEngine implements BatchSource {
         item.onDisk = false;
       }
     }
-    for (const key of b.bulkDeletes) ops.add(dbs.entriesDb, key, null);
+    const bulk = b.bulkDeletes;
+    for (let i = 0; i < bulk.length; i += 2) {
+      const at = ops.reserve(ENTRY_KEY_SIZE);
+      entryKeyInto(ops.slab, bulk[i]!, bulk[i + 1]!, at);
+      ops.removeInSlab(dbs.entriesDb, at, ENTRY_KEY_SIZE);
+    }
     // A message record while any entry refers to it; a refcount record only while several do.
     for (const m of b.msgs) {
       const was = m.diskRefs;

@@ -111,7 +111,7 @@ export class LmdbMessageStore implements MessageStore {
       // A damaged entry's message id is unknown: the full check of the next open settles its refcount.
       if (intact(key, value)) this.dropRef(msgIdOfEntryValue(value));
       else this.engine.damaged(`entry ${describe(qs, seq)} (its queue is being deleted)`, { db: this.dbs.entriesDb, key, value });
-      b.bulkDeletes.push(Buffer.from(key));
+      b.bulkDeletes.push(qs.id, seq);
     }
     qs.deleted = true;
     qs.count = 0;
