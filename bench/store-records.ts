@@ -6,6 +6,8 @@
  * 2. page-in: after a reopen, readEntries in windows of 1000 and readMessage of each (what a
  *    recovering queue does)
  * 3. ack: remove every entry, 1000 per turn
+ * 4. delete-queue: N enqueues again, a reopen, then deleteQueue and its sync() (`call` is the
+ *    synchronous deleteQueue alone: how long it holds the event loop)
  *
  * Each round uses a fresh data dir; the median of `rounds` is printed.
  *
@@ -32,6 +34,8 @@ const rounds = Number(values.rounds);
 interface Sample {
   cpuMs: number;
   wallMs: number;
+  /** delete-queue: the synchronous deleteQueue call alone. */
+  callMs?: number;
 }
 
 async function timed(fn: () => Promise<void> | void): Promise<Sample> {
@@ -42,20 +46,24 @@ async function timed(fn: () => Promise<void> | void): Promise<Sample> {
   return { cpuMs: (cpu.user + cpu.system) / 1000, wallMs: Number(process.hrtime.bigint() - t0) / 1e6 };
 }
 
+/** total confirmed enqueues into one queue (seqs from 0), 1000 per turn, each turn awaiting sync(). */
+async function fill(store: ReturnType<typeof openLmdbStore>): Promise<void> {
+  const ms = store.messages;
+  const first = ms.lastSeq('/\u0000q') + 1;
+  for (let seq = first; seq < first + total; ) {
+    for (let i = 0; i < 1000 && seq < first + total; i++, seq++) {
+      const id = ms.nextMessageId();
+      ms.enqueue('/\u0000q', { seq, msgId: id, redelivered: false, deliveryCount: 0, expiresAt: 0 }, { id, exchange: '', routingKey: 'q', header, body });
+    }
+    await ms.sync();
+  }
+}
+
 async function round(): Promise<Record<string, Sample>> {
   const dir = mkdtempSync(join(tmpdir(), 'warren-bench-store-'));
   try {
     let store = openLmdbStore(dir);
-    const enqueue = await timed(async () => {
-      const ms = store.messages;
-      for (let seq = 0; seq < total; ) {
-        for (let i = 0; i < 1000 && seq < total; i++, seq++) {
-          const id = ms.nextMessageId();
-          ms.enqueue('/\u0000q', { seq, msgId: id, redelivered: false, deliveryCount: 0, expiresAt: 0 }, { id, exchange: '', routingKey: 'q', header, body });
-        }
-        await ms.sync();
-      }
-    });
+    const enqueue = await timed(() => fill(store));
     await store.close();
     store = openLmdbStore(dir);
     let bytes = 0;
@@ -76,8 +84,19 @@ async function round(): Promise<Record<string, Sample>> {
         await ms.sync();
       }
     });
+    await fill(store);
     await store.close();
-    return { enqueue, 'page-in': pageIn, ack };
+    store = openLmdbStore(dir);
+    let call = 0;
+    const deleteQueue = await timed(async () => {
+      const t0 = process.hrtime.bigint();
+      store.messages.deleteQueue('/\u0000q');
+      call = Number(process.hrtime.bigint() - t0) / 1e6;
+      await store.messages.sync();
+    });
+    if (store.messages.stats().entries !== 0) throw new Error('deleteQueue left entries');
+    await store.close();
+    return { enqueue, 'page-in': pageIn, ack, 'delete-queue': { ...deleteQueue, callMs: call } };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -92,5 +111,7 @@ console.log(`${total} messages of ${body.length} B, median of ${rounds} rounds`)
 for (const [name, list] of Object.entries(samples)) {
   const cpu = median(list.map((s) => s.cpuMs));
   const wall = median(list.map((s) => s.wallMs));
-  console.log(`${name.padEnd(8)} cpu ${cpu.toFixed(0).padStart(6)} ms (${((cpu * 1000) / total).toFixed(2)} µs/msg)  wall ${wall.toFixed(0).padStart(6)} ms (${Math.round(total / (wall / 1000))}/s)`);
+  const calls = list.flatMap((s) => (s.callMs === undefined ? [] : [s.callMs]));
+  const call = calls.length > 0 ? `  call ${median(calls).toFixed(0)} ms` : '';
+  console.log(`${name.padEnd(12)} cpu ${cpu.toFixed(0).padStart(6)} ms (${((cpu * 1000) / total).toFixed(2)} µs/msg)  wall ${wall.toFixed(0).padStart(6)} ms (${Math.round(total / (wall / 1000))}/s)${call}`);
 }

@@ -48,9 +48,9 @@ export function entryKey(queueId: number, seq: number): Buffer {
   return key;
 }
 
-export function entryKeyInto(key: Buffer, queueId: number, seq: number): Buffer {
-  key.writeUInt32BE(queueId, 0);
-  writeU64(key, 4, seq);
+export function entryKeyInto(key: Buffer, queueId: number, seq: number, offset = 0): Buffer {
+  key.writeUInt32BE(queueId, offset);
+  writeU64(key, offset + 4, seq);
   return key;
 }
 
@@ -132,22 +132,32 @@ export function checkEntryOf(op: 'enqueue' | 'move', entry: QueueEntry, msg: Per
   if (entry.msgId !== msg.id) throw new Error(`${op}: entry.msgId ${entry.msgId} is not msg.id ${msg.id}`);
 }
 
-/** The message value layout, followed by `reserve` bytes left for the caller (a checksum). */
-export function encodeMessage(msg: PersistedMessage, reserve = 0): Buffer {
-  const exLen = Buffer.byteLength(msg.exchange);
-  const rkLen = Buffer.byteLength(msg.routingKey);
-  const size = 1 + 1 + exLen + 1 + rkLen + 4 + msg.header.length + msg.body.length + reserve;
-  const buf = Buffer.allocUnsafeSlow(size);
-  let p = 0;
+/** Bytes of the message value layout (without anything the caller appends). */
+export function messageSize(msg: PersistedMessage): number {
+  return 1 + 1 + Buffer.byteLength(msg.exchange) + 1 + Buffer.byteLength(msg.routingKey) + 4 + msg.header.length + msg.body.length;
+}
+
+/** Writes the message value layout at buf[offset...]; returns where it ends. */
+export function encodeMessageInto(buf: Buffer, offset: number, msg: PersistedMessage): number {
+  let p = offset;
   buf[p++] = MESSAGE_FORMAT;
-  buf[p++] = exLen;
-  p += buf.write(msg.exchange, p, 'utf8');
-  buf[p++] = rkLen;
-  p += buf.write(msg.routingKey, p, 'utf8');
+  const exLen = buf.write(msg.exchange, p + 1, 'utf8');
+  buf[p] = exLen;
+  p += 1 + exLen;
+  const rkLen = buf.write(msg.routingKey, p + 1, 'utf8');
+  buf[p] = rkLen;
+  p += 1 + rkLen;
   buf.writeUInt32BE(msg.header.length, p);
   p += 4;
   p += msg.header.copy(buf, p);
-  msg.body.copy(buf, p);
+  p += msg.body.copy(buf, p);
+  return p;
+}
+
+/** The message value layout, followed by `reserve` bytes left for the caller (a checksum). */
+export function encodeMessage(msg: PersistedMessage, reserve = 0): Buffer {
+  const buf = Buffer.allocUnsafeSlow(messageSize(msg) + reserve);
+  encodeMessageInto(buf, 0, msg);
   return buf;
 }
 

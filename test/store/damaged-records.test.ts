@@ -10,6 +10,7 @@ import zlib from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { open } from 'lmdb';
+import { checkStore } from '../../src/store/lmdb/check.js';
 import { crc32 } from '../../src/store/lmdb/checksum.js';
 import { openLmdbStore, type LmdbStore } from '../../src/store/lmdb/index.js';
 import type { BindingRecord } from '../../src/store/metadata-store.js';
@@ -40,6 +41,19 @@ function u64(n: number): Buffer {
   const b = Buffer.alloc(8);
   b.writeUInt32BE(n, 4);
   return b;
+}
+
+function u32(n: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n, 0);
+  return b;
+}
+
+/** A value as format 2 and later store it: the payload, then the CRC-32 of key and payload. */
+function sealedValue(key: Buffer, payload: Buffer): Buffer {
+  const sum = Buffer.alloc(4);
+  sum.writeUInt32BE(crc32(payload, crc32(key)), 0);
+  return Buffer.concat([payload, sum]);
 }
 
 /** The entry key of the only queue (id 1) at seq. */
@@ -150,17 +164,19 @@ describe('LMDB store: damaged records', () => {
   });
 
   it('a message whose refcount record is damaged is kept until the next open recounts', async () => {
-    const ids = await fill();
+    // Only a message of several entries has a refcount record (format 3).
+    const ids = await fill([Q, '/\u0000audit']);
     await tamper(dataDir, (db) => flipBit(db('refs'), u64(ids[0]!), 3));
     let s = await reopen();
     s.messages.remove(Q, 0);
+    s.messages.remove('/\u0000audit', 0);
     await s.messages.sync();
     expect(logs.join('\n')).to.match(new RegExp(`the refcount of message ${ids[0]} is damaged`));
     expect(s.messages.stats().messages).to.equal(3); // not freed on a guess
     s = await reopen();
     expect(logs.join('\n')).to.match(/running a full check/);
     expect(s.verify().problems).to.deep.equal([]);
-    expect(s.messages.stats()).to.deep.equal({ messages: 2, entries: 2 });
+    expect(s.messages.stats()).to.deep.equal({ messages: 2, entries: 4 });
   });
 
   it('a damaged topology record is quarantined; the other records load', async () => {
@@ -202,17 +218,21 @@ describe('LMDB store: damaged records', () => {
     s0.metadata.putQueue({ vhost: '/', name: 'orders', durable: true, autoDelete: false, arguments: Buffer.alloc(0) });
     await s0.close();
     store = undefined;
-    // Format 1 is format 2 without the 4-byte checksum at the end of each value.
+    // Format 1 is format 2 without the 4-byte checksum at the end of each value; format 2 had a
+    // refcount record for every message.
     await tamper(dataDir, (db) => {
       for (const name of ['entries', 'messages', 'refs', 'queues', 'exchanges', 'queue-records', 'bindings', 'delayed']) {
         const d = db(name);
         for (const { key, value } of d.getRange({})) d.putSync(Buffer.from(key), Buffer.from(value).subarray(0, value.length - 4));
       }
+      for (const id of ids) db('refs').putSync(u64(id), u32(1));
+      db('meta').removeSync(Buffer.from('sharedRefs'));
       db('meta').putSync(Buffer.from('format'), Buffer.from([1]));
     });
     const s = await reopen();
-    // 3 entries, 3 messages, 3 refcounts, the queue index record and the queue record
-    expect(logs.join('\n')).to.match(/migrated store format 1 to 2 \(record checksums\): 11 records/);
+    // 3 entries, 3 messages, 3 refcounts, the queue index record and the queue record; then
+    // the refcount records of value 1 go
+    expect(logs.join('\n')).to.match(/migrated store format 1 to 2 \(record checksums\): 11 records, 2 to 3 \(refcount records only for shared messages\): 3 records/);
     expect(s.messages.readEntries(Q, 0, 10).map((e) => s.messages.readMessage(e.msgId)!.body.toString())).to.deep.equal(ids.map((id) => `body-${id}`));
     expect(s.metadata.load().queues.map((q) => q.name)).to.deep.equal(['orders']);
     expect(s.verify().problems).to.deep.equal([]);
@@ -220,10 +240,45 @@ describe('LMDB store: damaged records', () => {
     expect(logs.join('\n')).not.to.match(/migrated/);
   });
 
+  it('migrates a format-2 store (a refcount record for every message) on open', async () => {
+    const ids = await fill();
+    let s = await reopen();
+    const shared = makeMessage(s.messages.nextMessageId());
+    s.messages.enqueue(Q, makeEntry(3, shared.id), shared);
+    s.messages.enqueue('/\u0000audit', makeEntry(0, shared.id), shared);
+    await s.close();
+    store = undefined;
+    await tamper(dataDir, (db) => {
+      expect([...db('refs').getKeys({})].map((k) => Buffer.from(k))).to.deep.equal([u64(shared.id)]);
+      for (const id of ids) db('refs').putSync(u64(id), sealedValue(u64(id), u32(1)));
+      db('meta').removeSync(Buffer.from('sharedRefs'));
+      db('meta').putSync(Buffer.from('format'), Buffer.from([2]));
+    });
+    // `warren check` without --repair checks it in its own layout (and changes nothing).
+    const report = await checkStore(dataDir, { repair: false });
+    expect([report.format, report.verdict, report.problems, report.entries, report.messages]).to.deep.equal([2, 'clean', [], 5, 4]);
+    s = await reopen();
+    expect(logs.join('\n')).to.match(/migrated store format 2 to 3 \(refcount records only for shared messages\): 3 records/);
+    expect(logs.join('\n')).not.to.match(/full check/);
+    expect(s.verify().problems).to.deep.equal([]);
+    expect(s.messages.stats()).to.deep.equal({ messages: 4, entries: 5 });
+    // The shared message is freed with its last entry; the others with their only one.
+    s.messages.remove(Q, 3);
+    for (let seq = 0; seq < 3; seq++) s.messages.remove(Q, seq);
+    await s.messages.sync();
+    expect(s.messages.stats()).to.deep.equal({ messages: 1, entries: 1 });
+    s.messages.remove('/\u0000audit', 0);
+    await s.messages.sync();
+    expect(s.messages.stats()).to.deep.equal({ messages: 0, entries: 0 });
+    s = await reopen();
+    expect(logs.join('\n')).not.to.match(/migrated|full check/);
+    expect(s.verify().problems).to.deep.equal([]);
+  });
+
   it('refuses a store format it does not know', async () => {
     await fill();
     await tamper(dataDir, (db) => db('meta').putSync(Buffer.from('format'), Buffer.from([9])));
-    expect(() => openLmdbStore(dataDir)).to.throw(/holds store format 9; this broker reads format 2 \(and migrates format 1\)/);
+    expect(() => openLmdbStore(dataDir)).to.throw(/holds store format 9; this broker reads format 3 \(and migrates formats 1 and 2\)/);
   });
 
   it('keeps two bindings that differ only by where a NUL sits, across a reopen', async () => {

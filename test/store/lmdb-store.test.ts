@@ -146,6 +146,52 @@ describe('LMDB store', () => {
     ids = [];
   });
 
+  it('keeps a refcount record only while several entries share a message, in every commit and across reopens', async () => {
+    // Format 3: a message of one entry has none; the O(1) check on open (entries = messages +
+    // shared references) and the full check (verify) hold after each step.
+    // Refcount records in the file (committed): read from the store's own environment (a private field).
+    const refsRecords = (): number => (store as unknown as { core: { refsDb: { getStats(): { entryCount: number } } } }).core.refsDb.getStats().entryCount;
+    const logs: string[] = [];
+    const reopen = async (): Promise<LmdbStore> => {
+      await store?.close();
+      store = openLmdbStore(dataDir, { log: (m) => logs.push(m) });
+      return store;
+    };
+    let s = await reopen();
+    const single = makeMessage(s.messages.nextMessageId());
+    const shared = makeMessage(s.messages.nextMessageId());
+    s.messages.enqueue('q', makeEntry(0, single.id), single);
+    for (const q of ['q', 'r', 's']) s.messages.enqueue(q, makeEntry(1, shared.id), shared);
+    await s.messages.sync();
+    expect([s.messages.stats(), refsRecords()]).to.deep.equal([{ messages: 2, entries: 4 }, 1]);
+    expect(s.verify().problems).to.deep.equal([]);
+    s.messages.remove('q', 1); // 3 -> 2: still shared
+    await s.messages.sync();
+    expect(s.verify().problems).to.deep.equal([]);
+    s = await reopen();
+    s.messages.remove('r', 1); // 2 -> 1: the refcount record goes
+    await s.messages.sync();
+    expect([s.messages.stats(), refsRecords()]).to.deep.equal([{ messages: 2, entries: 2 }, 0]);
+    expect(s.verify().problems).to.deep.equal([]);
+    s.messages.move('s', 1, 'dead', makeEntry(0, shared.id), shared); // a message of one entry moves with its record
+    s.messages.remove('q', 0);
+    await s.messages.sync();
+    expect([s.messages.stats(), refsRecords()]).to.deep.equal([{ messages: 1, entries: 1 }, 0]);
+    s = await reopen();
+    expect(s.messages.readMessage(shared.id)?.body).to.deep.equal(shared.body);
+    expect(s.messages.readMessage(single.id)).to.equal(undefined);
+    s.messages.enqueue('again', makeEntry(0, shared.id), shared); // shared again after a reopen: 1 -> 2
+    await s.messages.sync();
+    expect([s.messages.stats(), refsRecords()]).to.deep.equal([{ messages: 1, entries: 2 }, 1]);
+    s.messages.deleteQueue('dead');
+    s.messages.remove('again', 0);
+    await s.messages.sync();
+    expect([s.messages.stats(), refsRecords()]).to.deep.equal([{ messages: 0, entries: 0 }, 0]);
+    s = await reopen();
+    expect(s.verify().problems).to.deep.equal([]);
+    expect(logs.join('\n')).not.to.match(/full check|disagree/);
+  });
+
   it('repairs orphan messages, wrong refcounts and counters on open', async () => {
     store = openLmdbStore(dataDir);
     const ms = store.messages;

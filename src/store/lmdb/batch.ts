@@ -43,7 +43,11 @@ export interface MsgItem {
   msg: PersistedMessage | null;
   /** The message record must be (re)written by the open batch. */
   write: boolean;
-  onDisk: boolean;
+  /**
+   * The refcount as the file holds it once the batches already flushed commit: 0 = no message
+   * record, 1 = a message record and no refcount record, n > 1 = both (refcount record n).
+   */
+  diskRefs: number;
   batch: Batch;
 }
 
@@ -69,8 +73,8 @@ export class Batch {
   readonly metas: MetaItem[] = [];
   readonly dirtyQueues = new Set<QueueState>();
   readonly deletedQueues: QueueState[] = [];
-  /** Entry keys of deleted queues that are in the file and not in the overlay. */
-  readonly bulkDeletes: Buffer[] = [];
+  /** Entries of deleted queues that are in the file and not in the overlay: queue id, seq, queue id, seq, ... */
+  readonly bulkDeletes: number[] = [];
   /** Damaged records to move to the quarantine. */
   readonly quarantine: DamagedRecord[] = [];
   /** Set the `check` flag: the next open runs the full check (counters, refcounts). */
@@ -130,12 +134,15 @@ export class Overlay {
   readonly msgs = new Map<number, MsgItem>();
   readonly metas = new Map<string, MetaItem>();
   /**
-   * Message ids from here on had no refcount record when the store opened (set by
+   * Message ids from here on had no message (nor refcount) record when the store opened (set by
    * CommitEngine.resume; until then every id is looked up)...
    */
   freshFrom = Number.POSITIVE_INFINITY;
   /** ...and ids above this one have had none written since (CommitEngine.operations raises it). */
   maxWrittenId = 0;
+  /** The same two bounds for refcount records: a message of one entry above both has none. */
+  refsFreshFrom = Number.POSITIVE_INFINITY;
+  maxRefsWrittenId = 0;
   private readonly msgKeyScratch = Buffer.alloc(8);
 
   /** Messages found damaged (and quarantined) this run: entries that refer to them are dropped when read. */
@@ -177,22 +184,28 @@ export class Overlay {
     joinBatch(item, b, b.entries);
   }
 
-  /** The message's refcount item, loaded from the file if not in the overlay. */
-  msgItem(id: number): MsgItem {
+  /**
+   * The message's refcount item, loaded from the file if not in the overlay. `stored`: the
+   * caller knows that the message is stored (an entry it read refers to it), so a missing
+   * refcount record means 1 without looking for the message record.
+   */
+  msgItem(id: number, stored: boolean): MsgItem {
     let m = this.msgs.get(id);
     if (!m) {
-      // A message new to this run (ids only grow) cannot have a refcount in the file yet: no read.
+      // A message new to this run (ids only grow) cannot be in the file yet: no read.
       let refs: number | undefined = 0;
       if (id < this.freshFrom || id <= this.maxWrittenId) {
         const key = messageKeyInto(this.msgKeyScratch, id);
-        const v = this.dbs.refsDb.getBinaryFast(key);
-        refs = v ? readRefs(key, v) : 0;
+        // Likewise a refcount record (only shared messages have one) for ids above those.
+        const v = id < this.refsFreshFrom || id <= this.maxRefsWrittenId ? this.dbs.refsDb.getBinaryFast(key) : undefined;
+        // No refcount record: one entry refers to the message if it is stored, none if not.
+        refs = v ? readRefs(key, v) : stored || this.dbs.messagesDb.doesExist(key) ? 1 : 0;
       }
       if (refs === undefined) {
         this.source.damaged(`the refcount of message ${id}`);
         refs = UNKNOWN_REFS;
       }
-      m = { id, refs, msg: null, write: false, onDisk: refs > 0, batch: this.batch() };
+      m = { id, refs, msg: null, write: false, diskRefs: refs, batch: this.batch() };
       this.msgs.set(id, m);
       m.batch.msgs.push(m);
     } else {

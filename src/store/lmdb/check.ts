@@ -10,7 +10,7 @@
 import { fullCheck, checkRequested } from './consistency.js';
 import { dbEntryCount, FORMAT_KEY, openDatabases, type Databases } from './databases.js';
 import { checkDataFile, type DataFileReport } from './file-check.js';
-import { checkFormat, FORMAT } from './format.js';
+import { checkFormat, FORMAT, knownFormat } from './format.js';
 
 export interface CheckReport {
   storeDir: string;
@@ -57,22 +57,23 @@ export async function checkStore(storeDir: string, opts: { repair: boolean; log?
       report.verdict = 'clean';
       return report;
     }
-    if (report.format !== 1 && report.format !== FORMAT) {
+    if (!knownFormat(report.format)) {
       report.problems.push(`unknown store format ${report.format}`);
       return report;
     }
     if (opts.repair) checkFormat(dbs, opts.log ?? (() => {}));
-    recordCheck(dbs, report, opts.repair);
+    recordCheck(dbs, report, opts.repair, opts.repair ? FORMAT : report.format!);
     return report;
   } finally {
     await dbs.root.close();
   }
 }
 
-function recordCheck(dbs: Databases, report: CheckReport, repair: boolean): void {
+/** `format`: the layout the records are in (an older one when not repaired, which migrates first). */
+function recordCheck(dbs: Databases, report: CheckReport, repair: boolean, format: number): void {
   report.quarantined = dbEntryCount(dbs.quarantineDb);
   report.checkRequested = checkRequested(dbs);
-  const result = fullCheck(dbs, { repair, deep: true });
+  const result = fullCheck(dbs, { repair, deep: true, format });
   report.problems = result.problems;
   report.entries = result.entries;
   report.messages = result.messages;

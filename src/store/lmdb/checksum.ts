@@ -36,6 +36,14 @@ export function seal(key: Uint8Array, buf: Buffer, start = 0, end = buf.length):
   buf.writeUInt32BE(crc32(buf, crc32(key), start, end - SUM_SIZE), end - SUM_SIZE);
 }
 
+/**
+ * Like seal, for a key and value that lie in one buffer: writes the checksum of
+ * buf[keyStart, keyEnd) and buf[valueStart, valueEnd - 4) into buf[valueEnd - 4, valueEnd).
+ */
+export function sealIn(buf: Buffer, keyStart: number, keyEnd: number, valueStart: number, valueEnd: number): void {
+  buf.writeUInt32BE(crc32(buf, crc32(buf, 0, keyStart, keyEnd), valueStart, valueEnd - SUM_SIZE), valueEnd - SUM_SIZE);
+}
+
 /** A new buffer: payload followed by the checksum of key and payload. */
 export function sealed(key: Uint8Array, payload: Uint8Array): Buffer {
   const out = Buffer.allocUnsafe(payload.length + SUM_SIZE);

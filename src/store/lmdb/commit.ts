@@ -16,9 +16,10 @@
  *   as one transaction.
  */
 
-import { ENTRY_VALUE_SIZE, encodeMessage, entryKey, messageKey, readU64, writeEntryValue, writeU64 } from '../record-codec.js';
+import { encodeMessageInto, ENTRY_KEY_SIZE, ENTRY_VALUE_SIZE, entryKeyInto, messageSize, readU64, writeEntryValue, writeU64 } from '../record-codec.js';
 import { Batch, Overlay, RESOLVED, type BatchSource } from './batch.js';
-import { seal, sealed, SUM_SIZE } from './checksum.js';
+import { sealed, sealIn, SUM_SIZE } from './checksum.js';
+import { Operations } from './operations.js';
 import {
   CHECK_KEY,
   NEXT_ID_KEY,
@@ -26,7 +27,12 @@ import {
   quarantineKey,
   queueValue,
   quiet,
-  refsValue,
+  readSharedRefs,
+  REFS_VALUE_SIZE,
+  SHARED_REFS_KEY,
+  sharedRefsOf,
+  sharedRefsValue,
+  writeRefsValue,
   TURN_KEY,
   type Bin,
   type DamagedRecord,
@@ -41,12 +47,13 @@ export interface CommitEngineOptions {
 }
 
 const STORED_ENTRY_SIZE = ENTRY_VALUE_SIZE + SUM_SIZE;
+const MESSAGE_KEY_SIZE = 8;
 
-/** The puts (value) and removes (null) of one batch, in order. */
-interface Operations {
-  targets: Bin[];
-  keys: Buffer[];
-  values: Array<Buffer | null>;
+/** About how many slab bytes operations() reserves for b (entries and messages; see Operations). */
+function slabBytes(b: Batch): number {
+  let n = b.entries.length * (ENTRY_KEY_SIZE + STORED_ENTRY_SIZE) + (b.bulkDeletes.length / 2) * ENTRY_KEY_SIZE;
+  for (const m of b.msgs) n += MESSAGE_KEY_SIZE + (m.refs > 1 ? REFS_VALUE_SIZE : 0) + (m.write && m.msg ? messageSize(m.msg) + SUM_SIZE : 0);
+  return n;
 }
 
 /** A batch whose commit failed (or that came after a failed one), kept for retry(). */
@@ -61,6 +68,9 @@ export class CommitEngine implements BatchSource {
   /** Next message id to hand out; persisted as a high-water mark with the batch that passes it. */
   nextId = 1;
   private persistedNextId = 0;
+  /** The shared-reference counter (databases.ts, SHARED_REFS_KEY) as of the batches flushed, and as persisted. */
+  private sharedRefs = 0;
+  private persistedSharedRefs = 0;
   private turn = 0;
   private current: Batch | undefined;
   private lastFlushed: Batch | undefined;
@@ -95,11 +105,18 @@ export class CommitEngine implements BatchSource {
     this.turn = this.dbs.meta.getEntry(TURN_KEY)?.version ?? 0;
     this.nextId = next;
     this.persistedNextId = next;
-    // Ids at or above the highest refcount record in the file are fresh (see Overlay.msgItem).
-    let fresh = next;
-    for (const { key } of this.dbs.refsDb.getRange({ reverse: true, limit: 1 })) fresh = Math.max(fresh, readU64(key, 0) + 1);
-    this.overlay.freshFrom = fresh;
+    this.sharedRefs = this.persistedSharedRefs = readSharedRefs(this.dbs);
+    // Ids above the highest message (and refcount) record in the file are fresh (see Overlay.msgItem).
+    const above = (db: Bin): number => {
+      let fresh = 0;
+      for (const { key } of db.getRange({ reverse: true, limit: 1 })) fresh = readU64(key, 0) + 1;
+      return fresh;
+    };
+    const refsFresh = above(this.dbs.refsDb);
+    this.overlay.freshFrom = Math.max(next, refsFresh, above(this.dbs.messagesDb));
+    this.overlay.refsFreshFrom = refsFresh;
     this.overlay.maxWrittenId = 0;
+    this.overlay.maxRefsWrittenId = 0;
   }
 
   /** The open batch of this turn (created, and its flush scheduled, on first use). */
@@ -169,72 +186,88 @@ export class CommitEngine implements BatchSource {
   /**
    * The puts and removes of a batch, coalesced (an entry enqueued and acked in the same turn
    * writes nothing). Every key and value is built here, so the conditional block that issues
-   * them cannot throw half-way and commit part of a batch.
+   * them cannot throw half-way and commit part of a batch. Entry and message records go into
+   * the batch's slab (operations.ts).
    */
   private operations(b: Batch): Operations {
     const dbs = this.dbs;
-    const targets: Bin[] = [];
-    const keys: Buffer[] = [];
-    const values: Array<Buffer | null> = [];
-    const op = (db: Bin, key: Buffer, value: Buffer | null): void => {
-      targets.push(db);
-      keys.push(key);
-      values.push(value);
-    };
+    const ops = new Operations(slabBytes(b), b.entries.length + b.bulkDeletes.length / 2 + 2 * b.msgs.length + 8);
     for (const r of b.quarantine) {
-      op(dbs.quarantineDb, quarantineKey(dbs, r.db, r.key), r.value);
-      op(r.db, r.key, null);
+      ops.add(dbs.quarantineDb, quarantineKey(dbs, r.db, r.key), r.value);
+      ops.add(r.db, r.key, null);
     }
-    if (b.needsCheck) op(dbs.meta, CHECK_KEY, ONE_BYTE);
-    for (const qs of b.deletedQueues) op(dbs.queuesDb, qs.key, null);
-    let slab: Buffer | undefined;
-    let slabPos = 0;
+    if (b.needsCheck) ops.add(dbs.meta, CHECK_KEY, ONE_BYTE);
+    for (const qs of b.deletedQueues) ops.add(dbs.queuesDb, qs.key, null);
     for (const item of b.entries) {
       if (item.entry) {
-        if (!slab || slabPos + STORED_ENTRY_SIZE > slab.length) {
-          slab = Buffer.allocUnsafeSlow(STORED_ENTRY_SIZE * Math.min(4096, b.entries.length));
-          slabPos = 0;
-        }
-        const key = entryKey(item.qs.id, item.seq);
-        writeEntryValue(slab, slabPos, item.entry);
-        seal(key, slab, slabPos, slabPos + STORED_ENTRY_SIZE);
-        op(dbs.entriesDb, key, slab.subarray(slabPos, slabPos + STORED_ENTRY_SIZE));
-        slabPos += STORED_ENTRY_SIZE;
+        const at = ops.reserve(ENTRY_KEY_SIZE + STORED_ENTRY_SIZE);
+        const slab = ops.slab;
+        const valueAt = at + ENTRY_KEY_SIZE;
+        entryKeyInto(slab, item.qs.id, item.seq, at);
+        writeEntryValue(slab, valueAt, item.entry);
+        sealIn(slab, at, valueAt, valueAt, valueAt + STORED_ENTRY_SIZE);
+        ops.putInSlab(dbs.entriesDb, at, ENTRY_KEY_SIZE, valueAt, STORED_ENTRY_SIZE);
         item.onDisk = true;
       } else if (item.onDisk) {
-        op(dbs.entriesDb, entryKey(item.qs.id, item.seq), null);
+        const at = ops.reserve(ENTRY_KEY_SIZE);
+        entryKeyInto(ops.slab, item.qs.id, item.seq, at);
+        ops.removeInSlab(dbs.entriesDb, at, ENTRY_KEY_SIZE);
         item.onDisk = false;
       }
     }
-    for (const key of b.bulkDeletes) op(dbs.entriesDb, key, null);
-    for (const m of b.msgs) {
-      const key = messageKey(m.id);
-      if (m.refs > 0) {
-        if (m.write) {
-          const value = encodeMessage(m.msg!, SUM_SIZE); // write is only ever set together with msg
-          seal(key, value);
-          op(dbs.messagesDb, key, value);
-        }
-        op(dbs.refsDb, key, refsValue(key, m.refs));
-        if (m.id > this.overlay.maxWrittenId) this.overlay.maxWrittenId = m.id;
-        m.write = false;
-        m.onDisk = true;
-      } else if (m.onDisk) {
-        op(dbs.messagesDb, key, null);
-        op(dbs.refsDb, key, null);
-        m.onDisk = false;
-      }
+    const bulk = b.bulkDeletes;
+    for (let i = 0; i < bulk.length; i += 2) {
+      const at = ops.reserve(ENTRY_KEY_SIZE);
+      entryKeyInto(ops.slab, bulk[i]!, bulk[i + 1]!, at);
+      ops.removeInSlab(dbs.entriesDb, at, ENTRY_KEY_SIZE);
     }
-    for (const item of b.metas) op(item.db, item.key, item.value && sealed(item.key, item.value));
-    for (const qs of b.dirtyQueues) if (!qs.deleted) op(dbs.queuesDb, qs.key, queueValue(qs.key, qs.id, qs.count, qs.bytes));
+    // A message record while any entry refers to it; a refcount record only while several do.
+    for (const m of b.msgs) {
+      const was = m.diskRefs;
+      const now = m.refs;
+      if (now > 0) {
+        const size = m.write ? messageSize(m.msg!) + SUM_SIZE : 0; // write is only ever set together with msg
+        const refsRecord = now > 1 && now !== was;
+        if (!m.write && !refsRecord && !(was > 1 && now === 1)) continue;
+        const at = ops.reserve(MESSAGE_KEY_SIZE + size + (refsRecord ? REFS_VALUE_SIZE : 0));
+        const slab = ops.slab;
+        writeU64(slab, at, m.id);
+        let p = at + MESSAGE_KEY_SIZE;
+        if (m.write) {
+          encodeMessageInto(slab, p, m.msg!);
+          sealIn(slab, at, p, p, p + size);
+          ops.putInSlab(dbs.messagesDb, at, MESSAGE_KEY_SIZE, p, size);
+          p += size;
+          if (m.id > this.overlay.maxWrittenId) this.overlay.maxWrittenId = m.id;
+          m.write = false;
+        }
+        if (refsRecord) {
+          if (m.id > this.overlay.maxRefsWrittenId) this.overlay.maxRefsWrittenId = m.id;
+          writeRefsValue(slab, at, p, now);
+          ops.putInSlab(dbs.refsDb, at, MESSAGE_KEY_SIZE, p, REFS_VALUE_SIZE);
+        } else if (was > 1 && now === 1) ops.removeInSlab(dbs.refsDb, at, MESSAGE_KEY_SIZE);
+      } else if (was > 0) {
+        const at = ops.reserve(MESSAGE_KEY_SIZE);
+        writeU64(ops.slab, at, m.id);
+        ops.removeInSlab(dbs.messagesDb, at, MESSAGE_KEY_SIZE);
+        if (was > 1) ops.removeInSlab(dbs.refsDb, at, MESSAGE_KEY_SIZE);
+      }
+      this.sharedRefs += sharedRefsOf(now) - sharedRefsOf(was);
+      m.diskRefs = now;
+    }
+    for (const item of b.metas) ops.add(item.db, item.key, item.value && sealed(item.key, item.value));
+    for (const qs of b.dirtyQueues) if (!qs.deleted) ops.add(dbs.queuesDb, qs.key, queueValue(qs.key, qs.id, qs.count, qs.bytes));
+    if (this.sharedRefs !== this.persistedSharedRefs) {
+      ops.add(dbs.meta, SHARED_REFS_KEY, sharedRefsValue(this.sharedRefs));
+      this.persistedSharedRefs = this.sharedRefs;
+    }
     if (this.nextId !== this.persistedNextId) {
       const v = Buffer.allocUnsafe(8);
       writeU64(v, 0, this.nextId);
-      op(dbs.meta, NEXT_ID_KEY, v);
+      ops.add(dbs.meta, NEXT_ID_KEY, v);
       this.persistedNextId = this.nextId;
     }
-
-    return { targets, keys, values };
+    return ops;
   }
 
   /**
@@ -254,15 +287,7 @@ export class CommitEngine implements BatchSource {
         // Each write inside the block returns the block's commit promise too; its failure is
         // handled once, on `written`, so these must not surface as unhandled rejections.
         quiet(dbs.meta.put(TURN_KEY, ONE_BYTE, next));
-        for (const { targets, keys, values } of lists) {
-          // Parallel lists, pushed together by operations().
-          for (let i = 0; i < targets.length; i++) {
-            const db = targets[i]!;
-            const key = keys[i]!;
-            const v = values[i];
-            quiet(v ? db.put(key, v) : db.remove(key));
-          }
-        }
+        for (const ops of lists) ops.issue();
       });
     } catch (err) {
       this.fail(b, err, parked);

@@ -7,6 +7,7 @@
 
 import { messageKey, msgIdOfEntryValue, queueIdOfEntryKey, readU64, seqOfEntryKey, sizeOfEntryValue } from '../record-codec.js';
 import { intact } from './checksum.js';
+import { FORMAT } from './format.js';
 import {
   CHECK_KEY,
   dbEntryCount,
@@ -17,7 +18,11 @@ import {
   quiet,
   readQueueIndex,
   readRefs,
+  readSharedRefs,
   refsValue,
+  SHARED_REFS_KEY,
+  sharedRefsOf,
+  sharedRefsValue,
   type Bin,
   type Databases,
 } from './databases.js';
@@ -33,6 +38,11 @@ export interface StoreCheck {
 }
 
 export interface FullCheckOptions {
+  /**
+   * The layout to check against (default: the current one). Format 2 had a refcount record
+   * for every message; format 3 only for messages of several entries, plus the shared counter.
+   */
+  format?: number;
   /** Fix what is found, in one transaction (and clear the `check` flag). */
   repair: boolean;
   /** Also verify the checksum of every message (reads every body; `warren check`). */
@@ -44,10 +54,12 @@ export function quickCheck(dbs: Databases, counted: number, log: (msg: string) =
   const entries = dbEntryCount(dbs.entriesDb);
   const messages = dbEntryCount(dbs.messagesDb);
   const refs = dbEntryCount(dbs.refsDb);
-  // Every message has a refcount record, every entry is counted by its queue, and entries
-  // need messages. (A refcount record with a wrong value passes this; verify: 'always' finds it.)
-  if (entries === counted && messages === refs && (messages > 0 || entries === 0)) return 'ok';
-  log(`store ${dbs.dir}: counters disagree (entries ${entries} vs ${counted}, messages ${messages}, refs ${refs}); running a full check`);
+  const shared = readSharedRefs(dbs);
+  // Every entry is counted by its queue and refers to a message; a message of one entry has no
+  // refcount record, one of n > 1 has one and adds n − 1 to the shared counter. (Refcount
+  // records whose values are wrong but sum right pass this; verify: 'always' finds them.)
+  if (entries === counted && entries === messages + shared && refs <= messages) return 'ok';
+  log(`store ${dbs.dir}: counters disagree (entries ${entries} vs ${counted}, messages ${messages} + shared references ${shared}, refcount records ${refs}); running a full check`);
   return 'mismatch';
 }
 
@@ -129,34 +141,48 @@ export function fullCheck(dbs: Databases, opts: FullCheckOptions): StoreCheck {
     q.bytes += sizeOfEntryValue(value);
     refcounts.set(msgId, (refcounts.get(msgId) ?? 0) + 1);
   }
+  // The refcount record a message of `actual` entries must have (0 = none).
+  const everyMessage = (opts.format ?? FORMAT) < 3;
+  const recorded = (actual: number): number => (everyMessage || actual > 1 ? actual : 0);
   const haveRefs = new Set<number>();
   for (const { key, value } of dbs.refsDb.getRange({})) {
     const id = readU64(key, 0);
     const stored = readRefs(key, value);
     const actual = refcounts.get(id) ?? 0;
+    const want = recorded(actual);
     const k = Buffer.from(key);
     haveRefs.add(id);
     if (stored === undefined) {
-      problems.push(`the refcount record of message ${id} is damaged, entries say ${actual} → rewrite`);
-      fixes.push(() => quiet(actual === 0 ? dbs.refsDb.remove(k) : dbs.refsDb.put(k, refsValue(k, actual))));
+      problems.push(`the refcount record of message ${id} is damaged, entries say ${actual} → ${want === 0 ? 'remove' : 'rewrite'}`);
+      fixes.push(() => quiet(want === 0 ? dbs.refsDb.remove(k) : dbs.refsDb.put(k, refsValue(k, want))));
     } else if (actual === 0) {
       problems.push(`refcount ${stored} of message ${id} that no entry refers to → remove`);
       fixes.push(() => quiet(dbs.refsDb.remove(k)));
-    } else if (stored !== actual) {
+    } else if (want === 0) {
+      problems.push(`refcount record ${stored} of message ${id} that one entry refers to (one entry needs none) → remove`);
+      fixes.push(() => quiet(dbs.refsDb.remove(k)));
+    } else if (stored !== want) {
       problems.push(`message ${id} refcount ${stored}, entries say ${actual} → rewrite`);
-      fixes.push(() => quiet(dbs.refsDb.put(k, refsValue(k, actual))));
+      fixes.push(() => quiet(dbs.refsDb.put(k, refsValue(k, want))));
     }
   }
+  let shared = 0;
   for (const id of existing) {
     const actual = refcounts.get(id) ?? 0;
+    shared += sharedRefsOf(actual);
     if (actual === 0) {
       problems.push(`orphan message ${id} (no entry refers to it) → remove`);
       fixes.push(() => quiet(dbs.messagesDb.remove(messageKey(id))));
-    } else if (!haveRefs.has(id)) {
+    } else if (!haveRefs.has(id) && recorded(actual) > 0) {
       problems.push(`message ${id} has no refcount, entries say ${actual} → write it`);
       const k = messageKey(id);
       fixes.push(() => quiet(dbs.refsDb.put(k, refsValue(k, actual))));
     }
+  }
+  const storedShared = readSharedRefs(dbs);
+  if (!everyMessage && storedShared !== shared) {
+    problems.push(`the shared reference counter is ${storedShared}, entries say ${shared} → rewrite`);
+    fixes.push(() => quiet(dbs.meta.put(SHARED_REFS_KEY, sharedRefsValue(shared))));
   }
   for (const [id, q] of queues) {
     if (q.count !== q.storedCount || q.bytes !== q.storedBytes) {

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { readU64 } from '../record-codec.js';
-import { intact, seal, SUM_SIZE } from './checksum.js';
+import { intact, seal, sealIn, SUM_SIZE } from './checksum.js';
 import { checkDataFile, StoreDamagedError } from './file-check.js';
 
 export type Bin = Database<Buffer, Buffer>;
@@ -47,7 +47,29 @@ export const NEXT_ID_KEY = Buffer.from('nextMessageId');
 export const FORMAT_KEY = Buffer.from('format');
 /** Set by the batch that quarantined a record: the next open runs the full check. */
 export const CHECK_KEY = Buffer.from('check');
+/**
+ * Format 3: Σ (refcount − 1) over the refcount records (only messages of several entries have
+ * one), so that entries = messages + this on every commit: the O(1) check on open.
+ */
+export const SHARED_REFS_KEY = Buffer.from('sharedRefs');
 export const ONE_BYTE = Buffer.from([1]);
+
+/** The persisted shared-reference counter (0 when absent). */
+export function readSharedRefs(dbs: Databases): number {
+  const v = dbs.meta.get(SHARED_REFS_KEY);
+  return v && v.length === 8 ? v.readDoubleBE(0) : 0;
+}
+
+export function sharedRefsValue(n: number): Buffer {
+  const v = Buffer.allocUnsafe(8);
+  v.writeDoubleBE(n, 0);
+  return v;
+}
+
+/** What a message of `refs` entries adds to the shared-reference counter. */
+export function sharedRefsOf(refs: number): number {
+  return refs > 1 ? refs - 1 : 0;
+}
 const QUEUE_KEY_PREFIX = 0x71; // 'q': keeps the empty queue name a valid (non-empty) key
 export const MAX_KEY = 1978;
 const DEFAULT_MAP_SIZE = 1 << 30;
@@ -166,13 +188,21 @@ export function queueEnd(id: number): Buffer {
   return queueStart(id + 1);
 }
 
-// ---- refcounts: key msgId u64; value refcount u32 -------------------------------------------------
+// ---- refcounts: key msgId u64; value refcount u32, only for refcounts > 1 (format 3) --------------
+
+export const REFS_VALUE_SIZE = 4 + SUM_SIZE;
 
 export function refsValue(key: Uint8Array, refs: number): Buffer {
-  const v = Buffer.allocUnsafe(4 + SUM_SIZE);
+  const v = Buffer.allocUnsafe(REFS_VALUE_SIZE);
   v.writeUInt32BE(refs, 0);
   seal(key, v);
   return v;
+}
+
+/** Writes a refcount value at buf[at...], its key being the 8 bytes at buf[keyAt...]. */
+export function writeRefsValue(buf: Buffer, keyAt: number, at: number, refs: number): void {
+  buf.writeUInt32BE(refs, at);
+  sealIn(buf, keyAt, keyAt + 8, at, at + REFS_VALUE_SIZE);
 }
 
 /** The stored refcount, or undefined if the record is damaged. */

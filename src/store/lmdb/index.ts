@@ -4,6 +4,8 @@
  * - databases.ts: the environment, its sub-databases, meta keys and the queue index layout
  * - batch.ts: the batch of one turn and the overlay of writes not yet committed
  * - commit.ts: the commit engine (one transaction per turn, sync(), failure handling)
+ * - operations.ts: the puts and removes of one batch, its records' keys and values in one slab
+ * - format.ts: the store format (3) and the migrations from older ones
  * - consistency.ts: the checks run on open (cheap) and on demand (full, with repair)
  * - message-store.ts, metadata-store.ts: the two facades of the Store contract
  * - failure.ts: StoreFailedError

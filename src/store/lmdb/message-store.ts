@@ -81,7 +81,7 @@ export class LmdbMessageStore implements MessageStore {
     const from = this.queueState(fromQueue);
     const old = from ? this.getEntry(from, seq) : null;
     if (old && old.msgId === msg.id) {
-      const m = this.overlay.msgItem(msg.id);
+      const m = this.overlay.msgItem(msg.id, true);
       if (m.refs === 1) {
         m.msg = msg;
         m.write = true;
@@ -111,7 +111,7 @@ export class LmdbMessageStore implements MessageStore {
       // A damaged entry's message id is unknown: the full check of the next open settles its refcount.
       if (intact(key, value)) this.dropRef(msgIdOfEntryValue(value));
       else this.engine.damaged(`entry ${describe(qs, seq)} (its queue is being deleted)`, { db: this.dbs.entriesDb, key, value });
-      b.bulkDeletes.push(Buffer.from(key));
+      b.bulkDeletes.push(qs.id, seq);
     }
     qs.deleted = true;
     qs.count = 0;
@@ -214,7 +214,7 @@ export class LmdbMessageStore implements MessageStore {
   }
 
   private addRef(msg: PersistedMessage): void {
-    const m = this.overlay.msgItem(msg.id);
+    const m = this.overlay.msgItem(msg.id, false);
     if (m.refs === 0) {
       m.msg = msg;
       m.write = true;
@@ -222,8 +222,9 @@ export class LmdbMessageStore implements MessageStore {
     m.refs++;
   }
 
+  /** Drops a reference of an entry that refers to message id (so the message is stored). */
   private dropRef(id: number): void {
-    const m = this.overlay.msgItem(id);
+    const m = this.overlay.msgItem(id, true);
     if (m.refs > 0 && --m.refs === 0) {
       m.msg = null;
       m.write = false;
@@ -237,7 +238,15 @@ export class LmdbMessageStore implements MessageStore {
       if (existing) this.removeEntry(qs, existing);
     } else qs.knownMaxSeq = entry.seq;
     this.addRef(msg);
-    const stored: StoredEntry = { ...publicEntry(entry), size: msg.body.length };
+    // One object (not a copy of a copy): the public fields and the body size.
+    const stored: StoredEntry = {
+      seq: entry.seq,
+      msgId: entry.msgId,
+      redelivered: entry.redelivered,
+      deliveryCount: entry.deliveryCount,
+      expiresAt: entry.expiresAt,
+      size: msg.body.length,
+    };
     this.overlay.setEntry(qs, entry.seq, stored, false);
     qs.count++;
     qs.bytes += stored.size;
