@@ -130,7 +130,7 @@ export class Channel implements ConsumerHost {
 
   /** A delivery that waits for its ack (consumer null: basic.get). */
   private track(tag: number, queue: Queue, entry: QueuedMessage, consumer: Consumer | null, counters: ChannelQueueCounters): void {
-    this.unacked.add(tag, entry, counters, consumer, this.conn.broker.clock.monotonic());
+    this.unacked.add(tag, entry, counters, consumer, this.conn.broker.clock.monotonicOncePerTask());
     this.armAckTimeout();
     queue.delivered(entry);
   }
