@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Timer } from '../clock.js';
 import { ChannelError, notFound, preconditionFailed, ReplyCode, type AmqpError } from '../errors.js';
 import { encodeMethodFrame, type MethodArgsInput, type MethodName } from '../frame/generated/methods.js';
+import { basicDeliverPrefix } from '../frame/fast.js';
 import { F } from '../frame/field-table.js';
 import { encodeContentHeaderPayload } from '../frame/generated/properties.js';
 import { ChannelCounters, type ChannelQueueCounters } from '../metrics/counters.js';
@@ -122,7 +123,8 @@ export class Channel implements ConsumerHost {
     const msg = entry.msg;
     // A quorum queue tells a consumer how often the message came back (not on the first try).
     const header = queue.isQuorum && entry.deliveryCount > 0 ? withDeliveryCount(entry) : msg.header;
-    this.conn.writer.writeDeliver(this.id, consumer.tag, tag, entry.redelivered, msg.exchange, msg.routingKey, header, msg.body);
+    const prefix = consumer.deliverPrefix ?? (consumer.deliverPrefix = basicDeliverPrefix(this.id, consumer.tag));
+    this.conn.writer.writeDeliver(this.id, prefix, tag, entry.redelivered, msg.exchange, msg.routingKey, header, msg.body);
     // RabbitMQ's firehose (src/trace): a null check while tracing is off.
     const tracer = this.conn.vhost!.tracer;
     if (tracer !== undefined) tracer.delivered({ connection: this.conn.name, channel: this.id, user: this.conn.username }, queue.name, msg, entry.redelivered, header);
