@@ -371,8 +371,13 @@ export class FrameWriter {
   }
 }
 
+/** Octet stores: channel and size come from the writer itself, so Buffer's range checks are not needed. */
 function writeFrameHeader(out: Buffer, at: number, type: number, channel: number, size: number): void {
   out[at] = type;
-  out.writeUInt16BE(channel, at + 1);
-  out.writeUInt32BE(size, at + 3);
+  out[at + 1] = channel >>> 8;
+  out[at + 2] = channel & 0xff;
+  out[at + 3] = size >>> 24;
+  out[at + 4] = (size >>> 16) & 0xff;
+  out[at + 5] = (size >>> 8) & 0xff;
+  out[at + 6] = size & 0xff;
 }
