@@ -22,6 +22,13 @@ export interface Clock {
   now(): number;
   /** Monotonic milliseconds from an arbitrary origin: for durations only, never jumps. */
   monotonic(): number;
+  /**
+   * monotonic() read once per task: the first call in an event-loop callback reads the clock,
+   * later calls before its microtasks have run get the same value. For stamping many events of
+   * one callback (the deliveries of a dispatch, for the consumer acknowledgement timeout) where
+   * a callback's duration is below the precision that matters.
+   */
+  monotonicOncePerTask(): number;
   /** Runs fn once after ms milliseconds of monotonic time. */
   setTimeout(fn: () => void, ms: number): Timer;
 }
@@ -40,6 +47,21 @@ export class SystemClock implements Clock {
 
   monotonic(): number {
     return performance.now();
+  }
+
+  /** The value read in this task, -1 once its microtasks have run (performance.now() is > 0). */
+  private taskNow = -1;
+  private readonly endTask = (): void => {
+    this.taskNow = -1;
+  };
+
+  monotonicOncePerTask(): number {
+    let t = this.taskNow;
+    if (t < 0) {
+      t = this.taskNow = performance.now();
+      queueMicrotask(this.endTask);
+    }
+    return t;
   }
 
   setTimeout(fn: () => void, ms: number): Timer {
@@ -104,6 +126,11 @@ export class FakeClock implements Clock {
   }
 
   monotonic(): number {
+    return this.mono;
+  }
+
+  /** The fake clock moves only when told to: the same as monotonic(). */
+  monotonicOncePerTask(): number {
     return this.mono;
   }
 

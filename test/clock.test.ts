@@ -45,6 +45,16 @@ describe('Clock', () => {
       expect(Math.abs(clock.now() - Date.now())).to.be.below(1000);
     });
 
+    it('monotonicOncePerTask reads the clock once per task: the same value until the microtasks have run', async () => {
+      const clock = new SystemClock();
+      const first = clock.monotonicOncePerTask();
+      const until = first + 2;
+      while (performance.now() <= until) { /* let monotonic time move on */ }
+      expect(clock.monotonicOncePerTask()).to.equal(first);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      expect(clock.monotonicOncePerTask()).to.be.above(until);
+    });
+
     it('chains a wait longer than 2^31-1 ms through timers Node takes as given (Node fires a longer one after 1 ms)', () => {
       const real = globalThis.setTimeout;
       const armed: Array<{ fn: () => void; ms: number }> = [];

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Timer } from '../clock.js';
 import { ChannelError, notFound, preconditionFailed, ReplyCode, type AmqpError } from '../errors.js';
 import { encodeMethodFrame, type MethodArgsInput, type MethodName } from '../frame/generated/methods.js';
+import { basicDeliverPrefix } from '../frame/fast.js';
 import { F } from '../frame/field-table.js';
 import { encodeContentHeaderPayload } from '../frame/generated/properties.js';
 import { ChannelCounters, type ChannelQueueCounters } from '../metrics/counters.js';
@@ -14,19 +15,9 @@ import type { Connection } from './connection.js';
 import { ContentAssembler } from './content-assembler.js';
 import { cancelReplyTo, type ReplyConsumer } from './direct-reply-to.js';
 import { Publisher } from './publisher.js';
+import { UnackedDeliveries, type Delivery } from './unacked-deliveries.js';
 
-/** A message delivered on this channel and not yet acknowledged. */
-export interface Delivery {
-  tag: number;
-  queue: Queue;
-  entry: QueuedMessage;
-  /** null for basic.get deliveries. */
-  consumer: Consumer | null;
-  /** When it was delivered (monotonic clock ms), for the consumer delivery-acknowledgement timeout. */
-  at: number;
-  /** This channel's counters for the queue, where the ack is counted. */
-  counters: ChannelQueueCounters;
-}
+export type { Delivery } from './unacked-deliveries.js';
 
 /**
  * One AMQP channel: consumers and their unacked deliveries, prefetch limits, acknowledgements
@@ -48,8 +39,8 @@ export class Channel implements ConsumerHost {
   readonly publisher: Publisher;
 
   readonly consumers = new Map<string, Consumer>();
-  /** Unacked deliveries by tag; Map order is tag order. */
-  readonly unacked = new Map<number, Delivery>();
+  /** Unacked deliveries, in tag order. */
+  readonly unacked = new UnackedDeliveries();
   private nextTag = 1;
   /** Unacked deliveries made to consumers (basic.get ones do not count against prefetch). */
   private consumerUnacked = 0;
@@ -132,7 +123,8 @@ export class Channel implements ConsumerHost {
     const msg = entry.msg;
     // A quorum queue tells a consumer how often the message came back (not on the first try).
     const header = queue.isQuorum && entry.deliveryCount > 0 ? withDeliveryCount(entry) : msg.header;
-    this.conn.writer.writeDeliver(this.id, consumer.tag, tag, entry.redelivered, msg.exchange, msg.routingKey, header, msg.body);
+    const prefix = consumer.deliverPrefix ?? (consumer.deliverPrefix = basicDeliverPrefix(this.id, consumer.tag));
+    this.conn.writer.writeDeliver(this.id, prefix, tag, entry.redelivered, msg.exchange, msg.routingKey, header, msg.body);
     // RabbitMQ's firehose (src/trace): a null check while tracing is off.
     const tracer = this.conn.vhost!.tracer;
     if (tracer !== undefined) tracer.delivered({ connection: this.conn.name, channel: this.id, user: this.conn.username }, queue.name, msg, entry.redelivered, header);
@@ -140,7 +132,7 @@ export class Channel implements ConsumerHost {
 
   /** A delivery that waits for its ack (consumer null: basic.get). */
   private track(tag: number, queue: Queue, entry: QueuedMessage, consumer: Consumer | null, counters: ChannelQueueCounters): void {
-    this.unacked.set(tag, { tag, queue, entry, consumer, at: this.conn.broker.clock.monotonic(), counters });
+    this.unacked.add(tag, entry, counters, consumer, this.conn.broker.clock.monotonicOncePerTask());
     this.armAckTimeout();
     queue.delivered(entry);
   }
@@ -206,25 +198,78 @@ export class Channel implements ConsumerHost {
 
   /** Removes and returns the deliveries an ack/nack with (tag, multiple) names (collect_acks). */
   takeDeliveries(tag: number, multiple: boolean): Delivery[] {
-    if (multiple && tag === 0) {
-      const all = [...this.unacked.values()];
-      this.unacked.clear();
-      return all;
-    }
-    const named = this.unacked.get(tag);
-    if (named === undefined) throw preconditionFailed(`unknown delivery tag ${tag}`);
-    if (!multiple) {
-      this.unacked.delete(tag);
-      return [named];
-    }
-    const taken: Delivery[] = [];
-    for (const [t, d] of this.unacked) {
-      if (t > tag) break;
-      taken.push(d);
-      this.unacked.delete(t);
-    }
-    return taken;
+    const unacked = this.unacked;
+    if (multiple && tag === 0) return unacked.takeAll();
+    const i = unacked.indexOf(tag);
+    if (i < 0) throw preconditionFailed(`unknown delivery tag ${tag}`);
+    return unacked.take(multiple ? unacked.first : i, i);
   }
+
+  /**
+   * basic.ack: outside a transaction the deliveries are settled straight from their slots (no
+   * Delivery objects), as applyAck() settles them; in one, they are held until tx.commit.
+   */
+  ackTag(tag: number, multiple: boolean): void {
+    if (this.txMode) {
+      this.ack(this.takeDeliveries(tag, multiple));
+      return;
+    }
+    const unacked = this.unacked;
+    let from: number;
+    let to: number;
+    if (multiple && tag === 0) {
+      if (unacked.size === 0) return;
+      from = unacked.first;
+      to = unacked.last - 1;
+    } else {
+      to = unacked.indexOf(tag);
+      if (to < 0) throw preconditionFailed(`unknown delivery tag ${tag}`);
+      from = multiple ? unacked.first : to;
+    }
+    // Settled first, then each queue concerned dispatches once, in first-acked order.
+    const queues = this.ackedQueues;
+    let n = 0;
+    let seen: Set<Queue> | undefined;
+    let last: Queue | undefined;
+    for (let i = from; i <= to; i++) {
+      const entry = unacked.entryAt(i);
+      if (entry === undefined) continue;
+      const consumer = unacked.consumerAt(i);
+      if (consumer !== null) {
+        consumer.unacked--;
+        this.consumerUnacked--;
+      }
+      const counters = unacked.counterAt(i);
+      const q = counters.queue;
+      unacked.clear(i);
+      q.ack(entry, false);
+      q.counters.ack++;
+      counters.ack++;
+      if (q !== last) {
+        last = q;
+        if (seen !== undefined) {
+          if (!seen.has(q)) {
+            seen.add(q);
+            queues[n++] = q;
+          }
+        } else if (!isAmong(queues, n, q)) {
+          queues[n++] = q;
+          // Many queues in one ack: a set keeps the check constant.
+          if (n > 16) seen = new Set(queues.slice(0, n) as Queue[]);
+        }
+      }
+    }
+    unacked.removed();
+    for (let k = 0; k < n; k++) {
+      const q = queues[k]!;
+      queues[k] = undefined;
+      q.maybeDispatch();
+    }
+    this.afterCreditReleased();
+  }
+
+  /** The queues of the ack being settled (ackTag), reused from ack to ack. */
+  private readonly ackedQueues: Array<Queue | undefined> = [];
 
   ack(deliveries: Delivery[]): void {
     if (this.txMode) {
@@ -308,15 +353,15 @@ export class Channel implements ConsumerHost {
   private armAckTimeout(): void {
     const timeout = this.conn.broker.config.consumerTimeout;
     if (this.ackTimer || timeout <= 0) return;
-    const oldest = this.unacked.values().next().value as Delivery | undefined;
-    if (!oldest) return;
+    const oldest = this.unacked.oldestAt();
+    if (oldest < 0) return;
     const clock = this.conn.broker.clock;
     this.ackTimer = clock.setTimeout(() => {
       this.ackTimer = undefined;
       if (this.closing || this.released) return;
-      const head = this.unacked.values().next().value as Delivery | undefined;
-      if (!head) return;
-      if (clock.monotonic() - head.at >= timeout) {
+      const head = this.unacked.oldestAt();
+      if (head < 0) return;
+      if (clock.monotonic() - head >= timeout) {
         // The channel is closed with 406 and its unacked messages are requeued.
         this.conn.closeChannel(this, new ChannelError(
           ReplyCode.PRECONDITION_FAILED,
@@ -325,7 +370,7 @@ export class Channel implements ConsumerHost {
         return;
       }
       this.armAckTimeout();
-    }, oldest.at + timeout - clock.monotonic());
+    }, oldest + timeout - clock.monotonic());
   }
 
   // ---- transactions -------------------------------------------------------------------------
@@ -345,10 +390,7 @@ export class Channel implements ConsumerHost {
   rollbackAcks(): void {
     const restored = this.txAcks.flatMap((a) => a.deliveries);
     this.txAcks = [];
-    if (restored.length === 0) return;
-    const all = [...this.unacked.values(), ...restored].sort((a, b) => a.tag - b.tag);
-    this.unacked.clear();
-    for (const d of all) this.unacked.set(d.tag, d);
+    this.unacked.restore(restored);
   }
 
   /** A server-generated consumer tag, shaped like RabbitMQ's (amq.ctag- and 22 characters). */
@@ -371,8 +413,7 @@ export class Channel implements ConsumerHost {
     cancelReplyTo(this);
     // Requeue before the consumers go, so the next (single active) consumer sees the returned
     // messages first, in their original order.
-    const all = [...this.unacked.values()];
-    this.unacked.clear();
+    const all = this.unacked.takeAll();
     this.consumerUnacked = 0;
     for (const [queue, entries] of groupByQueue(all)) queue.requeue(entries);
     for (const c of this.consumers.values()) c.queue.removeConsumer(c);
@@ -399,6 +440,11 @@ export class Channel implements ConsumerHost {
     if (this.lastQueueName === null) throw notFound('no previously declared queue');
     return this.lastQueueName;
   }
+}
+
+function isAmong(queues: Array<Queue | undefined>, n: number, q: Queue): boolean {
+  for (let k = 0; k < n; k++) if (queues[k] === q) return true;
+  return false;
 }
 
 /** Deliveries grouped by queue, each group in delivery-tag order. */

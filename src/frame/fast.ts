@@ -13,34 +13,51 @@ export function encodeBasicDeliver(
   exchange: string,
   routingKey: string,
 ): Buffer {
-  const lc = shortstrLength(consumerTag);
+  const prefix = basicDeliverPrefix(channel, consumerTag);
   const le = shortstrLength(exchange);
   const lr = shortstrLength(routingKey);
-  const b = Buffer.allocUnsafe(basicDeliverFrameSize(lc, le, lr));
-  writeBasicDeliver(b, 0, channel, consumerTag, lc, deliveryTag, redelivered, exchange, le, routingKey, lr);
+  const b = Buffer.allocUnsafe(basicDeliverFrameSize(prefix.length, le, lr));
+  writeBasicDeliver(b, 0, prefix, deliveryTag, redelivered, exchange, le, routingKey, lr);
   return b;
 }
 
-/** Octets of a basic.deliver method frame whose shortstrs take lc, le and lr octets. */
-export function basicDeliverFrameSize(lc: number, le: number, lr: number): number {
-  return 24 + lc + le + lr; // payload: ids 4 + 3 length octets + delivery-tag 8 + bits 1; frame 8
+/**
+ * The first octets of every basic.deliver frame to one consumer: frame type, channel, a size
+ * left 0 (writeBasicDeliver writes it), class and method ids and the consumer tag as a shortstr.
+ * Made once per consumer, copied into each delivery. Throws for a tag over 255 octets.
+ */
+export function basicDeliverPrefix(channel: number, consumerTag: string): Buffer {
+  const lc = shortstrLength(consumerTag);
+  const b = Buffer.alloc(12 + lc);
+  b[0] = 1;
+  b.writeUInt16BE(channel, 1);
+  b.writeUInt32BE(0x003c003c, 7);
+  writeShortstr(b, 11, consumerTag, lc);
+  return b;
+}
+
+/** Octets of a basic.deliver method frame with this prefix whose exchange and routing key take le and lr octets. */
+export function basicDeliverFrameSize(prefixLength: number, le: number, lr: number): number {
+  return prefixLength + 12 + le + lr; // delivery-tag 8, bits 1, 2 length octets, frame-end 1
 }
 
 /**
- * Writes a basic.deliver method frame into b at `at` (basicDeliverFrameSize octets; lc, le, lr
- * from shortstrLength); returns the offset after it. FrameWriter.writeDeliver uses it to encode
- * straight into its coalescing buffer.
+ * Writes a basic.deliver method frame into b at `at` (basicDeliverFrameSize octets; prefix from
+ * basicDeliverPrefix, le and lr from shortstrLength); returns the offset after it.
+ * FrameWriter.writeDeliver uses it to encode straight into its coalescing buffer.
  */
 export function writeBasicDeliver(
-  b: Buffer, at: number, channel: number,
-  consumerTag: string, lc: number, deliveryTag: number, redelivered: boolean, exchange: string, le: number, routingKey: string, lr: number,
+  b: Buffer, at: number, prefix: Buffer, deliveryTag: number, redelivered: boolean, exchange: string, le: number, routingKey: string, lr: number,
 ): number {
-  const size = 16 + lc + le + lr;
-  b[at] = 1;
-  b.writeUInt16BE(channel, at + 1);
-  b.writeUInt32BE(size, at + 3);
-  b.writeUInt32BE(0x003c003c, at + 7);
-  let o = writeShortstr(b, at + 11, consumerTag, lc);
+  // A copy loop: cheaper than a native call for a few dozen octets.
+  const n = prefix.length;
+  for (let i = 0; i < n; i++) b[at + i] = prefix[i]!;
+  const size = n + 4 + le + lr; // payload: after the 7-octet frame header, before frame-end
+  b[at + 3] = size >>> 24;
+  b[at + 4] = (size >>> 16) & 0xff;
+  b[at + 5] = (size >>> 8) & 0xff;
+  b[at + 6] = size & 0xff;
+  let o = at + n;
   writeU64(b, o, deliveryTag);
   b[o + 8] = redelivered ? 1 : 0;
   o = writeShortstr(b, o + 9, exchange, le);

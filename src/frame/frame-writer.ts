@@ -78,8 +78,8 @@ type Item =
 interface DeliverItem {
   kind: 'deliver';
   channel: number;
-  consumerTag: string;
-  lc: number;
+  /** basicDeliverPrefix(channel, consumer tag). */
+  prefix: Buffer;
   deliveryTag: number;
   redelivered: boolean;
   exchange: string;
@@ -193,24 +193,24 @@ export class FrameWriter {
 
   /**
    * Queues basic.deliver with its content: the same frames as writeContent(channel,
-   * encodeBasicDeliver(...), headerPayload, body), but one descriptor and no method buffer: the
-   * method frame is encoded into the coalescing buffer at flush. Throws (as encodeBasicDeliver
-   * does) before queuing anything when a string is longer than a shortstr.
+   * encodeBasicDeliver(channel, consumerTag, ...), headerPayload, body), but one descriptor and
+   * no method buffer: the method frame is encoded into the coalescing buffer at flush, from
+   * `prefix` (basicDeliverPrefix(channel, consumerTag), made once per consumer). Throws (as
+   * encodeBasicDeliver does) before queuing anything when a string is longer than a shortstr.
    */
   writeDeliver(
-    channel: number, consumerTag: string, deliveryTag: number, redelivered: boolean, exchange: string, routingKey: string,
+    channel: number, prefix: Buffer, deliveryTag: number, redelivered: boolean, exchange: string, routingKey: string,
     headerPayload: Buffer, body: Buffer,
   ): void {
     if (this.discarded) return;
-    const lc = shortstrLength(consumerTag);
     const le = shortstrLength(exchange);
     const lr = shortstrLength(routingKey);
     const max = this.frameMax > 8 ? this.frameMax - 8 : body.length;
     this.items.push({
-      kind: 'deliver', channel, consumerTag, lc, deliveryTag, redelivered, exchange, le, routingKey, lr,
+      kind: 'deliver', channel, prefix, deliveryTag, redelivered, exchange, le, routingKey, lr,
       header: headerPayload, body, max, offset: 0, started: false,
     });
-    this.bytes += basicDeliverFrameSize(lc, le, lr) + headerPayload.length + 8;
+    this.bytes += basicDeliverFrameSize(prefix.length, le, lr) + headerPayload.length + 8;
     if (body.length > 0) this.bytes += body.length + Math.ceil(body.length / max) * 8;
     this.kick();
   }
@@ -282,9 +282,9 @@ export class FrameWriter {
         return;
       case 'deliver':
         if (!it.started) {
-          const n = basicDeliverFrameSize(it.lc, it.le, it.lr);
+          const n = basicDeliverFrameSize(it.prefix.length, it.le, it.lr);
           const at = this.reserve(n);
-          writeBasicDeliver(this.scratch, at, it.channel, it.consumerTag, it.lc, it.deliveryTag, it.redelivered, it.exchange, it.le, it.routingKey, it.lr);
+          writeBasicDeliver(this.scratch, at, it.prefix, it.deliveryTag, it.redelivered, it.exchange, it.le, it.routingKey, it.lr);
           this.bytes -= n;
           this.flushed += n;
           this.frame(2, it.channel, it.header, 0, it.header.length);
@@ -371,8 +371,13 @@ export class FrameWriter {
   }
 }
 
+/** Octet stores: channel and size come from the writer itself, so Buffer's range checks are not needed. */
 function writeFrameHeader(out: Buffer, at: number, type: number, channel: number, size: number): void {
   out[at] = type;
-  out.writeUInt16BE(channel, at + 1);
-  out.writeUInt32BE(size, at + 3);
+  out[at + 1] = channel >>> 8;
+  out[at + 2] = channel & 0xff;
+  out[at + 3] = size >>> 24;
+  out[at + 4] = (size >>> 16) & 0xff;
+  out[at + 5] = (size >>> 8) & 0xff;
+  out[at + 6] = size & 0xff;
 }

@@ -14,8 +14,18 @@ export function writeU64(b: Buffer, o: number, v: number): void {
   if (!(v >= 0 && v <= Number.MAX_SAFE_INTEGER) || v !== Math.floor(v)) {
     throw encodeError(`longlong out of range: ${v}`);
   }
-  b.writeUInt32BE(Math.floor(v / TWO_32), o);
-  b.writeUInt32BE(v >>> 0, o + 4);
+  // Octet stores: v is checked above, so Buffer's range checks are not needed (every delivery
+  // tag goes through here).
+  const hi = Math.floor(v / TWO_32);
+  const lo = v >>> 0;
+  b[o] = hi >>> 24;
+  b[o + 1] = (hi >>> 16) & 0xff;
+  b[o + 2] = (hi >>> 8) & 0xff;
+  b[o + 3] = hi & 0xff;
+  b[o + 4] = lo >>> 24;
+  b[o + 5] = (lo >>> 16) & 0xff;
+  b[o + 6] = (lo >>> 8) & 0xff;
+  b[o + 7] = lo & 0xff;
 }
 
 /**

@@ -32,6 +32,11 @@ export class Consumer {
   readonly arguments: FieldTable;
   /** Messages delivered to this consumer and not yet acknowledged. */
   unacked = 0;
+  /**
+   * The channel's encoding of the start of every basic.deliver to this consumer (frame header,
+   * method ids, consumer tag: src/frame/fast.ts basicDeliverPrefix), made at its first delivery.
+   */
+  deliverPrefix: Buffer | undefined = undefined;
 
   constructor(
     readonly tag: string,

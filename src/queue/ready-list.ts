@@ -62,7 +62,10 @@ export class ReadyList implements ReadyStore {
     if (this.head >= this.items.length) return undefined;
     const m = this.items[this.head];
     this.items[this.head++] = undefined;
-    if (this.head === this.items.length) {
+    // Emptied, the array is kept while it is short (a queue whose consumers keep up empties it
+    // on every message: a new one would be allocated per message); taken slots go once they
+    // dominate a long one.
+    if (this.head === this.items.length && this.head > 64) {
       this.items = [];
       this.head = 0;
     } else if (this.head > 1024 && this.head * 2 > this.items.length) {

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { FrameReader } from '../../src/frame/frame-reader.js';
+import { basicDeliverPrefix, encodeBasicDeliver } from '../../src/frame/fast.js';
 import { encodeFrame, FrameWriter, HEARTBEAT_FRAME, type FrameSink } from '../../src/frame/frame-writer.js';
 
 /**
@@ -89,8 +90,23 @@ class Harness {
     this.writer.write(f);
   }
 
+  /** basic.deliver through writeDeliver: expected as writeContent of the encoded method. */
+  deliver(channel: number, tag: number, header: Buffer, body: Buffer): void {
+    const consumerTag = `ctag-${channel}`;
+    const [exchange, key] = ['ex', `key.${tag % 7}`];
+    const deliver = () => this.writer.writeDeliver(channel, basicDeliverPrefix(channel, consumerTag), tag, tag % 2 === 0, exchange, key, header, body);
+    if (this.discardedAt >= 0) return void deliver();
+    this.expect(channel, encodeBasicDeliver(channel, consumerTag, tag, tag % 2 === 0, exchange, key), header, body);
+    deliver();
+  }
+
   content(channel: number, method: Buffer, header: Buffer, body: Buffer): void {
     if (this.discardedAt >= 0) return void this.writer.writeContent(channel, method, header, body);
+    this.expect(channel, method, header, body);
+    this.writer.writeContent(channel, method, header, body);
+  }
+
+  private expect(channel: number, method: Buffer, header: Buffer, body: Buffer): void {
     this.expected.push(method, encodeFrame(2, channel, header));
     this.queued += method.length + header.length + 8;
     const frameMax = this.writer.frameMax;
@@ -100,7 +116,6 @@ class Harness {
       this.expected.push(f);
       this.queued += f.length;
     }
-    this.writer.writeContent(channel, method, header, body);
   }
 
   /** One event-loop turn: the writer's scheduled flush runs. */
@@ -158,6 +173,7 @@ type Op =
   | { op: 'frame'; channel: number; size: number; seed: number }
   | { op: 'heartbeat' }
   | { op: 'content'; channel: number; headerSize: number; bodySize: number; seed: number }
+  | { op: 'deliver'; channel: number; headerSize: number; bodySize: number; seed: number }
   | { op: 'burst'; count: number; seed: number }
   | { op: 'frameMax'; frameMax: number }
   | { op: 'onFlush'; size: number; flushAgain: boolean }
@@ -177,7 +193,8 @@ const ops: fc.Arbitrary<Op> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ op: fc.constant('frame' as const), channel: fc.integer({ min: 0, max: 3 }), size: sizes, seed: fc.nat(255) }) },
   { weight: 1, arbitrary: fc.constant({ op: 'heartbeat' as const }) },
   { weight: 4, arbitrary: fc.record({ op: fc.constant('content' as const), channel: fc.integer({ min: 1, max: 3 }), headerSize: fc.oneof(fc.integer({ min: 12, max: 200 }), sizes.map((s) => s + 12)), bodySize: bigSizes, seed: fc.nat(255) }) },
-  // Many small contents at once: frame ends fall on every offset of whatever buffers the writer fills.
+  { weight: 4, arbitrary: fc.record({ op: fc.constant('deliver' as const), channel: fc.integer({ min: 1, max: 3 }), headerSize: fc.oneof(fc.integer({ min: 12, max: 200 }), sizes.map((s) => s + 12)), bodySize: bigSizes, seed: fc.nat(255) }) },
+  // Many small contents and deliveries at once: frame ends fall on every offset of whatever buffers the writer fills.
   { weight: 1, arbitrary: fc.record({ op: fc.constant('burst' as const), count: fc.integer({ min: 1, max: 3000 }), seed: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('frameMax' as const), frameMax: fc.constantFrom(0, 4096, 16384, 16392, 16393, 131072, 1048576) }) },
   // The owner writes from onFlush (a connection reads again and answers), maybe flushing at once.
@@ -202,12 +219,16 @@ function run(seq: Op[], highWaterMark: number, discardAt: number | null = null):
       case 'content':
         h.content(o.channel, encodeFrame(1, o.channel, bytes(20, o.seed)), bytes(o.headerSize, o.seed + 1), bytes(o.bodySize, o.seed + 2));
         break;
+      case 'deliver':
+        h.deliver(o.channel, o.seed + 1, bytes(o.headerSize, o.seed + 1), bytes(o.bodySize, o.seed + 2));
+        break;
       case 'burst': {
         let r = o.seed;
         for (let i = 0; i < o.count; i++) {
           r = (r * 1103515245 + 12345) >>> 0;
           const channel = 1 + (r % 3);
-          h.content(channel, encodeFrame(1, channel, bytes(12 + (r % 40), r)), bytes(14 + ((r >>> 8) % 30), r + 1), bytes((r >>> 16) % 120, r + 2));
+          if ((r >>> 24) % 3 !== 0) h.deliver(channel, i + 1, bytes(14 + ((r >>> 8) % 30), r + 1), bytes((r >>> 16) % 120, r + 2));
+          else h.content(channel, encodeFrame(1, channel, bytes(12 + (r % 40), r)), bytes(14 + ((r >>> 8) % 30), r + 1), bytes((r >>> 16) % 120, r + 2));
         }
         break;
       }

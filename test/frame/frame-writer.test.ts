@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { FrameReader } from '../../src/frame/frame-reader.js';
 import { COPY_LIMIT, encodeFrame, FrameWriter, HEARTBEAT_FRAME, SINK_LIMIT, type FrameSink } from '../../src/frame/frame-writer.js';
-import { encodeBasicDeliver } from '../../src/frame/fast.js';
+import { basicDeliverPrefix, encodeBasicDeliver } from '../../src/frame/fast.js';
 import { encodeMethodFrame } from '../../src/frame/generated/methods.js';
 import { encodeContentHeaderPayload } from '../../src/frame/generated/properties.js';
 
@@ -146,7 +146,7 @@ describe('FrameWriter', () => {
       const b = new FrameWriter(viaDeliver, frameMax, () => {});
       for (const w of [a, b]) w.write(HEARTBEAT_FRAME);
       a.writeContent(5, encodeBasicDeliver(5, tag, dtag, redelivered, exchange, key), header, body);
-      b.writeDeliver(5, tag, dtag, redelivered, exchange, key, header, body);
+      b.writeDeliver(5, basicDeliverPrefix(5, tag), dtag, redelivered, exchange, key, header, body);
       expect(b.pendingBytes, tag).to.equal(a.pendingBytes);
       expect(b.bytesWritten).to.equal(a.bytesWritten);
       for (const w of [a, b]) {
@@ -159,7 +159,9 @@ describe('FrameWriter', () => {
     }
     // A string longer than a shortstr is refused before anything is queued.
     const w = new FrameWriter(new Sink(), 4096, () => {});
-    expect(() => w.writeDeliver(1, 'x'.repeat(256), 1, false, '', 'q', header, Buffer.alloc(1))).to.throw(/shortstr longer than 255/);
+    expect(() => basicDeliverPrefix(1, 'x'.repeat(256))).to.throw(/shortstr longer than 255/);
+    expect(() => w.writeDeliver(1, basicDeliverPrefix(1, 'c'), 1, false, 'x'.repeat(256), 'q', header, Buffer.alloc(1))).to.throw(/shortstr longer than 255/);
+    expect(() => w.writeDeliver(1, basicDeliverPrefix(1, 'c'), 1, false, '', 'r'.repeat(256), header, Buffer.alloc(1))).to.throw(/shortstr longer than 255/);
     expect(w.pendingBytes).to.equal(0);
   });
 
@@ -168,7 +170,7 @@ describe('FrameWriter', () => {
     sink.holds = true;
     const w = new FrameWriter(sink, 131072, () => {});
     const body = Buffer.alloc(3 * SINK_LIMIT, 9);
-    w.writeDeliver(1, 'c', 1, false, '', 'q', header, body);
+    w.writeDeliver(1, basicDeliverPrefix(1, 'c'), 1, false, '', 'q', header, body);
     w.flush();
     expect(w.pendingBytes).to.be.above(0);
     while (w.pendingBytes > 0) {

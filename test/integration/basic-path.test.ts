@@ -349,6 +349,27 @@ describe('basic message path (amqplib)', () => {
       expect(err.message).to.contain('PRECONDITION_FAILED - unknown delivery tag 99');
     });
 
+    it('ack with multiple=true spans queues and the tags no-ack deliveries took, and leaves later ones unacked', async () => {
+      const ch = await channel(conn);
+      const a = (await ch.assertQueue('', { exclusive: true })).queue;
+      const b = (await ch.assertQueue('', { exclusive: true })).queue;
+      for (const body of ['a1', 'a2', 'a3']) ch.sendToQueue(a, Buffer.from(body));
+      for (const body of ['b1', 'b2']) ch.sendToQueue(b, Buffer.from(body));
+      // Every delivery takes a tag (rabbit_channel's next_tag), a no-ack one too: tag 2 is never unacked.
+      const got = [await ch.get(a), await ch.get(b, { noAck: true }), await ch.get(a), await ch.get(b), await ch.get(a)];
+      expect(got.map((m) => m && [m.fields.deliveryTag, m.content.toString()])).to.deep.equal([[1, 'a1'], [2, 'b1'], [3, 'a2'], [4, 'b2'], [5, 'a3']]);
+      ch.ack(got[3] as never, true);
+      await ch.recover();
+      const back = await ch.get(a, { noAck: true });
+      expect(back && [back.content.toString(), back.fields.redelivered]).to.deep.equal(['a3', true]);
+      expect(await ch.get(a)).to.equal(false);
+      expect(await ch.get(b)).to.equal(false);
+      // Tag 3 went with the multiple ack.
+      const closed = new Promise<Error & { code: number }>((resolve) => ch.once('error', resolve as never));
+      ch.ack(got[2] as never);
+      expect((await closed).message).to.contain('unknown delivery tag 3');
+    });
+
     it('acking the same tag twice closes the channel with 406', async () => {
       const ch = await channel(conn);
       const { queue } = await ch.assertQueue('', { exclusive: true });

@@ -69,7 +69,7 @@ export const basicHandlers: ChannelHandlers = {
     else ch.deliverGet(queue, entry, args.noAck);
   },
 
-  'basic.ack': (ch, args) => ch.ack(ch.takeDeliveries(args.deliveryTag, args.multiple)),
+  'basic.ack': (ch, args) => ch.ackTag(args.deliveryTag, args.multiple),
   'basic.reject': (ch, args) => ch.reject(notFromStreams(ch, ch.takeDeliveries(args.deliveryTag, false)), args.requeue),
   'basic.nack': (ch, args) => ch.reject(notFromStreams(ch, ch.takeDeliveries(args.deliveryTag, args.multiple)), args.requeue),
 
