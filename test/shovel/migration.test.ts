@@ -19,7 +19,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startBroker } from '../../src/broker.js';
 import { call } from '../support/management.js';
-import { reference, type Reference } from '../support/reference-rabbitmq.js';
+import { referenceOrSkip, type Reference } from '../support/reference-rabbitmq.js';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const guest = { user: 'guest', password: 'guest' };
@@ -91,13 +91,7 @@ describe('the README migration path, run against the reference RabbitMQ', functi
   this.timeout(300_000);
   let ref: Reference;
   before(async function () {
-    this.timeout(300_000);
-    const r = await reference();
-    if (typeof r === 'string') {
-      console.log(`      skipped: no reference RabbitMQ (${r})`);
-      this.skip();
-    }
-    ref = r as Reference;
+    ref = await referenceOrSkip(this);
   });
 
   it('moves users, vhosts, permissions, policies, exchanges, queues, bindings and every message to RabbitMQ', async () => {

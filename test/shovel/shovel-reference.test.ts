@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import { call } from '../support/management.js';
-import { reference, type Reference } from '../support/reference-rabbitmq.js';
+import { referenceOrSkip, type Reference } from '../support/reference-rabbitmq.js';
 
 const N = Number(process.env['WARREN_SHOVEL_MESSAGES'] ?? 10_000);
 const guest = { user: 'guest', password: 'guest' };
@@ -46,13 +46,7 @@ describe(`shovels against the reference RabbitMQ: ${N} persistent messages there
   this.timeout(600_000);
   let ref: Reference;
   before(async function () {
-    this.timeout(300_000);
-    const r = await reference();
-    if (typeof r === 'string') {
-      console.log(`      skipped: no reference RabbitMQ (${r})`);
-      this.skip();
-    }
-    ref = r as Reference;
+    ref = await referenceOrSkip(this);
   });
 
   it('loses and duplicates nothing', async () => {

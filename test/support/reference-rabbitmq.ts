@@ -8,7 +8,7 @@
  * - Otherwise, where the script and rabbitmq-server are installed and we are root, a node is
  *   started on WARREN_REFERENCE_PORT (default 5698, beside CI's 5699; reused if one answers there) and stopped
  *   when the test process exits.
- * - Otherwise `reference()` returns the reason there is none, and the tests skip saying so.
+ * - Otherwise `referenceOrSkip` skips the suite, saying why there is none.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -48,8 +48,22 @@ export function enableShovelPlugin(port: number): void {
 let shared: Promise<Reference | string> | undefined;
 
 /** The reference RabbitMQ (one per test process), or why there is none. */
-export function reference(): Promise<Reference | string> {
+function reference(): Promise<Reference | string> {
   return (shared ??= open());
+}
+
+/**
+ * For a suite's before hook: the reference RabbitMQ, or the suite skipped with the reason there
+ * is none (starting one may take minutes: the hook's timeout is raised).
+ */
+export async function referenceOrSkip(ctx: Mocha.Context): Promise<Reference> {
+  ctx.timeout(300_000);
+  const r = await reference();
+  if (typeof r === 'string') {
+    console.log(`      skipped: no reference RabbitMQ (${r})`);
+    ctx.skip();
+  }
+  return r as Reference;
 }
 
 async function open(): Promise<Reference | string> {
