@@ -5,21 +5,10 @@
  * included.
  */
 import { expect } from 'chai';
-import { readFileSync } from 'node:fs';
 import { startBroker } from '../../src/broker.js';
-import { call } from '../support/management.js';
+import { call, loadRecording, type RecordedRequest } from '../support/management.js';
 
-interface Recorded {
-  method: string;
-  path: string;
-  body?: unknown;
-  status: number;
-  response: unknown;
-}
-
-const fixture = JSON.parse(readFileSync(new URL('./fixtures/http-3.10.8.json', import.meta.url), 'utf8')) as {
-  steps: Array<Recorded | { note: string }>;
-};
+const fixture = loadRecording(new URL('./fixtures/http-3.10.8.json', import.meta.url));
 
 /**
  * Where Warren answers differently on purpose (README.md, "Known differences"): an operator
@@ -28,7 +17,7 @@ const fixture = JSON.parse(readFileSync(new URL('./fixtures/http-3.10.8.json', i
  * (RabbitMQ keeps the keys as given, sorted) and has apply-to "all" when it was left out
  * (RabbitMQ keeps it absent).
  */
-const KNOWN: Array<{ step: (s: Recorded, i: number) => boolean; compare: 'unordered' | 'skip'; why: string }> = [
+const KNOWN: Array<{ step: (s: RecordedRequest, i: number) => boolean; compare: 'unordered' | 'skip'; why: string }> = [
   {
     step: (s) => s.method === 'GET' && /operator_policy\/%2F\/op2$/.test(s.path),
     compare: 'skip',

@@ -5,21 +5,10 @@
  * validation errors' texts and order, the values as stored, 201/204/404.
  */
 import { expect } from 'chai';
-import { readFileSync } from 'node:fs';
 import { startBroker } from '../../src/broker.js';
-import { call } from '../support/management.js';
+import { call, loadRecording } from '../support/management.js';
 
-interface Recorded {
-  method: string;
-  path: string;
-  body?: unknown;
-  status: number;
-  response: unknown;
-}
-
-const fixture = JSON.parse(readFileSync(new URL('./fixtures/validation-3.10.8.json', import.meta.url), 'utf8')) as {
-  steps: Array<Recorded | { note: string }>;
-};
+const fixture = loadRecording(new URL('./fixtures/validation-3.10.8.json', import.meta.url));
 
 /**
  * Where Warren answers differently (src/shovel/README.md): a URI amqp_uri cannot parse other than

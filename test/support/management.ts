@@ -1,13 +1,31 @@
 /**
  * Helpers for the management API tests: a broker with its management API on a free port,
  * HTTP calls with basic auth, the state the golden samples were recorded in (shared with
- * test/fixtures/management/record.ts, which records them from a reference RabbitMQ), and a
- * JSON reader that keeps integers and floats apart.
+ * test/fixtures/management/record.ts, which records them from a reference RabbitMQ), the format
+ * of recorded request conversations, and a JSON reader that keeps integers and floats apart.
  */
 import amqp, { type ChannelModel } from 'amqplib';
+import { readFileSync } from 'node:fs';
 import type { RunningBroker } from '../../src/broker.js';
 import type { BrokerOptions } from '../../src/config.js';
 import { useBroker } from './broker.js';
+
+/** One request of a conversation recorded from a reference RabbitMQ, with its answer. */
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  body?: unknown;
+  status: number;
+  response: unknown;
+}
+
+/** A recorded conversation: its requests, with notes naming the sections between them. */
+export type RecordedStep = RecordedRequest | { note: string };
+
+/** Reads a recorded conversation (a JSON file of `{ steps }`, url relative to the caller's module). */
+export function loadRecording(url: URL): { steps: RecordedStep[] } {
+  return JSON.parse(readFileSync(url, 'utf8')) as { steps: RecordedStep[] };
+}
 
 export interface ApiResponse {
   status: number;
