@@ -2,12 +2,12 @@ import { expect } from 'chai';
 import amqp from 'amqplib';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { startBroker, type RunningBroker } from '../../src/broker.js';
+import { startBroker } from '../../src/broker.js';
 import { FakeClock } from '../../src/clock.js';
 import { parseCli } from '../../src/main.js';
 import { makeTmpDir, removeDir } from '../store/tmp-dir.js';
-import { channel, confirmChannel, connect, connectionClosed, connectNamed } from '../support/amqp.js';
-import { call, type CallOptions } from '../support/management.js';
+import { channel, confirmChannel, connect, connectionClosed } from '../support/amqp.js';
+import { call, useToolkitBroker } from '../support/management.js';
 
 /**
  * /api/warren/ (docs/testing.md, "Over HTTP"): the test toolkit's reset, inspect and time
@@ -16,28 +16,8 @@ import { call, type CallOptions } from '../support/management.js';
  */
 describe('management API: /api/warren/ (the test toolkit over HTTP)', () => {
   const clock = new FakeClock();
-  let running: RunningBroker<FakeClock>;
-  const opened: amqp.ChannelModel[] = [];
-  before(async () => {
-    running = await startBroker({
-      port: 0, managementPort: 0, clock, logLevel: 'silent',
-      users: [
-        { username: 'guest', password: 'guest', tags: ['administrator'] },
-        { username: 'app', password: 'p', tags: ['management'] },
-      ],
-    });
-  });
-  afterEach(async () => {
-    for (const c of opened.splice(0)) await c.close().catch(() => {});
-    await running.reset();
-  });
-  after(() => running.close());
-  const api = (method: string, path: string, opts?: CallOptions) => call(running.managementUrl!, method, path, opts);
-  async function open(name?: string): Promise<amqp.ChannelModel> {
-    const conn = name === undefined ? await connect(running.url) : await connectNamed(running.url, name);
-    opened.push(conn);
-    return conn;
-  }
+  const toolkit = useToolkitBroker({ clock });
+  const { api, open } = toolkit;
 
   it('lists queues, exchanges, bindings, consumers and connections as the inspect objects', async () => {
     const conn = await open('orders-app');
@@ -86,7 +66,7 @@ describe('management API: /api/warren/ (the test toolkit over HTTP)', () => {
     ch.sendToQueue('jobs', Buffer.from('first'), { persistent: true, contentType: 'text/plain', headers: { attempt: 1 }, messageId: 'm-1' });
     ch.sendToQueue('jobs', Buffer.from([0, 1, 2, 255]));
     ch.sendToQueue('jobs', Buffer.from('third'));
-    await running.until.queueLength('jobs', 3);
+    await toolkit.running.until.queueLength('jobs', 3);
 
     // One delivered and not acknowledged: it is listed under unacked, with its delivery.
     const got = await ch.get('jobs', { noAck: false });
@@ -132,8 +112,8 @@ describe('management API: /api/warren/ (the test toolkit over HTTP)', () => {
     const ch = await channel(conn);
     await ch.assertQueue('left.over', { durable: true });
     ch.sendToQueue('left.over', Buffer.from('x'));
-    await running.until.queueLength('left.over', 1);
-    running.faults.nackPublishes(1); // armed through startBroker()'s object: the same toolkit
+    await toolkit.running.until.queueLength('left.over', 1);
+    toolkit.running.faults.nackPublishes(1); // armed through startBroker()'s object: the same toolkit
 
     const res = await api('POST', '/api/warren/reset');
     expect(res.status).to.equal(204);
@@ -167,7 +147,7 @@ describe('management API: /api/warren/ (the test toolkit over HTTP)', () => {
     const ch = await channel(conn);
     await ch.assertQueue('short-lived', { arguments: { 'x-message-ttl': 30_000 } });
     ch.sendToQueue('short-lived', Buffer.from('soon gone'));
-    await running.until.queueLength('short-lived', 1);
+    await toolkit.running.until.queueLength('short-lived', 1);
     const [message] = (await api('GET', '/api/warren/queues/%2F/short-lived/messages')).json.ready;
     expect(message.expires_at).to.equal(start.now + 30_000);
 

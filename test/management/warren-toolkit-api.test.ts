@@ -1,8 +1,7 @@
 import { expect } from 'chai';
 import type { ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
-import { startBroker, type RunningBroker } from '../../src/broker.js';
-import { channel, confirmChannel, connect, connectionClosed, connectNamed } from '../support/amqp.js';
-import { call, type CallOptions } from '../support/management.js';
+import { channel, confirmChannel, connectionClosed } from '../support/amqp.js';
+import { useToolkitBroker } from '../support/management.js';
 
 function publishConfirmed(ch: ConfirmChannel, queue: string, body: string, persistent = false): Promise<string> {
   return new Promise((resolve) => {
@@ -21,28 +20,8 @@ function event<T = unknown>(conn: ChannelModel, name: string): Promise<T> {
  * through the embedded API).
  */
 describe('management API: /api/warren/until and /api/warren/faults (waits and faults over HTTP)', () => {
-  let running: RunningBroker;
-  const opened: ChannelModel[] = [];
-  before(async () => {
-    running = await startBroker({
-      port: 0, managementPort: 0, logLevel: 'silent',
-      users: [
-        { username: 'guest', password: 'guest', tags: ['administrator'] },
-        { username: 'app', password: 'p', tags: ['management'] },
-      ],
-    });
-  });
-  afterEach(async () => {
-    for (const c of opened.splice(0)) await c.close().catch(() => {});
-    await running.reset();
-  });
-  after(() => running.close());
-  const api = (method: string, path: string, opts?: CallOptions) => call(running.managementUrl!, method, path, opts);
-  async function open(name?: string): Promise<ChannelModel> {
-    const conn = name === undefined ? await connect(running.url) : await connectNamed(running.url, name);
-    opened.push(conn);
-    return conn;
-  }
+  const toolkit = useToolkitBroker();
+  const { api, open } = toolkit;
 
   describe('until', () => {
     it('answers a queue_length wait once the messages are there, with the queue state', async () => {
@@ -78,7 +57,7 @@ describe('management API: /api/warren/until and /api/warren/faults (waits and fa
       const ch = await channel(await open());
       await ch.assertQueue('slow', { durable: false });
       ch.sendToQueue('slow', Buffer.from('only one'));
-      await running.until.queueLength('slow', 1);
+      await toolkit.running.until.queueLength('slow', 1);
       const res = await api('POST', '/api/warren/until', { body: { condition: 'queue_length', queue: 'slow', length: 3, timeout: 50 } });
       expect(res.status).to.equal(408);
       expect(res.json).to.deep.equal({
@@ -112,7 +91,7 @@ describe('management API: /api/warren/until and /api/warren/faults (waits and fa
       const ch = await channel(await open());
       await ch.assertQueue('orders', { durable: false });
       ch.sendToQueue('orders', Buffer.from('already there'));
-      await running.until.queueLength('orders', 1);
+      await toolkit.running.until.queueLength('orders', 1);
       const started = await api('POST', '/api/warren/waits', { body: { condition: 'routed', queue: 'orders', timeout: 5000 } });
       expect(started.status).to.equal(201);
       expect(started.json).to.have.keys(['id']);
@@ -150,7 +129,7 @@ describe('management API: /api/warren/until and /api/warren/faults (waits and fa
       const res = await api('POST', '/api/warren/faults/close-connection', { body: { connection: 'victim', code: 320, reason: 'test says bye' } });
       expect({ status: res.status, body: res.json }).to.deep.equal({ status: 200, body: { connections: 1 } });
       expect(await closed).to.deep.equal({ code: 320, text: 'CONNECTION_FORCED - test says bye' });
-      expect(running.inspect.connections().map((c) => c.connectionName)).to.deep.equal(['bystander']);
+      expect(toolkit.running.inspect.connections().map((c) => c.connectionName)).to.deep.equal(['bystander']);
       const missing = await api('POST', '/api/warren/faults/close-connection', { body: { connection: 'elsewhere' } });
       expect({ status: missing.status, body: missing.json }).to.deep.equal({
         status: 404, body: { error: 'not_found', reason: "faults.closeConnection: no connection 'elsewhere' is open" },
@@ -177,7 +156,7 @@ describe('management API: /api/warren/until and /api/warren/faults (waits and fa
       const closed = connectionClosed(worker);
       expect((await api('POST', '/api/warren/faults/drop-connection', { body: { connection: 'worker' } })).json).to.deep.equal({ connections: 1 });
       expect((await closed).code).to.equal('ECONNRESET');
-      expect(running.inspect.messages('jobs').ready[0]).to.include({ redelivered: true });
+      expect(toolkit.running.inspect.messages('jobs').ready[0]).to.include({ redelivered: true });
     });
 
     it('nack-publishes: the next n publishes in confirm mode are nacked and not routed', async () => {
@@ -186,7 +165,7 @@ describe('management API: /api/warren/until and /api/warren/faults (waits and fa
       const res = await api('POST', '/api/warren/faults/nack-publishes', { body: { count: 2, connection: 'pub' } });
       expect(res.json).to.deep.equal({ pending: 2 });
       expect(await Promise.all(['1', '2', '3'].map((b) => publishConfirmed(ch, 'q', b)))).to.deep.equal(['message nacked', 'message nacked', 'ack']);
-      expect(running.inspect.messages('q').ready.map((m) => m.body.toString())).to.deep.equal(['3']);
+      expect(toolkit.running.inspect.messages('q').ready.map((m) => m.body.toString())).to.deep.equal(['3']);
     });
 
     it('hold-confirms / release-confirms: publishes are routed, their confirms wait for the release', async () => {
@@ -212,7 +191,7 @@ describe('management API: /api/warren/until and /api/warren/faults (waits and fa
       ch.sendToQueue('q', Buffer.from('during'));
       expect(await blocked).to.equal('low on memory');
       const unblocked = event(conn, 'unblocked');
-      const arrived = running.until.routed('q');
+      const arrived = toolkit.running.until.routed('q');
       expect((await api('POST', '/api/warren/faults/clear-alarm', { body: { resource: 'memory' } })).status).to.equal(204);
       await unblocked;
       expect((await arrived).body.toString()).to.equal('during');
@@ -245,7 +224,7 @@ describe('management API: /api/warren/until and /api/warren/faults (waits and fa
       expect((await api('POST', '/api/warren/faults/clear')).status).to.equal(204);
       expect(await held).to.equal('message nacked');
       expect(await publishConfirmed(ch, 'q', 'y')).to.equal('ack');
-      expect(running.faults.pendingNacks).to.equal(0);
+      expect(toolkit.running.faults.pendingNacks).to.equal(0);
     });
   });
 });

@@ -8,6 +8,7 @@ import amqp, { type ChannelModel } from 'amqplib';
 import { readFileSync } from 'node:fs';
 import type { RunningBroker } from '../../src/broker.js';
 import type { BrokerOptions } from '../../src/config.js';
+import { connect, connectNamed } from './amqp.js';
 import { useBroker } from './broker.js';
 
 /** One request of a conversation recorded from a reference RabbitMQ, with its answer. */
@@ -76,6 +77,38 @@ export function useManagedBroker(options: BrokerOptions = {}) {
     },
     api(method: string, path: string, opts?: CallOptions): Promise<ApiResponse> {
       return call(b.running.managementUrl!, method, path, opts);
+    },
+  };
+}
+
+/**
+ * A broker for the tests of /api/warren/: the management API on a free port, an administrator
+ * (guest/guest) and a user tagged management only (app/p); `open(name?)` connects over AMQP
+ * (with a connection name when given), and after each test those connections are closed and
+ * the broker is reset.
+ */
+export function useToolkitBroker(options: BrokerOptions = {}) {
+  const m = useManagedBroker({
+    users: [
+      { username: 'guest', password: 'guest', tags: ['administrator'] },
+      { username: 'app', password: 'p', tags: ['management'] },
+    ],
+    ...options,
+  });
+  const opened: ChannelModel[] = [];
+  afterEach(async () => {
+    for (const c of opened.splice(0)) await c.close().catch(() => {});
+    await m.running.reset();
+  });
+  return {
+    get running(): RunningBroker {
+      return m.running;
+    },
+    api: m.api,
+    async open(name?: string): Promise<ChannelModel> {
+      const conn = name === undefined ? await connect(m.url) : await connectNamed(m.url, name);
+      opened.push(conn);
+      return conn;
     },
   };
 }
