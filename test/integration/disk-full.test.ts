@@ -1,7 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { useTmpDir } from '../store/tmp-dir.js';
 import { channel, confirmChannel, connect } from '../support/amqp.js';
 import { BrokerProcess } from '../support/broker-process.js';
 
@@ -12,17 +10,10 @@ import { BrokerProcess } from '../support/broker-process.js';
  */
 describe('disk full (issue: clear errors and connection.blocked, never corruption)', function () {
   this.timeout(60000);
-  let dataDir: string;
-
-  beforeEach(() => {
-    dataDir = mkdtempSync(join(tmpdir(), 'warren-diskfull-'));
-  });
-  afterEach(() => {
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const dataDir = useTmpDir('warren-diskfull-');
 
   it('nacks what cannot be written, blocks publishers, and keeps every acked message', async () => {
-    let broker = await BrokerProcess.start(dataDir, { fileSizeLimitKiB: 4096 });
+    let broker = await BrokerProcess.start(dataDir.path, { fileSizeLimitKiB: 4096 });
     const conn = await connect(broker.url);
     const blocked = new Promise<string>((resolve) => conn.on('blocked', resolve));
     const ch = await confirmChannel(conn);
@@ -46,7 +37,7 @@ describe('disk full (issue: clear errors and connection.blocked, never corruptio
     expect(await blocked).to.equal('low on disk');
     await broker.stop();
 
-    broker = await BrokerProcess.start(dataDir);
+    broker = await BrokerProcess.start(dataDir.path);
     try {
       const conn2 = await connect(broker.url);
       const ch2 = await channel(conn2);

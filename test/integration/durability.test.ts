@@ -1,24 +1,15 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { useTmpDir } from '../store/tmp-dir.js';
 import { channel, confirmChannel, connect, type ConsumeMessage } from '../support/amqp.js';
 import { collect } from '../support/broker.js';
 import { BrokerProcess } from '../support/broker-process.js';
 
 describe('durability: SIGKILL crash recovery (LMDB store)', function () {
   this.timeout(60000);
-  let dataDir: string;
-
-  beforeEach(() => {
-    dataDir = mkdtempSync(join(tmpdir(), 'warren-crash-'));
-  });
-  afterEach(() => {
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const dataDir = useTmpDir('warren-crash-');
 
   it('every confirmed persistent message survives SIGKILL mid-stream, in publish order', async () => {
-    let broker = await BrokerProcess.start(dataDir);
+    let broker = await BrokerProcess.start(dataDir.path);
     const conn = await connect(broker.url);
     conn.on('close', () => {});
     const ch = await confirmChannel(conn);
@@ -45,7 +36,7 @@ describe('durability: SIGKILL crash recovery (LMDB store)', function () {
       };
       publishSome();
     });
-    broker = await BrokerProcess.start(dataDir);
+    broker = await BrokerProcess.start(dataDir.path);
     try {
       const conn2 = await connect(broker.url);
       const ch2 = await channel(conn2);
@@ -70,7 +61,7 @@ describe('durability: SIGKILL crash recovery (LMDB store)', function () {
   });
 
   it('acked messages stay gone and unacked ones come back redelivered after SIGKILL', async () => {
-    let broker = await BrokerProcess.start(dataDir);
+    let broker = await BrokerProcess.start(dataDir.path);
     const conn = await connect(broker.url);
     conn.on('close', () => {});
     const ch = await confirmChannel(conn);
@@ -91,7 +82,7 @@ describe('durability: SIGKILL crash recovery (LMDB store)', function () {
     await ch.waitForConfirms();
     await broker.kill();
 
-    broker = await BrokerProcess.start(dataDir);
+    broker = await BrokerProcess.start(dataDir.path);
     try {
       const conn2 = await connect(broker.url);
       const ch2 = await channel(conn2);
@@ -109,7 +100,7 @@ describe('durability: SIGKILL crash recovery (LMDB store)', function () {
   });
 
   it('SIGKILL in the middle of acknowledgements: acked messages are gone or redelivered, never lost', async () => {
-    let broker = await BrokerProcess.start(dataDir);
+    let broker = await BrokerProcess.start(dataDir.path);
     const conn = await connect(broker.url);
     conn.on('close', () => {});
     const ch = await confirmChannel(conn);
@@ -128,7 +119,7 @@ describe('durability: SIGKILL crash recovery (LMDB store)', function () {
       if (i === total / 2) void broker.kill();
     });
     await new Promise((r) => broker.child.exitCode !== null || broker.child.signalCode !== null ? r(null) : broker.child.once('exit', r));
-    broker = await BrokerProcess.start(dataDir);
+    broker = await BrokerProcess.start(dataDir.path);
     try {
       const conn2 = await connect(broker.url);
       const ch2 = await channel(conn2);
@@ -147,7 +138,7 @@ describe('durability: SIGKILL crash recovery (LMDB store)', function () {
   });
 
   it('transient queues and non-persistent messages do not survive a restart', async () => {
-    let broker = await BrokerProcess.start(dataDir);
+    let broker = await BrokerProcess.start(dataDir.path);
     const conn = await connect(broker.url);
     conn.on('close', () => {});
     const ch = await confirmChannel(conn);
@@ -157,7 +148,7 @@ describe('durability: SIGKILL crash recovery (LMDB store)', function () {
     ch.sendToQueue('durable-q', Buffer.from('persistent message'), { persistent: true });
     await ch.waitForConfirms();
     await broker.kill();
-    broker = await BrokerProcess.start(dataDir);
+    broker = await BrokerProcess.start(dataDir.path);
     try {
       const conn2 = await connect(broker.url);
       const ch2 = await channel(conn2);

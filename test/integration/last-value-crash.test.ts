@@ -1,7 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { useTmpDir } from '../store/tmp-dir.js';
 import { channel, confirmChannel, connect } from '../support/amqp.js';
 import { BrokerProcess } from '../support/broker-process.js';
 
@@ -12,17 +10,10 @@ import { BrokerProcess } from '../support/broker-process.js';
  */
 describe('versioned last-value queue: SIGKILL', function () {
   this.timeout(60000);
-  let dataDir: string;
-
-  beforeEach(() => {
-    dataDir = mkdtempSync(join(tmpdir(), 'warren-lvq-crash-'));
-  });
-  afterEach(() => {
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const dataDir = useTmpDir('warren-lvq-crash-');
 
   it('holds exactly the newest confirmed update per key, and refuses older versions after the crash', async () => {
-    let broker = await BrokerProcess.start(dataDir);
+    let broker = await BrokerProcess.start(dataDir.path);
     const conn = await connect(broker.url);
     conn.on('close', () => {});
     const ch = await confirmChannel(conn);
@@ -33,7 +24,7 @@ describe('versioned last-value queue: SIGKILL', function () {
     await ch.waitForConfirms();
     await broker.kill();
 
-    broker = await BrokerProcess.start(dataDir);
+    broker = await BrokerProcess.start(dataDir.path);
     try {
       const conn2 = await connect(broker.url);
       const ch2 = await confirmChannel(conn2);

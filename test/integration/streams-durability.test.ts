@@ -1,7 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { useTmpDir } from '../store/tmp-dir.js';
 import { channel, confirmChannel, connect, type ConsumeMessage } from '../support/amqp.js';
 import { BrokerProcess } from '../support/broker-process.js';
 
@@ -12,17 +10,10 @@ import { BrokerProcess } from '../support/broker-process.js';
  */
 describe('streams: SIGKILL crash recovery (LMDB store)', function () {
   this.timeout(60000);
-  let dataDir: string;
-
-  beforeEach(() => {
-    dataDir = mkdtempSync(join(tmpdir(), 'warren-stream-crash-'));
-  });
-  afterEach(() => {
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const dataDir = useTmpDir('warren-stream-crash-');
 
   it('every confirmed message survives SIGKILL mid-publish, and offsets continue after it', async () => {
-    let broker = await BrokerProcess.start(dataDir);
+    let broker = await BrokerProcess.start(dataDir.path);
     const conn = await connect(broker.url);
     conn.on('close', () => {});
     const ch = await confirmChannel(conn);
@@ -48,7 +39,7 @@ describe('streams: SIGKILL crash recovery (LMDB store)', function () {
       };
       publishSome();
     });
-    broker = await BrokerProcess.start(dataDir);
+    broker = await BrokerProcess.start(dataDir.path);
     try {
       const conn2 = await connect(broker.url);
       const ch2 = await channel(conn2);
