@@ -70,7 +70,8 @@ export function freePort(): Promise<number> {
   });
 }
 
-function tryConnect(port: number): Promise<boolean> {
+/** Whether something accepts a TCP connection on the loopback port. */
+export function tryConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = connect({ port, host: '127.0.0.1' });
     s.once('connect', () => {

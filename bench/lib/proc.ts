@@ -27,14 +27,19 @@ export function processCpuMs(pid: number): number {
   return ((utime + stime) * 1000) / CLOCK_TICKS_PER_SECOND;
 }
 
-/** VmRSS of a process in KiB, or NaN when it cannot be read. */
-export function processRssKiB(pid: number): number {
+/** A `kB` field of /proc/PID/status in KiB, or NaN when it cannot be read. */
+function statusKiB(pid: number, field: string): number {
   try {
-    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'latin1'));
+    const m = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'latin1'));
     return m ? Number(m[1]) : NaN;
   } catch {
     return NaN;
   }
+}
+
+/** VmRSS of a process in KiB, or NaN when it cannot be read. */
+export function processRssKiB(pid: number): number {
+  return statusKiB(pid, 'VmRSS');
 }
 
 /**
@@ -42,12 +47,7 @@ export function processRssKiB(pid: number): number {
  * file-backed mappings such as LMDB's data file), or NaN when it cannot be read.
  */
 export function processAnonKiB(pid: number): number {
-  try {
-    const m = /^RssAnon:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'latin1'));
-    return m ? Number(m[1]) : NaN;
-  } catch {
-    return NaN;
-  }
+  return statusKiB(pid, 'RssAnon');
 }
 
 /** True when a process with that pid exists. */

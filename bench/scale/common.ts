@@ -3,25 +3,14 @@
  * restarting the reference RabbitMQ without wiping its data, sizes of processes and directories.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, freePort, pidListeningOn } from '../lib/brokers.js';
+import { ROOT, freePort, pidListeningOn, tryConnect } from '../lib/brokers.js';
 import { processCpuMs } from '../lib/proc.js';
 
 export const log = (s: string) => process.stderr.write(`${s}\n`);
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export function tryConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect({ port, host: '127.0.0.1' });
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
-}
 
 /** Polls the port every `everyMs` until it accepts; returns ms since t0, or NaN past capMs. */
 export async function awaitListening(port: number, t0: number, capMs: number, everyMs = 2, alive: () => boolean = () => true): Promise<number> {
@@ -137,13 +126,3 @@ export async function awaitClosed(port: number, capMs: number): Promise<void> {
 
 export const kib = (bytes: number) => bytes / 1024;
 export const mib = (bytes: number) => bytes / 1048576;
-
-/** RssAnon of a process in KiB (its own memory, without file pages such as LMDB's map), or NaN. */
-export function processRssAnonKiB(pid: number): number {
-  try {
-    const m = /^RssAnon:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'latin1'));
-    return m ? Number(m[1]) : NaN;
-  } catch {
-    return NaN;
-  }
-}

@@ -9,8 +9,8 @@
 import { encodeMethodFrame, METHODS } from '../../src/frame/generated/methods.js';
 import { LoadClient } from '../loadgen/client.js';
 import { benchBody, encodePublishRing } from '../loadgen/wire.js';
-import { processRssKiB } from '../lib/proc.js';
-import { diskBytes, log, processRssAnonKiB, sleep } from './common.js';
+import { processAnonKiB, processRssKiB } from '../lib/proc.js';
+import { diskBytes, log, sleep } from './common.js';
 
 const DECLARE_OK = (METHODS['queue.declare-ok'].classId << 16) | METHODS['queue.declare-ok'].methodId;
 
@@ -47,7 +47,7 @@ export async function deepQueue(url: string, pid: number, dataDir: string, o: { 
     c.setRing(encodePublishRing(1, '', [queue], benchBody(o.size), { deliveryMode: 2 }, 2000), 64 * 1024);
     const sample = async (messages: number, s: number): Promise<DeepPoint> => {
       await sleep(500);
-      return { messages, rssKiB: processRssKiB(pid), rssAnonKiB: processRssAnonKiB(pid), diskBytes: diskBytes(dataDir).allocated, s };
+      return { messages, rssKiB: processRssKiB(pid), rssAnonKiB: processAnonKiB(pid), diskBytes: diskBytes(dataDir).allocated, s };
     };
     const points: DeepPoint[] = [await sample(0, 0)];
     const t0 = performance.now();
