@@ -3,16 +3,14 @@
 // added from the page moves messages (checked over AMQP), and deleting one stops it.
 
 import { expect } from 'chai';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import amqp from 'amqplib';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
+import { GUEST, launchChromium, skipWithoutChromium } from './browser.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const GUEST = `Basic ${Buffer.from('guest:guest').toString('base64')}`;
 
 describe('web UI: the Shovels page (headless Chromium)', function () {
   this.timeout(60_000);
@@ -26,15 +24,11 @@ describe('web UI: the Shovels page (headless Chromium)', function () {
     fetch(`${a.managementUrl}/api${p}`, { method, headers: { authorization: GUEST, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
 
   before(async function () {
-    if (!existsSync(CHROMIUM)) {
-      if (process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium`);
-      console.log(`    (skipped: no ${CHROMIUM}; apt-get install -y chromium)`);
-      this.skip();
-    }
+    await skipWithoutChromium(this);
     a = await startBroker({ port: 0, managementPort: 0, logLevel: 'silent' });
     b = await startBroker({ port: 0, logLevel: 'silent' });
     profile = mkdtempSync(join(tmpdir(), 'warren-ui-shovels-'));
-    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 800 } });
+    context = await launchChromium(profile);
     page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(20_000);
     page.on('pageerror', (e) => pageErrors.push(e.message));

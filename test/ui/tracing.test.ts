@@ -4,18 +4,16 @@
 // a reference RabbitMQ with WARREN_UI_TARGET: the page uses only RabbitMQ's API).
 
 import { expect } from 'chai';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import amqp from 'amqplib';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { serveUi, type UiServer } from './ui-server.js';
 import { uiTarget, type UiTarget } from './target.js';
+import { GUEST, launchChromium, skipWithoutChromium } from './browser.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const GUEST = `Basic ${Buffer.from('guest:guest').toString('base64')}`;
 
 describe('management web UI: tracing page (headless Chromium)', function () {
   this.timeout(60000);
@@ -43,16 +41,11 @@ describe('management web UI: tracing page (headless Chromium)', function () {
       this.skip();
     }
     target = picked as UiTarget;
-    if (!existsSync(CHROMIUM)) {
-      await target.close();
-      if (process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium`);
-      console.log(`    (skipped: no ${CHROMIUM}; apt-get install -y chromium)`);
-      this.skip();
-    }
+    await skipWithoutChromium(this, () => target.close());
     ui = target.pageUrl ? { url: target.pageUrl, close: async () => {} } : await serveUi(target.apiUrl);
     profile = mkdtempSync(join(tmpdir(), 'warren-ui-profile-'));
     shots = process.env.WARREN_UI_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'warren-ui-shots-'));
-    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 800 } });
+    context = await launchChromium(profile);
     page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(20000);
     page.on('pageerror', (e) => pageErrors.push(e.message));

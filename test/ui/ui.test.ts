@@ -3,20 +3,17 @@
 // One browser for the file; the broker is chosen by ./target.ts.
 
 import { expect } from 'chai';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import amqp from 'amqplib';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { serveUi, type UiServer } from './ui-server.js';
 import { uiTarget, type UiTarget } from './target.js';
+import { GUEST, launchChromium, skipWithoutChromium } from './browser.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-// The machine has no network: nothing in the browser may try to reach one.
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const GUEST = `Basic ${Buffer.from('guest:guest').toString('base64')}`;
 
 /** A PNG's size, and the share of its (filtered) pixel bytes that are not zero: ~0 for a blank image. */
 function pngFacts(file: string): { width: number; height: number; bytes: number; inked: number } {
@@ -71,17 +68,12 @@ describe('management web UI (headless Chromium)', function () {
       this.skip();
     }
     target = picked as UiTarget;
-    if (!existsSync(CHROMIUM)) {
-      await target.close();
-      if (process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium`);
-      console.log(`    (skipped: no ${CHROMIUM}; apt-get install -y chromium)`);
-      this.skip();
-    }
+    await skipWithoutChromium(this, () => target.close());
     // Warren serves the UI itself; a reference RabbitMQ's API gets the UI served beside it.
     ui = target.pageUrl ? { url: target.pageUrl, close: async () => {} } : await serveUi(target.apiUrl);
     profile = mkdtempSync(join(tmpdir(), 'warren-ui-profile-'));
     shots = process.env.WARREN_UI_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'warren-ui-shots-'));
-    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 800 }, acceptDownloads: true });
+    context = await launchChromium(profile, { acceptDownloads: true });
     page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(20000);
     page.on('pageerror', (e) => pageErrors.push(e.message));
