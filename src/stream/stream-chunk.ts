@@ -18,6 +18,15 @@ export interface StreamMessage {
   body: Buffer;
 }
 
+/** A message read from a chunk. */
+export interface StreamEntry extends StreamMessage {
+  offset: number;
+  /** The store id of its chunk's record (shared by the chunk's messages). */
+  id: number;
+  /** The last offset of its chunk. */
+  chunkEnd: number;
+}
+
 const VERSION = 1;
 const PREFIX = 1 + 4;
 /** Per message besides the strings, header and body: two u8 and two u32 lengths. */
@@ -58,19 +67,21 @@ function writeString(buf: Buffer, p: number, s: string): number {
  */
 export class DecodedChunk {
   readonly count: number;
-  /** Offset of the chunk's last message. */
-  readonly last: number;
+  /** Offset of the chunk's first message. */
+  readonly first: number;
   private readonly starts: Uint32Array;
 
   constructor(
-    /** Offset of the chunk's first message. */
-    readonly first: number,
+    /** Offset of the chunk's last message (the key of its record). */
+    readonly last: number,
+    /** The store id of the record. */
+    readonly id: number,
     private readonly buf: Buffer,
   ) {
-    if (buf[0] !== VERSION) throw new Error(`stream chunk at offset ${first}: unknown format ${buf[0]}`);
+    if (buf[0] !== VERSION) throw new Error(`stream chunk ending at offset ${last}: unknown format ${buf[0]}`);
     const count = buf.readUInt32BE(1);
     this.count = count;
-    this.last = first + count - 1;
+    const first = (this.first = last - count + 1);
     const starts = new Uint32Array(count);
     let p = PREFIX;
     for (let i = 0; i < count; i++) {
@@ -85,7 +96,7 @@ export class DecodedChunk {
   }
 
   /** The message at offset (first ≤ offset ≤ last). */
-  message(offset: number): StreamMessage {
+  message(offset: number): StreamEntry {
     const buf = this.buf;
     let p = this.starts[offset - this.first]!;
     const exLen = buf[p++]!;
@@ -100,6 +111,6 @@ export class DecodedChunk {
     p += headerLen;
     const bodyLen = buf.readUInt32BE(p);
     p += 4;
-    return { exchange, routingKey, header, body: buf.subarray(p, p + bodyLen) };
+    return { offset, id: this.id, chunkEnd: this.last, exchange, routingKey, header, body: buf.subarray(p, p + bodyLen) };
   }
 }

@@ -17,7 +17,8 @@
  */
 import type { Clock } from '../clock.js';
 import type { MessageStore } from '../store/message-store.js';
-import { DecodedChunk, encodeChunk, encodedSize, type StreamMessage } from './stream-chunk.js';
+import { DecodedChunk, encodeChunk, encodedSize, type StreamEntry, type StreamMessage } from './stream-chunk.js';
+
 
 export interface Segment {
   first: number;
@@ -56,19 +57,9 @@ export interface StreamReadCounter {
   messages: number;
 }
 
-/** A message read from the log. */
-export interface StreamEntry extends StreamMessage {
-  offset: number;
-  /** The store id of its chunk's record (shared by the chunk's messages). */
-  id: number;
-  /** The last offset of its chunk. */
-  chunkEnd: number;
-}
-
 /** The chunk being appended to in this turn. */
 interface OpenChunk {
   first: number;
-  count: number;
   /** Body bytes (what segment sizes and max-length-bytes count). */
   bytes: number;
   /** Encoded size of the messages (stream-chunk.ts). */
@@ -87,8 +78,8 @@ export class StreamLog {
   private next = 0;
   /** The chunk being appended to in this turn (closed by closeChunk). */
   private open: OpenChunk | undefined;
-  /** The chunk read last, with the store id of its record: readers go on where they stopped. */
-  private cached: { chunk: DecodedChunk; id: number } | undefined;
+  /** The chunk read last: readers go on where they stopped. */
+  private cached: DecodedChunk | undefined;
   /** Messages and bytes in the log (all segments). */
   private total = { count: 0, bytes: 0 };
   readonly reads: StreamReadCounter = { entries: 0, messages: 0 };
@@ -139,15 +130,14 @@ export class StreamLog {
    */
   append(exchange: string, routingKey: string, header: Buffer, body: Buffer): number {
     let open = this.open;
-    if (open !== undefined && (open.size >= CHUNK_MAX_BYTES || open.count >= CHUNK_MAX_COUNT)) {
+    if (open !== undefined && (open.size >= CHUNK_MAX_BYTES || open.messages.length >= CHUNK_MAX_COUNT)) {
       this.closeChunk();
       open = undefined;
     }
     const offset = this.next++;
-    if (open === undefined) open = this.open = { first: offset, count: 0, bytes: 0, size: 0, ts: this.clock.now(), messages: [] };
+    if (open === undefined) open = this.open = { first: offset, bytes: 0, size: 0, ts: this.clock.now(), messages: [] };
     const m: StreamMessage = { exchange, routingKey, header, body };
     open.messages.push(m);
-    open.count++;
     open.bytes += body.length;
     open.size += encodedSize(m);
     return offset;
@@ -167,6 +157,7 @@ export class StreamLog {
     const c = this.open;
     if (!c) return 0;
     this.open = undefined;
+    const count = c.messages.length;
     let removed = 0;
     let seg = this.segments.at(-1);
     if (!seg || seg.bytes >= this.retention.maxSegmentSize) {
@@ -174,15 +165,15 @@ export class StreamLog {
       this.segments.push(seg);
       removed = this.applyRetention();
     }
-    seg.last = c.first + c.count - 1;
-    seg.count += c.count;
+    seg.last = c.first + count - 1;
+    seg.count += count;
     seg.bytes += c.bytes;
     seg.lastTs = c.ts;
     seg.lastChunk = c.first;
-    this.total.count += c.count;
+    this.total.count += count;
     this.total.bytes += c.bytes;
-    this.writeRecord(this.dataKey, c.first + c.count - 1, encodeChunk(c.messages, c.size));
-    this.writeRecord(this.chunksKey, c.first, encodeChunkSummary(c.count, c.bytes, c.ts));
+    this.writeRecord(this.dataKey, c.first + count - 1, encodeChunk(c.messages, c.size));
+    this.writeRecord(this.chunksKey, c.first, encodeChunkSummary(count, c.bytes, c.ts));
     this.writeRecord(this.segmentsKey, seg.first, encodeSegment(seg));
     return removed;
   }
@@ -278,24 +269,20 @@ export class StreamLog {
     const out: StreamEntry[] = [];
     let at = Math.max(offset, this.firstOffset);
     while (out.length < limit) {
-      const found = this.chunkAt(at);
-      if (found === undefined) break;
-      const { chunk, id } = found;
+      const chunk = this.chunkAt(at);
+      if (chunk === undefined) break;
       // A chunk the store lost (a damaged record set aside) is skipped.
       if (chunk.first > at) at = chunk.first;
       const end = Math.min(chunk.last, at + (limit - out.length) - 1);
-      for (; at <= end; at++) {
-        const m = chunk.message(at);
-        out.push({ offset: at, id, chunkEnd: chunk.last, exchange: m.exchange, routingKey: m.routingKey, header: m.header, body: m.body });
-      }
+      for (; at <= end; at++) out.push(chunk.message(at));
     }
     return out;
   }
 
   /** The written chunk holding offset, read from the store unless it was the last one read. */
-  private chunkAt(offset: number): { chunk: DecodedChunk; id: number } | undefined {
+  private chunkAt(offset: number): DecodedChunk | undefined {
     const cached = this.cached;
-    if (cached !== undefined && cached.chunk.first <= offset && offset <= cached.chunk.last) return cached;
+    if (cached !== undefined && cached.first <= offset && offset <= cached.last) return cached;
     // Chunk records are keyed by their last offset: the first at or after offset holds it.
     const [e] = this.store.readEntries(this.dataKey, offset, 1);
     this.reads.entries++;
@@ -303,9 +290,7 @@ export class StreamLog {
     const record = this.store.readMessage(e.msgId);
     this.reads.messages++;
     if (record === undefined) return undefined;
-    const count = record.body.readUInt32BE(1);
-    const chunk = new DecodedChunk(e.seq - count + 1, record.body);
-    return (this.cached = { chunk, id: e.msgId });
+    return (this.cached = new DecodedChunk(e.seq, e.msgId, record.body));
   }
 
   /** The first offset of the first chunk written at or after ms (osiris' timestamp spec); nextOffset if none. */
@@ -313,15 +298,8 @@ export class StreamLog {
     const seg = this.segments.find((s) => s.lastTs >= ms);
     if (!seg) return this.next;
     if (seg.firstTs >= ms) return seg.first;
-    for (let from = seg.first; ;) {
-      const chunks = this.store.readEntries(this.chunksKey, from, 256);
-      if (chunks.length === 0) return this.next;
-      for (const c of chunks) {
-        const rec = this.store.readMessage(c.msgId);
-        if (rec && decodeChunkSummary(rec.body).ts >= ms) return c.seq;
-      }
-      from = chunks.at(-1)!.seq + 1;
-    }
+    for (const { seq, body } of this.records(this.chunksKey, seg.first)) if (decodeChunkSummary(body).ts >= ms) return seq;
+    return this.next;
   }
 
   /**
@@ -331,7 +309,7 @@ export class StreamLog {
   recover(): void {
     this.segments = [];
     this.cached = undefined;
-    for (const body of this.records(this.segmentsKey, 0)) this.segments.push(decodeSegment(body));
+    for (const { body } of this.records(this.segmentsKey, 0)) this.segments.push(decodeSegment(body));
     this.total = { count: 0, bytes: 0 };
     for (const s of this.segments) {
       this.total.count += s.count;
@@ -345,14 +323,14 @@ export class StreamLog {
     this.trim();
   }
 
-  /** The bodies of a store key's records from seq on, in seq order, read a batch at a time. */
-  private *records(key: string, from: number): Generator<Buffer> {
+  /** A store key's records (seq and body) from seq on, in seq order, read a batch at a time. */
+  private *records(key: string, from: number): Generator<{ seq: number; body: Buffer }> {
     for (;;) {
       const entries = this.store.readEntries(key, from, 1024);
       if (entries.length === 0) return;
       for (const e of entries) {
         const m = this.store.readMessage(e.msgId);
-        if (m) yield m.body;
+        if (m) yield { seq: e.seq, body: m.body };
       }
       from = entries.at(-1)!.seq + 1;
     }

@@ -11,11 +11,12 @@ describe('stream chunk records', () => {
 
   it('decodes every message at its offset as it was appended, as views of the record', () => {
     const record = encodeChunk(messages, size);
-    const chunk = new DecodedChunk(1000, record);
+    const chunk = new DecodedChunk(1002, 7, record);
     expect(chunk.count).to.equal(3);
-    expect(chunk.last).to.equal(1002);
+    expect(chunk.first).to.equal(1000);
     for (let i = 0; i < 3; i++) {
       const m = chunk.message(1000 + i);
+      expect(m).to.include({ offset: 1000 + i, id: 7, chunkEnd: 1002 });
       expect(m.exchange).to.equal(messages[i]!.exchange);
       expect(m.routingKey).to.equal(messages[i]!.routingKey);
       expect(m.header.equals(messages[i]!.header)).to.equal(true);
@@ -26,9 +27,9 @@ describe('stream chunk records', () => {
 
   it('refuses a record of another format or with bytes left over', () => {
     const record = encodeChunk(messages, size);
-    expect(() => new DecodedChunk(0, Buffer.concat([record, Buffer.from([1])]))).to.throw('1 bytes left over after 3 messages');
+    expect(() => new DecodedChunk(2, 1, Buffer.concat([record, Buffer.from([1])]))).to.throw('1 bytes left over after 3 messages');
     const other = Buffer.from(record);
     other[0] = 9;
-    expect(() => new DecodedChunk(0, other)).to.throw('unknown format 9');
+    expect(() => new DecodedChunk(2, 1, other)).to.throw('unknown format 9');
   });
 });
