@@ -19,7 +19,6 @@ import type { Clock } from '../clock.js';
 import type { MessageStore } from '../store/message-store.js';
 import { DecodedChunk, encodeChunk, encodedSize, type StreamEntry, type StreamMessage } from './stream-chunk.js';
 
-
 export interface Segment {
   first: number;
   last: number;
