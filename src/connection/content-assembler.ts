@@ -1,6 +1,6 @@
 import { preconditionFailed, unexpectedFrame, type ConnectionError } from '../errors.js';
 import { readBodySize } from '../frame/generated/properties.js';
-import { Message } from '../queue/message.js';
+import { keepBody, type BodyRange } from '../queue/kept-body.js';
 
 /** What publishing needs of a basic.publish method (BasicPublishArgs has these and more). */
 export interface PublishMethod {
@@ -10,16 +10,16 @@ export interface PublishMethod {
 }
 
 /**
- * A content method with its header and whole body. The assembler hands out the same object for
- * each content it completes: read it before the next frame.
+ * A content method with its header and whole body (bodyMemory[bodyOffset, bodyOffset +
+ * bodySize), kept: see kept-body.ts). The assembler hands out the same object for each content
+ * it completes: read it before the next frame.
  */
-export interface Content {
+export interface Content extends BodyRange {
   classId: number;
   methodId: number;
   /** basic.publish's arguments; undefined for a content method clients may not send. */
   args: PublishMethod | undefined;
   header: Buffer;
-  body: Buffer;
 }
 
 /** The basic.publish in progress, when startPublish gave its fields (reused: see Content). */
@@ -40,8 +40,8 @@ const MIN_CAPACITY = 4096;
  * by one; header() and body() return the content once it is complete.
  *
  * A body that arrives in one frame is passed on as that frame (zero-copy) unless it is small
- * beside the chunk it arrived in: then it is copied out (Message.compact), so a kept message
- * never pins a large chunk; every body it hands out is compact already. A body in several
+ * beside the chunk it arrived in: then it is copied out (keepBody), so a kept message never pins
+ * a large chunk; every body it hands out is kept already. A body in several
  * frames is copied into one buffer that grows by doubling, up to the announced size but never
  * beyond twice what has arrived: memory stays within a small factor of the bytes received,
  * however small the frames (no Buffer is kept per frame) and whatever size the header announced.
@@ -51,7 +51,9 @@ export class ContentAssembler {
   private methodId = 0;
   private args: PublishMethod | undefined;
   private readonly publishMethod: MutablePublish = { exchange: '', routingKey: '', mandatory: false };
-  private readonly completed: Content = { classId: 0, methodId: 0, args: undefined, header: EMPTY, body: EMPTY };
+  private readonly completed: Content = {
+    classId: 0, methodId: 0, args: undefined, header: EMPTY, bodyMemory: EMPTY, bodyOffset: 0, bodySize: 0,
+  };
   private started = false;
   private header: Buffer | null = null;
   private bodySize = 0;
@@ -93,7 +95,7 @@ export class ContentAssembler {
   release(): void {
     const c = this.completed;
     c.header = EMPTY;
-    c.body = EMPTY;
+    c.bodyMemory = EMPTY;
     c.args = undefined;
   }
 
@@ -136,7 +138,7 @@ export class ContentAssembler {
     }
     this.header = payload;
     this.bodySize = bodySize;
-    return bodySize === 0 ? this.complete(EMPTY) : undefined;
+    return bodySize === 0 ? this.complete(EMPTY, 0, 0) : undefined;
   }
 
   /** A content body frame; returns the content when this frame completes the body. */
@@ -155,13 +157,16 @@ export class ContentAssembler {
     const received = this.received + n;
     // More body than the header announced: RabbitMQ 3.10 answers as for any stray frame.
     if (received > this.bodySize) throw this.unexpectedFrame();
-    if (received === this.bodySize && this.buffer === null) return this.complete(Message.compactRange(buf, start, end));
+    if (received === this.bodySize && this.buffer === null) {
+      keepBody(buf, start, end, this.completed);
+      return this.complete(this.completed.bodyMemory, this.completed.bodyOffset, n);
+    }
     if (n > 0) {
       const buffer = this.reserve(received);
       buf.copy(buffer, this.received, start, end);
     }
     this.received = received;
-    return received === this.bodySize ? this.complete(this.buffer as Buffer) : undefined;
+    return received === this.bodySize ? this.complete(this.buffer as Buffer, 0, received) : undefined;
   }
 
   /**
@@ -179,13 +184,15 @@ export class ContentAssembler {
     return grown;
   }
 
-  private complete(body: Buffer): Content {
+  private complete(bodyMemory: Buffer, bodyOffset: number, bodySize: number): Content {
     const content = this.completed;
     content.classId = this.classId;
     content.methodId = this.methodId;
     content.args = this.args;
     content.header = this.header as Buffer;
-    content.body = body;
+    content.bodyMemory = bodyMemory;
+    content.bodyOffset = bodyOffset;
+    content.bodySize = bodySize;
     this.reset();
     return content;
   }

@@ -70,11 +70,11 @@ export function startPublish(ch: Channel, exchange: string, routingKey: string, 
 
 /** A complete basic.publish: published now, or held until tx.commit. */
 function publish(ch: Channel, content: Content): void {
-  const { args, header, body } = content;
+  const { args } = content;
   if (!args) throw unimplemented(content.classId, content.methodId);
   try {
-    if (ch.txMode) ch.publisher.hold(args, header, body);
-    else ch.publisher.publish(args, header, body);
+    if (ch.txMode) ch.publisher.hold(args, content);
+    else ch.publisher.publish(args, content);
   } catch (err) {
     // A channel error names basic.publish; a crash decoding the properties names nothing.
     if (err instanceof ChannelError) err.at(60, 40);

@@ -1,8 +1,9 @@
 import { preconditionFailed, ReplyCode } from '../errors.js';
 import { delayOf, DelayedMessageExchange } from '../exchange/delayed-message-exchange.js';
 import { encodeMethodFrame } from '../frame/generated/methods.js';
-import type { PublishMethod } from './content-assembler.js';
+import type { Content, PublishMethod } from './content-assembler.js';
 import { decodeContentHeader, encodeContentHeaderPayload, type BasicProperties } from '../frame/generated/properties.js';
+import { keptBuffer } from '../queue/kept-body.js';
 import { Message, senderSelectedRoutingKeys } from '../queue/message.js';
 import { parseExpiration } from '../queue/queue-arguments.js';
 import { fieldTypeName } from '../frame/field-table.js';
@@ -104,11 +105,11 @@ export class Publisher {
    * (mandatory, unroutable) and, in confirm mode, a confirm once the message is safe — in the
    * store for persistent messages on durable queues. Returns true when a store commit holds it.
    */
-  publish(args: PublishMethod, header: Buffer, body: Buffer): boolean {
+  publish(args: PublishMethod, content: Content): boolean {
     const vhost = this.conn.vhost!;
     // rabbit_channel counts a publish as received before checking it.
     vhost.counters.received++;
-    const { exchange, message: published, cc } = this.accept(args, header, body, false);
+    const { exchange, message: published, cc } = this.accept(args, content, false);
     const confirms = this.confirms;
     if (confirms) vhost.counters.receivedConfirm++;
     const seq = confirms?.next() ?? 0;
@@ -178,7 +179,8 @@ export class Publisher {
    * The checks of rabbit_channel's basic.publish, in its order; the message as published. A
    * message that is kept (queued, or held by a transaction) gets its own compact memory.
    */
-  private accept(args: PublishMethod, header: Buffer, body: Buffer, held: boolean): Accepted {
+  private accept(args: PublishMethod, content: Content, held: boolean): Accepted {
+    let header = content.header;
     const exchange = this.publishable(args.exchange, args.routingKey);
     // A publisher usually sends the same properties again: the same bytes as the last kept
     // header are not decoded again (decoding is a pure function of the bytes; nobody modifies
@@ -187,14 +189,16 @@ export class Publisher {
     const same = last !== undefined && sameBytes(last, header);
     const decoded = same ? this.lastProperties : decodeContentHeader(header).properties;
     const { properties, ttl, cc } = checkPublished(decoded, this.conn.access!, this.replies.replyConsumer);
-    if (properties !== decoded) header = encodeContentHeaderPayload(60, body.length, properties);
+    const { bodyMemory, bodyOffset, bodySize } = content;
+    if (properties !== decoded) header = encodeContentHeaderPayload(60, bodySize, properties);
     if (!held && args.exchange === '' && isReplyAddress(args.routingKey)) {
       // A reply is written out at once, never queued: no id.
-      return { exchange, message: new Message(0, '', args.routingKey, header, body, properties), cc };
+      return { exchange, message: new Message(0, '', args.routingKey, header, bodyMemory, properties, bodyOffset, bodySize), cc };
     }
     const kept = properties === decoded && same ? (last as Buffer) : this.keptHeader(header, properties);
-    // The assembler's bodies are compact already (ContentAssembler, Message.compact).
-    const message = new Message(this.conn.broker.nextMessageId(), args.exchange, this.keptRoutingKey(args.routingKey), kept, body, properties);
+    // The assembler's bodies are kept already (ContentAssembler, keepBody).
+    const message = new Message(this.conn.broker.nextMessageId(), args.exchange, this.keptRoutingKey(args.routingKey), kept,
+      bodyMemory, properties, bodyOffset, bodySize);
     message.ttl = ttl;
     return { exchange, message, cc };
   }
@@ -220,7 +224,7 @@ export class Publisher {
   private keptHeader(header: Buffer, properties: BasicProperties): Buffer {
     const last = this.lastHeader;
     if (last !== undefined && sameBytes(last, header)) return last;
-    const kept = Message.compact(header);
+    const kept = keptBuffer(header);
     this.lastHeader = kept;
     this.lastProperties = properties;
     return kept;
@@ -239,12 +243,12 @@ export class Publisher {
    * A publish inside a transaction: checked and routed now (a reply is delivered, a delayed
    * message stored), enqueued at commit in the queues routed to that still exist then.
    */
-  hold(method: PublishMethod, header: Buffer, body: Buffer): void {
+  hold(method: PublishMethod, content: Content): void {
     // The assembler reuses its method object: the held publish keeps a copy.
     const args: PublishMethod = { exchange: method.exchange, routingKey: method.routingKey, mandatory: method.mandatory };
     const counters = this.conn.vhost!.counters;
     counters.received++;
-    const { exchange, message, cc } = this.accept(args, header, body, true);
+    const { exchange, message, cc } = this.accept(args, content, true);
     // RabbitMQ counts a transactional publish as one that expects a confirm.
     counters.receivedConfirm++;
     const aside = this.routeAside(args, exchange, message, cc);

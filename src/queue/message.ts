@@ -1,5 +1,6 @@
 import type { FieldTable, FieldValue } from '../frame/field-table.js';
 import { decodeContentHeader, encodeContentHeaderPayload, type BasicProperties } from '../frame/generated/properties.js';
+import type { BodyRange } from './kept-body.js';
 
 /**
  * One published message. A routed message is one object shared by every queue it lands in
@@ -10,21 +11,18 @@ import { decodeContentHeader, encodeContentHeaderPayload, type BasicProperties }
  * to dozens of times its size in JS objects (a 128 KiB header to about 8 MiB), and a queue of
  * such messages would hold all of them. `properties` decodes on demand (see lastHeader).
  */
-export class Message {
-  /** delivery-mode 2. */
-  readonly persistent: boolean;
-  /** The priority property (undefined when absent); PriorityReadyList reads it. */
-  readonly priority: number | undefined;
-  /** The headers hold a BCC entry, which delivery must strip (withoutBcc). */
-  private readonly hasBcc: boolean;
-  /** Per-message TTL in ms from the expiration property (parsed at publish). */
-  ttl: number | undefined;
+export class Message implements BodyRange {
+  /** delivery-mode 2, a BCC header, and the priority property + 1 (0 when absent): see BITS. */
+  private readonly bits: number;
+  /** What few messages have: a TTL, BCC routing keys (undefined for most: one field, not two). */
+  private extra: MessageExtra | undefined;
   /**
-   * The BCC routing keys of the message as published, on the copy withoutBcc made (the header is
-   * gone, RabbitMQ still lists them in its routing keys): the firehose tracer shows them
-   * (src/trace). Not stored: a message read back from the store has none.
+   * The memory holding the body, which is bodyMemory[bodyOffset, bodyOffset + bodySize) (see
+   * kept-body.ts: small bodies share a slab, so a message holds no Buffer of its own).
    */
-  bccRoutingKeys: string[] | undefined;
+  readonly bodyMemory: Buffer;
+  readonly bodyOffset: number;
+  readonly bodySize: number;
 
   constructor(
     /** Broker-wide unique id (also the store key of a persisted message). */
@@ -33,14 +31,58 @@ export class Message {
     readonly routingKey: string,
     /** Raw content-header frame payload (class-id, weight, body-size, flags, properties). */
     readonly header: Buffer,
-    readonly body: Buffer,
+    /** The body's memory: all of it is the body unless bodyOffset and bodySize say which part. */
+    bodyMemory: Buffer,
     /** The decoded header, when the caller has it already (publish): saves decoding it again. */
     properties?: BasicProperties,
+    bodyOffset = 0,
+    bodySize = bodyMemory.length - bodyOffset,
   ) {
     const props = properties ? remember(header, properties) : decodeProperties(header);
-    this.persistent = props.deliveryMode === 2;
-    this.priority = props.priority;
-    this.hasBcc = props.headers !== undefined && props.headers['BCC'] !== undefined;
+    let bits = props.deliveryMode === 2 ? BITS.persistent : 0;
+    if (props.headers !== undefined && props.headers['BCC'] !== undefined) bits |= BITS.bcc;
+    if (props.priority !== undefined) bits |= (props.priority + 1) << BITS.priorityShift;
+    this.bits = bits;
+    this.extra = undefined;
+    this.bodyMemory = bodyMemory;
+    this.bodyOffset = bodyOffset;
+    this.bodySize = bodySize;
+  }
+
+  /** delivery-mode 2. */
+  get persistent(): boolean {
+    return (this.bits & BITS.persistent) !== 0;
+  }
+
+  /** The priority property (undefined when absent); PriorityReadyList reads it. */
+  get priority(): number | undefined {
+    const p = this.bits >>> BITS.priorityShift;
+    return p === 0 ? undefined : p - 1;
+  }
+
+  /** Per-message TTL in ms from the expiration property (parsed at publish). */
+  get ttl(): number | undefined {
+    return this.extra?.ttl;
+  }
+
+  set ttl(ttl: number | undefined) {
+    if (ttl === undefined && this.extra === undefined) return;
+    (this.extra ??= { ttl: undefined, bccRoutingKeys: undefined }).ttl = ttl;
+  }
+
+  /**
+   * The BCC routing keys of the message as published, on the copy withoutBcc made (the header is
+   * gone, RabbitMQ still lists them in its routing keys): the firehose tracer shows them
+   * (src/trace). Not stored: a message read back from the store has none.
+   */
+  get bccRoutingKeys(): string[] | undefined {
+    return this.extra?.bccRoutingKeys;
+  }
+
+  /** The body as a Buffer: its memory itself, or a view made on each call (hot paths use the range). */
+  get body(): Buffer {
+    const { bodyMemory, bodyOffset, bodySize } = this;
+    return bodyOffset === 0 && bodySize === bodyMemory.length ? bodyMemory : bodyMemory.subarray(bodyOffset, bodyOffset + bodySize);
   }
 
   /**
@@ -53,58 +95,36 @@ export class Message {
   }
 
   get size(): number {
-    return this.body.length;
+    return this.bodySize;
   }
 
   /** A copy of this message with other properties (x-death, CC/BCC removal); the body is shared. */
   withProperties(id: number, exchange: string, routingKey: string, properties: BasicProperties): Message {
-    const header = encodeContentHeaderPayload(60, this.body.length, properties);
-    const copy = new Message(id, exchange, routingKey, header, this.body, properties);
+    const header = encodeContentHeaderPayload(60, this.bodySize, properties);
+    const copy = new Message(id, exchange, routingKey, header, this.bodyMemory, properties, this.bodyOffset, this.bodySize);
     copy.ttl = this.ttl;
     return copy;
   }
 
   /** This message as delivered: without the BCC header (RabbitMQ's sender-selected distribution). */
   withoutBcc(): Message {
-    if (!this.hasBcc) return this;
+    if ((this.bits & BITS.bcc) === 0) return this;
     const properties = this.properties;
     const { BCC: bcc, ...rest } = properties.headers as FieldTable;
     const copy = this.withProperties(this.id, this.exchange, this.routingKey, { ...properties, headers: rest });
     const keys: string[] = [];
     headerRoutingKeys(bcc, keys);
-    copy.bccRoutingKeys = keys;
+    (copy.extra ??= { ttl: undefined, bccRoutingKeys: undefined }).bccRoutingKeys = keys;
     return copy;
   }
-
-  /**
-   * Bodies arrive as views into socket chunks. A message that is kept (queued) must not pin a
-   * large chunk for a small body, so it is compacted into its own memory once.
-   */
-  static compact(buf: Buffer): Buffer {
-    return keepsView(buf.buffer, buf.byteOffset, buf.length) ? buf : copyOf(buf, 0, buf.length);
-  }
-
-  /** compact(buf.subarray(start, end)) without making the view when it would copy. */
-  static compactRange(buf: Buffer, start: number, end: number): Buffer {
-    // Under half of buf is under half of its memory: copied, without reading buf.buffer (slow).
-    const n = end - start;
-    if (n * 2 < buf.length || !keepsView(buf.buffer, buf.byteOffset + start, n)) return copyOf(buf, start, end);
-    return start === 0 && end === buf.length ? buf : buf.subarray(start, end);
-  }
 }
 
-/** A view of length octets at offset in memory may be kept: it is all of it, or at least half. */
-function keepsView(memory: ArrayBufferLike, offset: number, length: number): boolean {
-  return (offset === 0 && memory.byteLength === length) || memory.byteLength <= length * 2;
-}
+/** Message.bits: flags, then the priority property + 1 above them. */
+const BITS = { persistent: 1, bcc: 2, priorityShift: 2 } as const;
 
-/** buf[start, end) in memory of its own (small ones in a slice of Node's pool, as Buffer.from makes). */
-function copyOf(buf: Buffer, start: number, end: number): Buffer {
-  const n = end - start;
-  const out = Buffer.allocUnsafe(n);
-  if (n <= 64) for (let i = 0; i < n; i++) out[i] = buf[start + i]!;
-  else buf.copy(out, 0, start, end);
-  return out;
+interface MessageExtra {
+  ttl: number | undefined;
+  bccRoutingKeys: string[] | undefined;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { MessageStore, QueueEntry } from '../store/message-store.js';
 import { Message } from './message.js';
-import type { QueuedMessage } from './queued-message.js';
+import { QueuedMessage } from './queued-message.js';
 import { ReadyList, type ReadyStore } from './ready-list.js';
 
 export interface PagingOptions {
@@ -388,10 +388,8 @@ export class PagedReadyList {
   }
 
   private entry(e: QueueEntry, msg: Message, persisted: boolean): QueuedMessage {
-    return {
-      seq: e.seq, msg, redelivered: e.redelivered || (persisted && e.seq <= this.redeliveredUpTo),
-      deliveryCount: e.deliveryCount, expiresAt: e.expiresAt, persisted,
-    };
+    const redelivered = e.redelivered || (persisted && e.seq <= this.redeliveredUpTo);
+    return new QueuedMessage(e.seq, msg, e.expiresAt, persisted, redelivered, e.deliveryCount);
   }
 
   /**

@@ -9,7 +9,7 @@ import { ConsumerList } from './consumer-list.js';
 import type { Message } from './message.js';
 import { PagedReadyList, transientStoreKey } from './paged-ready-list.js';
 import type { QueueSettings } from './queue-arguments.js';
-import type { QueuedMessage } from './queued-message.js';
+import { QueuedMessage } from './queued-message.js';
 import { KeyedMessages, lastValueSpace, type KeyedOffer, type VersionStore } from './keyed-messages.js';
 import { PriorityReadyList, ReadyList, ReturnsFirstList } from './ready-list.js';
 
@@ -292,7 +292,7 @@ export class Queue {
   }
 
   private entryFor(msg: Message, persisted: boolean): QueuedMessage {
-    return { seq: this.nextSeq++, msg, redelivered: false, deliveryCount: 0, expiresAt: this.expiryOf(msg), persisted };
+    return new QueuedMessage(this.nextSeq++, msg, this.expiryOf(msg), persisted);
   }
 
   /** The absolute deadline of msg enqueued now (queue TTL or its own, the lower), 0 for none. */

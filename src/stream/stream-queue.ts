@@ -11,7 +11,7 @@ import { Message } from '../queue/message.js';
 import type { Consumer } from '../queue/consumer.js';
 import { EnqueueResult, Queue, type QueueDeps, type QueueOptions } from '../queue/queue.js';
 import type { QueueSettings } from '../queue/queue-arguments.js';
-import type { QueuedMessage } from '../queue/queued-message.js';
+import { QueuedMessage } from '../queue/queued-message.js';
 import { F } from '../frame/field-table.js';
 import { internalError } from '../errors.js';
 import { DEFAULT_SEGMENT_SIZE, type OffsetSpec } from './stream-arguments.js';
@@ -264,7 +264,7 @@ export class StreamQueue extends Queue {
         msg = read.msg;
         if (offset > r.chunkEnd) r.chunkEnd = read.chunkEnd;
       }
-      if (offset >= r.start) host.deliver(c, this, { seq: offset, msg, redelivered: false, deliveryCount: 0, expiresAt: 0, persisted: false });
+      if (offset >= r.start) host.deliver(c, this, new QueuedMessage(offset, msg, 0, false));
       r.next = offset + 1;
     }
   }

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { AmqpError, ChannelError, ConnectionError } from '../../src/errors.js';
 import type { BasicPublishArgs } from '../../src/frame/generated/methods.js';
 import { encodeContentHeaderPayload } from '../../src/frame/generated/properties.js';
-import { ContentAssembler } from '../../src/connection/content-assembler.js';
+import { ContentAssembler, type Content } from '../../src/connection/content-assembler.js';
 
 const MiB = 1024 * 1024;
 const args: BasicPublishArgs = { reserved1: 0, exchange: 'x', routingKey: 'k', mandatory: false, immediate: false };
@@ -12,6 +12,11 @@ function header(bodySize: number, change: { classId?: number; weight?: number } 
   if (change.classId !== undefined) h.writeUInt16BE(change.classId, 0);
   if (change.weight !== undefined) h.writeUInt16BE(change.weight, 2);
   return h;
+}
+
+/** The body of a completed content, as a view. */
+function bodyOf(c: Content | undefined): Buffer | undefined {
+  return c?.bodyMemory.subarray(c.bodyOffset, c.bodyOffset + c.bodySize);
 }
 
 function started(maxMessageSize = 128 * MiB): ContentAssembler {
@@ -36,7 +41,7 @@ describe('ContentAssembler: method → header → body (rabbit_command_assembler
   it('completes content with an empty body at the header, and with the body at its last frame', () => {
     const a = started();
     const empty = a.onHeader(header(0));
-    expect(empty?.body.length).to.equal(0);
+    expect(empty?.bodySize).to.equal(0);
     expect(empty?.args).to.equal(args);
     expect(a.pending).to.equal(false);
 
@@ -45,7 +50,7 @@ describe('ContentAssembler: method → header → body (rabbit_command_assembler
     expect(a.onBody(Buffer.from('he'))).to.equal(undefined);
     expect(a.pending).to.equal(true);
     const c = a.onBody(Buffer.from('llo'));
-    expect(c?.body.toString()).to.equal('hello');
+    expect(bodyOf(c)?.toString()).to.equal('hello');
     expect(c).to.include({ classId: 60, methodId: 40 });
     expect(a.pending).to.equal(false);
   });
@@ -56,27 +61,41 @@ describe('ContentAssembler: method → header → body (rabbit_command_assembler
     a.onHeader(h);
     const frame = Buffer.allocUnsafeSlow(3).fill('abc');
     const c = a.onBody(frame);
-    expect(c?.body).to.equal(frame);
+    expect(c).to.include({ bodyMemory: frame, bodyOffset: 0, bodySize: 3 });
     expect(c?.header).to.equal(h);
-    // Most of the chunk it arrived in: a view of it.
+    // Most of the chunk it arrived in: that range of it.
     const chunk = Buffer.alloc(1000, 'b');
     a.start(60, 40, args);
     a.onHeader(header(600));
-    const big = a.onBodyAt(chunk, 300, 900)!.body;
-    expect(big.buffer).to.equal(chunk.buffer);
-    expect(big.byteOffset).to.equal(300);
-    expect(big.length).to.equal(600);
+    expect(a.onBodyAt(chunk, 300, 900)).to.include({ bodyMemory: chunk, bodyOffset: 300, bodySize: 600 });
   });
 
-  it('copies a body small beside the chunk it arrived in into memory of its own (Message.compact)', () => {
+  it('copies a body small beside the chunk it arrived in out of it (keepBody), small ones into a shared slab', () => {
     const a = started();
-    a.onHeader(header(16));
     const chunk = Buffer.alloc(65536, 'c');
     chunk.write('0123456789abcdef', 1000);
-    const body = a.onBodyAt(chunk, 1000, 1016)!.body;
-    expect(body.toString()).to.equal('0123456789abcdef');
-    expect(body.buffer).to.not.equal(chunk.buffer);
-    expect(body.buffer.byteLength).to.be.at.most(Buffer.poolSize);
+    chunk.write('ghijklmnopqrstuv', 2000);
+    a.onHeader(header(16));
+    const first = a.onBodyAt(chunk, 1000, 1016)!;
+    const { bodyMemory: memory, bodyOffset: offset } = first;
+    a.start(60, 40, args);
+    a.onHeader(header(16));
+    const { bodyMemory: memory2, bodyOffset: offset2 } = a.onBodyAt(chunk, 2000, 2016)!;
+    chunk.fill(0);
+    expect(memory.toString('latin1', offset, offset + 16)).to.equal('0123456789abcdef');
+    expect(memory2.toString('latin1', offset2, offset2 + 16)).to.equal('ghijklmnopqrstuv');
+    // A shared 8 KiB slab, not a buffer per body nor the chunk.
+    for (const m of [memory, memory2]) {
+      expect(m.buffer).to.not.equal(chunk.buffer);
+      expect(m.length).to.equal(8192);
+    }
+    // A larger body gets memory of its own, exactly its size.
+    a.start(60, 40, args);
+    a.onHeader(header(4000));
+    const large = a.onBodyAt(chunk, 10000, 14000)!;
+    expect(large.bodyMemory.buffer).to.not.equal(chunk.buffer);
+    expect(large).to.include({ bodyOffset: 0, bodySize: 4000 });
+    expect(large.bodyMemory.length).to.equal(4000);
   });
 
   it('answers frames that do not continue the content with 505, naming the content method', () => {
@@ -140,7 +159,7 @@ describe('ContentAssembler memory (issue 10: one Buffer per body frame)', () => 
       body.copy(chunk, 100, off, off + n);
       const c = a.onBody(chunk.subarray(100, 100 + n));
       chunk.fill(0xee, 100, 100 + n);
-      if (c) result = c.body;
+      if (c) result = bodyOf(c);
       check(off + n);
     }
     return result;

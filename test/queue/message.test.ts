@@ -59,4 +59,25 @@ describe('Message', () => {
     expect(delivered.properties.headers).to.deep.equal({ keep: F.str('yes') });
     expect(msg.properties.headers?.['BCC']).to.deep.equal(headers.BCC);
   });
+
+  it('holds its body as a range of shared memory, and the flags, priority and TTL exactly', () => {
+    const slab = Buffer.from('xxhello worldyy');
+    const header = encodeContentHeaderPayload(60, 11, { priority: 255, headers: { BCC: F.array([F.str('b')]) } });
+    const msg = new Message(1, 'ex', 'rk', header, slab, undefined, 2, 11);
+    expect(msg.body.toString()).to.equal('hello world');
+    expect(msg.size).to.equal(11);
+    expect([msg.persistent, msg.priority, msg.ttl, msg.bccRoutingKeys]).to.deep.equal([false, 255, undefined, undefined]);
+    msg.ttl = 0;
+    expect(msg.ttl).to.equal(0);
+    // The copy without BCC shares the body's memory, keeps the TTL and lists the BCC keys.
+    const delivered = msg.withoutBcc();
+    expect(delivered.bodyMemory).to.equal(slab);
+    expect([delivered.body.toString(), delivered.ttl, delivered.bccRoutingKeys]).to.deep.equal(['hello world', 0, ['b']]);
+    expect(delivered.priority).to.equal(255);
+    // A whole buffer is the body itself (no view made).
+    const whole = Buffer.from('abc');
+    expect(new Message(2, '', 'k', encodeContentHeaderPayload(60, 3, { deliveryMode: 2, priority: 0 }), whole).body).to.equal(whole);
+    const persistent = new Message(3, '', 'k', encodeContentHeaderPayload(60, 3, { deliveryMode: 2, priority: 0 }), whole);
+    expect([persistent.persistent, persistent.priority]).to.deep.equal([true, 0]);
+  });
 });

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { encodeContentHeaderPayload } from '../../src/frame/generated/properties.js';
 import { Message } from '../../src/queue/message.js';
 import { PagedReadyList } from '../../src/queue/paged-ready-list.js';
-import type { QueuedMessage } from '../../src/queue/queued-message.js';
+import { QueuedMessage } from '../../src/queue/queued-message.js';
 import { PriorityReadyList, ReadyList, ReturnsFirstList, type ReadyStore } from '../../src/queue/ready-list.js';
 import { openMemoryStore } from '../../src/store/memory-store.js';
 
@@ -11,7 +11,7 @@ function entry(seq: number, body = String(seq), priority?: number): QueuedMessag
   const buf = Buffer.from(body);
   const props = priority === undefined ? {} : { priority };
   const msg = new Message(nextId++, '', 'k', encodeContentHeaderPayload(60, buf.length, props), buf, props);
-  return { seq, msg, redelivered: false, deliveryCount: 0, expiresAt: 0, persisted: false };
+  return new QueuedMessage(seq, msg, 0, false);
 }
 
 /** Shifts everything out: the bodies in delivery order. */
