@@ -199,7 +199,7 @@ export class Publisher {
     // The assembler's bodies are kept already (ContentAssembler, keepBody).
     const message = new Message(this.conn.broker.nextMessageId(), args.exchange, this.keptRoutingKey(args.routingKey), kept,
       bodyMemory, properties, bodyOffset, bodySize);
-    message.ttl = ttl;
+    if (ttl !== undefined) message.ttl = ttl;
     return { exchange, message, cc };
   }
 
