@@ -9,6 +9,8 @@
  * delivered, x-stream-offset included), u32 body length, body.
  */
 
+import { offsetHeaderInto, offsetHeaderSize } from './stream-header.js';
+
 /** A message as a stream holds it. */
 export interface StreamMessage {
   exchange: string;
@@ -32,26 +34,76 @@ const PREFIX = 1 + 4;
 /** Per message besides the strings, header and body: two u8 and two u32 lengths. */
 const FRAMING = 1 + 1 + 4 + 4;
 
-/** Bytes a message takes in a chunk record. */
-export function encodedSize(m: StreamMessage): number {
-  return FRAMING + Buffer.byteLength(m.exchange) + Buffer.byteLength(m.routingKey) + m.header.length + m.body.length;
-}
+/**
+ * A chunk record being written: each message is encoded into one growing buffer as it is
+ * appended (no object, header or body copy of its own per message), and finish() makes the
+ * record.
+ */
+export class ChunkBuilder {
+  /** Messages added. */
+  count = 0;
+  private buf: Buffer;
+  private at = PREFIX;
 
-/** Encodes messages (whose encoded sizes sum to `size`, see encodedSize) as one chunk record. */
-export function encodeChunk(messages: readonly StreamMessage[], size: number): Buffer {
-  const buf = Buffer.allocUnsafe(PREFIX + size);
-  buf[0] = VERSION;
-  buf.writeUInt32BE(messages.length, 1);
-  let p = PREFIX;
-  for (const m of messages) {
-    p = writeString(buf, p, m.exchange);
-    p = writeString(buf, p, m.routingKey);
-    buf.writeUInt32BE(m.header.length, p);
-    p += 4 + m.header.copy(buf, p + 4);
-    buf.writeUInt32BE(m.body.length, p);
-    p += 4 + m.body.copy(buf, p + 4);
+  constructor(capacity = 16 * 1024) {
+    this.buf = Buffer.allocUnsafe(Math.max(capacity, PREFIX));
   }
-  return buf;
+
+  /** The record's size so far. */
+  get size(): number {
+    return this.at;
+  }
+
+  /** Adds a message whose header is as delivered already. */
+  add(exchange: string, routingKey: string, header: Buffer, body: Buffer, bodyOffset = 0, bodySize = body.length - bodyOffset): void {
+    let p = this.strings(exchange, routingKey, header.length + bodySize);
+    const buf = this.buf;
+    buf.writeUInt32BE(header.length, p);
+    p += 4 + header.copy(buf, p + 4);
+    this.body(p, body, bodyOffset, bodySize);
+  }
+
+  /**
+   * Adds a published message with the x-stream-offset header for offset written in place
+   * (stream-header.ts); false, adding nothing, when its header needs the full re-encoding.
+   */
+  addWithOffset(exchange: string, routingKey: string, published: Buffer, offset: number, body: Buffer, bodyOffset: number, bodySize: number): boolean {
+    const headerSize = offsetHeaderSize(published);
+    if (headerSize < 0) return false;
+    let p = this.strings(exchange, routingKey, headerSize + bodySize);
+    this.buf.writeUInt32BE(headerSize, p);
+    p = offsetHeaderInto(published, offset, this.buf, p + 4);
+    this.body(p, body, bodyOffset, bodySize);
+    return true;
+  }
+
+  /** The record: its exact bytes, in memory of its own. */
+  finish(): Buffer {
+    const buf = this.buf;
+    buf[0] = VERSION;
+    buf.writeUInt32BE(this.count, 1);
+    return this.at === buf.length ? buf : Buffer.from(buf.subarray(0, this.at));
+  }
+
+  /** Makes room for a message of the given header + body size, writes its strings; where the header length goes. */
+  private strings(exchange: string, routingKey: string, contentSize: number): number {
+    const most = FRAMING + 3 * (exchange.length + routingKey.length) + contentSize;
+    if (this.at + most > this.buf.length) {
+      const grown = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.at + most));
+      this.buf.copy(grown, 0, 0, this.at);
+      this.buf = grown;
+    }
+    return writeString(this.buf, writeString(this.buf, this.at, exchange), routingKey);
+  }
+
+  private body(p: number, body: Buffer, bodyOffset: number, bodySize: number): void {
+    const buf = this.buf;
+    buf.writeUInt32BE(bodySize, p);
+    p += 4;
+    body.copy(buf, p, bodyOffset, bodyOffset + bodySize);
+    this.at = p + bodySize;
+    this.count++;
+  }
 }
 
 function writeString(buf: Buffer, p: number, s: string): number {

@@ -21,18 +21,18 @@ const FIELD_SIZE = 1 + NAME.length + 1 + 8;
 const TABLE_SIZE = 4 + FIELD_SIZE;
 
 /**
- * The header payload with an x-stream-offset table added, byte for byte what encoding the
- * published properties plus headers {x-stream-offset: long offset} gives; undefined when the
- * message has headers already (or property flags this does not know).
+ * Where the published header's bytes go around the added table: the table goes at `at`, the
+ * published bytes from `rest` on follow it (an empty table the publisher sent, from `at` to
+ * `rest`, is dropped). Undefined when the message has headers already (or property flags this
+ * does not know).
  */
-export function withOffsetHeader(header: Buffer, offset: number): Buffer | undefined {
+function layout(header: Buffer): { flags: number; at: number; rest: number } | undefined {
   if (header.length < PROPERTIES_AT) return undefined;
   const flags = header.readUInt16BE(FLAGS_AT);
   if ((flags & CONTINUATION) !== 0) return undefined;
   let at = PROPERTIES_AT;
   if (flags & CONTENT_TYPE) at += 1 + header[at]!;
   if (flags & CONTENT_ENCODING) at += 1 + header[at]!;
-  /** Where the published header goes on after its (empty) table, if any. */
   let rest = at;
   if (flags & HEADERS) {
     // An empty table (amqplib sends one with every message) is replaced; any other is not done here.
@@ -40,18 +40,44 @@ export function withOffsetHeader(header: Buffer, offset: number): Buffer | undef
     rest = at + 4;
   }
   if (rest > header.length) return undefined;
-  const out = Buffer.allocUnsafe(header.length - (rest - at) + TABLE_SIZE);
-  header.copy(out, 0, 0, at);
-  out.writeUInt16BE(0, 2); // weight: always 0 when encoded
-  out.writeUInt16BE(flags | HEADERS, FLAGS_AT);
-  let o = at;
-  o = out.writeUInt32BE(FIELD_SIZE, o);
+  return { flags, at, rest };
+}
+
+/**
+ * The size of the header with an x-stream-offset table added (offsetHeaderInto writes it), or
+ * -1 when the message has headers already and needs the full re-encoding.
+ */
+export function offsetHeaderSize(header: Buffer): number {
+  const l = layout(header);
+  return l === undefined ? -1 : header.length - (l.rest - l.at) + TABLE_SIZE;
+}
+
+/**
+ * Writes the header payload with an x-stream-offset table added at out[o...] (offsetHeaderSize
+ * octets: check it is not -1 first), byte for byte what encoding the published properties plus
+ * headers {x-stream-offset: long offset} gives. Returns where it ends.
+ */
+export function offsetHeaderInto(header: Buffer, offset: number, out: Buffer, o: number): number {
+  const { flags, at, rest } = layout(header)!;
+  const start = o;
+  header.copy(out, o, 0, at);
+  out.writeUInt16BE(0, start + 2); // weight: always 0 when encoded
+  out.writeUInt16BE(flags | HEADERS, start + FLAGS_AT);
+  o = out.writeUInt32BE(FIELD_SIZE, start + at);
   out[o++] = NAME.length;
   o += NAME.copy(out, o);
   out[o++] = 0x6c; // 'l'
   // The offset as an int64 (offsets are safe integers, never negative): no BigInt per message.
   o = out.writeUInt32BE(Math.floor(offset / 0x1_0000_0000), o);
   o = out.writeUInt32BE(offset >>> 0, o);
-  header.copy(out, o, rest);
+  return o + header.copy(out, o, rest);
+}
+
+/** offsetHeaderInto into a buffer of its own; undefined when the message has headers already. */
+export function withOffsetHeader(header: Buffer, offset: number): Buffer | undefined {
+  const size = offsetHeaderSize(header);
+  if (size < 0) return undefined;
+  const out = Buffer.allocUnsafe(size);
+  offsetHeaderInto(header, offset, out, 0);
   return out;
 }

@@ -16,8 +16,9 @@
  * per message under K itself (seq = offset); recover() rewrites such a log as chunks.
  */
 import type { Clock } from '../clock.js';
+import type { Message } from '../queue/message.js';
 import type { MessageStore } from '../store/message-store.js';
-import { DecodedChunk, encodeChunk, encodedSize, type StreamEntry, type StreamMessage } from './stream-chunk.js';
+import { ChunkBuilder, DecodedChunk, type StreamEntry } from './stream-chunk.js';
 
 export interface Segment {
   first: number;
@@ -61,10 +62,9 @@ interface OpenChunk {
   first: number;
   /** Body bytes (what segment sizes and max-length-bytes count). */
   bytes: number;
-  /** Encoded size of the messages (stream-chunk.ts). */
-  size: number;
   ts: number;
-  messages: StreamMessage[];
+  /** The chunk's record, its messages encoded as they are appended. */
+  record: ChunkBuilder;
 }
 
 export class StreamLog {
@@ -128,18 +128,36 @@ export class StreamLog {
    * turn opens a chunk; closeChunk ends it (and writes it), as does an append to a full chunk.
    */
   append(exchange: string, routingKey: string, header: Buffer, body: Buffer): number {
+    const open = this.chunkForAppend();
+    open.record.add(exchange, routingKey, header, body);
+    open.bytes += body.length;
+    return this.next++;
+  }
+
+  /**
+   * Appends a published message at nextOffset with the x-stream-offset header for that offset
+   * added to its header bytes (stream-header.ts) and returns the offset; -1, appending nothing,
+   * when its header needs the full re-encoding (it has headers): then append() that header.
+   */
+  appendPublished(msg: Message): number {
+    const open = this.chunkForAppend();
+    const offset = this.next;
+    if (!open.record.addWithOffset(msg.exchange, msg.routingKey, msg.header, offset, msg.bodyMemory, msg.bodyOffset, msg.bodySize)) {
+      if (open.record.count === 0) this.open = undefined;
+      return -1;
+    }
+    open.bytes += msg.bodySize;
+    return this.next++;
+  }
+
+  /** The open chunk with room for one more message (a full one is closed first). */
+  private chunkForAppend(): OpenChunk {
     let open = this.open;
-    if (open !== undefined && (open.size >= CHUNK_MAX_BYTES || open.messages.length >= CHUNK_MAX_COUNT)) {
+    if (open !== undefined && (open.record.size >= CHUNK_MAX_BYTES || open.record.count >= CHUNK_MAX_COUNT)) {
       this.closeChunk();
       open = undefined;
     }
-    const offset = this.next++;
-    if (open === undefined) open = this.open = { first: offset, bytes: 0, size: 0, ts: this.clock.now(), messages: [] };
-    const m: StreamMessage = { exchange, routingKey, header, body };
-    open.messages.push(m);
-    open.bytes += body.length;
-    open.size += encodedSize(m);
-    return offset;
+    return open ?? (this.open = { first: this.next, bytes: 0, ts: this.clock.now(), record: new ChunkBuilder() });
   }
 
   get chunkOpen(): boolean {
@@ -156,7 +174,7 @@ export class StreamLog {
     const c = this.open;
     if (!c) return 0;
     this.open = undefined;
-    const count = c.messages.length;
+    const count = c.record.count;
     let removed = 0;
     let seg = this.segments.at(-1);
     if (!seg || seg.bytes >= this.retention.maxSegmentSize) {
@@ -171,7 +189,7 @@ export class StreamLog {
     seg.lastChunk = c.first;
     this.total.count += count;
     this.total.bytes += c.bytes;
-    this.writeRecord(this.dataKey, c.first + count - 1, encodeChunk(c.messages, c.size));
+    this.writeRecord(this.dataKey, c.first + count - 1, c.record.finish());
     this.writeRecord(this.chunksKey, c.first, encodeChunkSummary(count, c.bytes, c.ts));
     this.writeRecord(this.segmentsKey, seg.first, encodeSegment(seg));
     return removed;
@@ -352,13 +370,11 @@ export class StreamLog {
       from = entries.at(-1)!.seq + 1;
     }
     const indexedNext = this.next;
-    let group: StreamMessage[] = [];
+    let group = new ChunkBuilder();
     let groupFirst = 0;
-    let size = 0;
     const flush = (): void => {
-      if (group.length > 0) this.writeRecord(this.dataKey, groupFirst + group.length - 1, encodeChunk(group, size));
-      group = [];
-      size = 0;
+      if (group.count > 0) this.writeRecord(this.dataKey, groupFirst + group.count - 1, group.finish());
+      group = new ChunkBuilder();
     };
     let chunk = 0;
     for (let from = this.firstOffset; ; ) {
@@ -374,14 +390,12 @@ export class StreamLog {
           continue;
         }
         // A new chunk at a summary's first offset (or after a message the store lost).
-        if ((chunk < firsts.length && e.seq >= firsts[chunk]!) || e.seq !== groupFirst + group.length) {
+        if ((chunk < firsts.length && e.seq >= firsts[chunk]!) || e.seq !== groupFirst + group.count) {
           flush();
           groupFirst = e.seq;
           while (chunk < firsts.length && firsts[chunk]! <= e.seq) chunk++;
         }
-        const message: StreamMessage = { exchange: m.exchange, routingKey: m.routingKey, header: m.header, body: m.body };
-        group.push(message);
-        size += encodedSize(message);
+        group.add(m.exchange, m.routingKey, m.header, m.body);
       }
       from = entries.at(-1)!.seq + 1;
     }

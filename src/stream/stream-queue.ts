@@ -16,7 +16,6 @@ import { F } from '../frame/field-table.js';
 import { internalError } from '../errors.js';
 import { DEFAULT_SEGMENT_SIZE, type OffsetSpec } from './stream-arguments.js';
 import { StreamLog, type StreamRetention } from './stream-log.js';
-import { withOffsetHeader } from './stream-header.js';
 import { RecentMessages } from './recent-messages.js';
 
 /** One consumer's place in the log. */
@@ -116,12 +115,10 @@ export class StreamQueue extends Queue {
     // RabbitMQ 3.10 cannot convert a decimal header to its AMQP 1.0 record: the publishing
     // channel crashes, and its connection is closed with a bare 541. (Dead-lettered messages
     // never get here: RabbitMQ 3.10 drops them, and so does VHost.deadLetter.)
-    if (props.headers !== undefined) for (const v of Object.values(props.headers)) if (v.type === 'D') throw internalError('').withoutMethod();
+    const headers = props.headers;
+    if (headers !== undefined) for (const k in headers) if (headers[k]!.type === 'D') throw internalError('').withoutMethod();
     const first = !this.log.chunkOpen;
-    const offset = this.log.nextOffset;
-    const header = withOffsetHeader(msg.header, offset);
-    if (header !== undefined) this.log.append(msg.exchange, msg.routingKey, header, msg.body);
-    else this.log.append(msg.exchange, msg.routingKey, this.reencodedHeader(msg, offset), msg.body);
+    if (this.log.appendPublished(msg) < 0) this.log.append(msg.exchange, msg.routingKey, this.reencodedHeader(msg, this.log.nextOffset), msg.body);
     if (first) {
       queueMicrotask(this.closeChunkNow);
       this.streamDeps.commits?.beforeSync(this.closeChunkNow);

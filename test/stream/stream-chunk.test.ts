@@ -1,5 +1,8 @@
 import { expect } from 'chai';
-import { DecodedChunk, encodeChunk, encodedSize, type StreamMessage } from '../../src/stream/stream-chunk.js';
+import { F } from '../../src/frame/field-table.js';
+import { encodeContentHeaderPayload } from '../../src/frame/generated/properties.js';
+import { ChunkBuilder, DecodedChunk, type StreamMessage } from '../../src/stream/stream-chunk.js';
+import { withOffsetHeader } from '../../src/stream/stream-header.js';
 
 describe('stream chunk records', () => {
   const messages: StreamMessage[] = [
@@ -7,10 +10,15 @@ describe('stream chunk records', () => {
     { exchange: 'ex.ü', routingKey: 'a.b.ç', header: Buffer.from('header'), body: Buffer.from('body one') },
     { exchange: 'x'.repeat(255), routingKey: 'k'.repeat(255), header: Buffer.alloc(0), body: Buffer.alloc(70_000, 7) },
   ];
-  const size = messages.reduce((n, m) => n + encodedSize(m), 0);
+  /** The messages as one record, from a builder that starts small (it grows as they are added). */
+  function encode(): Buffer {
+    const b = new ChunkBuilder(8);
+    for (const m of messages) b.add(m.exchange, m.routingKey, m.header, m.body);
+    return b.finish();
+  }
 
   it('decodes every message at its offset as it was appended, as views of the record', () => {
-    const record = encodeChunk(messages, size);
+    const record = encode();
     const chunk = new DecodedChunk(1002, 7, record);
     expect(chunk.count).to.equal(3);
     expect(chunk.first).to.equal(1000);
@@ -26,10 +34,29 @@ describe('stream chunk records', () => {
   });
 
   it('refuses a record of another format or with bytes left over', () => {
-    const record = encodeChunk(messages, size);
+    const record = encode();
     expect(() => new DecodedChunk(2, 1, Buffer.concat([record, Buffer.from([1])]))).to.throw('1 bytes left over after 3 messages');
     const other = Buffer.from(record);
     other[0] = 9;
     expect(() => new DecodedChunk(2, 1, other)).to.throw('unknown format 9');
+  });
+
+  it('writes a published header with its x-stream-offset in place, and a body from a range of shared memory', () => {
+    const published = encodeContentHeaderPayload(60, 5, { contentType: 'text/plain', headers: {} });
+    const slab = Buffer.from('..hello..');
+    const b = new ChunkBuilder();
+    expect(b.addWithOffset('ex', 'rk', published, 41, slab, 2, 5)).to.equal(true);
+    // A message with headers is left to the full re-encoding: nothing added.
+    const withHeaders = encodeContentHeaderPayload(60, 1, { headers: { a: F.int64(1) } });
+    expect(b.addWithOffset('ex', 'rk', withHeaders, 42, slab, 0, 1)).to.equal(false);
+    b.add('', 'q', withHeaders, slab, 2, 5);
+    const chunk = new DecodedChunk(42, 1, b.finish());
+    expect(chunk.count).to.equal(2);
+    const first = chunk.message(41);
+    expect(first.header.equals(withOffsetHeader(published, 41)!)).to.equal(true);
+    expect([first.exchange, first.routingKey, first.body.toString()]).to.deep.equal(['ex', 'rk', 'hello']);
+    const second = chunk.message(42);
+    expect(second.header.equals(withHeaders)).to.equal(true);
+    expect(second.body.toString()).to.equal('hello');
   });
 });
