@@ -107,3 +107,15 @@ export function writeBytes(b: Buffer, o: number, v: Buffer): number {
   v.copy(b, o);
   return o + v.length;
 }
+
+/**
+ * Copies src[start, end) to dst at `at` and returns where it ends. A short range is copied byte
+ * by byte: Buffer#copy costs a fixed ~0.1 µs (argument checks, a Uint8Array view), more than
+ * the loop takes for the few octets of a header or small body.
+ */
+export function copyBytes(src: Uint8Array, start: number, end: number, dst: Uint8Array, at: number): number {
+  const n = end - start;
+  if (n <= 64) for (let i = 0; i < n; i++) dst[at + i] = src[start + i]!;
+  else dst.set(src.subarray(start, end), at);
+  return at + n;
+}

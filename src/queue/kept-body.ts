@@ -7,6 +7,8 @@
  * are packed into shared slabs, as Node's Buffer pool packs small buffers.
  */
 
+import { copyBytes } from '../frame/wire.js';
+
 /** The memory and range of a kept body: written by keepBody. */
 export interface BodyRange {
   bodyMemory: Buffer;
@@ -51,12 +53,9 @@ export function keepBody(buf: Buffer, start: number, end: number, out: BodyRange
     slab = Buffer.allocUnsafeSlow(SLAB_SIZE);
     slabUsed = 0;
   }
-  const at = slabUsed;
-  if (n <= 64) for (let i = 0; i < n; i++) slab[at + i] = buf[start + i]!;
-  else buf.copy(slab, at, start, end);
-  slabUsed = at + n;
   out.bodyMemory = slab;
-  out.bodyOffset = at;
+  out.bodyOffset = slabUsed;
+  slabUsed = copyBytes(buf, start, end, slab, slabUsed);
   out.bodySize = n;
 }
 

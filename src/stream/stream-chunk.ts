@@ -9,6 +9,7 @@
  * delivered, x-stream-offset included), u32 body length, body.
  */
 
+import { copyBytes, shortstrLength, writeShortstr } from '../frame/wire.js';
 import { offsetHeaderInto, offsetHeaderSize } from './stream-header.js';
 
 /** A message as a stream holds it. */
@@ -56,11 +57,9 @@ export class ChunkBuilder {
 
   /** Adds a message whose header is as delivered already. */
   add(exchange: string, routingKey: string, header: Buffer, body: Buffer, bodyOffset = 0, bodySize = body.length - bodyOffset): void {
-    let p = this.strings(exchange, routingKey, header.length + bodySize);
-    const buf = this.buf;
-    buf.writeUInt32BE(header.length, p);
-    p += 4 + header.copy(buf, p + 4);
-    this.body(p, body, bodyOffset, bodySize);
+    const p = this.strings(exchange, routingKey, header.length + bodySize);
+    this.buf.writeUInt32BE(header.length, p);
+    this.body(copyBytes(header, 0, header.length, this.buf, p + 4), body, bodyOffset, bodySize);
   }
 
   /**
@@ -87,29 +86,23 @@ export class ChunkBuilder {
 
   /** Makes room for a message of the given header + body size, writes its strings; where the header length goes. */
   private strings(exchange: string, routingKey: string, contentSize: number): number {
-    const most = FRAMING + 3 * (exchange.length + routingKey.length) + contentSize;
-    if (this.at + most > this.buf.length) {
-      const grown = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.at + most));
+    const le = shortstrLength(exchange);
+    const lr = shortstrLength(routingKey);
+    const needed = this.at + FRAMING + le + lr + contentSize;
+    if (needed > this.buf.length) {
+      const grown = Buffer.allocUnsafe(Math.max(this.buf.length * 2, needed));
       this.buf.copy(grown, 0, 0, this.at);
       this.buf = grown;
     }
-    return writeString(this.buf, writeString(this.buf, this.at, exchange), routingKey);
+    return writeShortstr(this.buf, writeShortstr(this.buf, this.at, exchange, le), routingKey, lr);
   }
 
   private body(p: number, body: Buffer, bodyOffset: number, bodySize: number): void {
     const buf = this.buf;
     buf.writeUInt32BE(bodySize, p);
-    p += 4;
-    body.copy(buf, p, bodyOffset, bodyOffset + bodySize);
-    this.at = p + bodySize;
+    this.at = copyBytes(body, bodyOffset, bodyOffset + bodySize, buf, p + 4);
     this.count++;
   }
-}
-
-function writeString(buf: Buffer, p: number, s: string): number {
-  const n = buf.write(s, p + 1, 'utf8');
-  buf[p] = n;
-  return p + 1 + n;
 }
 
 /**

@@ -7,6 +7,8 @@
  * headers: some are dropped or normalised).
  */
 
+import { copyBytes } from '../frame/wire.js';
+
 /** Content header payload: class-id (2), weight (2), body size (8), property flags (2). */
 const FLAGS_AT = 12;
 const PROPERTIES_AT = 14;
@@ -60,17 +62,17 @@ export function offsetHeaderSize(header: Buffer): number {
 export function offsetHeaderInto(header: Buffer, offset: number, out: Buffer, o: number): number {
   const { flags, at, rest } = layout(header)!;
   const start = o;
-  header.copy(out, o, 0, at);
+  copyBytes(header, 0, at, out, o);
   out.writeUInt16BE(0, start + 2); // weight: always 0 when encoded
   out.writeUInt16BE(flags | HEADERS, start + FLAGS_AT);
   o = out.writeUInt32BE(FIELD_SIZE, start + at);
   out[o++] = NAME.length;
-  o += NAME.copy(out, o);
+  o = copyBytes(NAME, 0, NAME.length, out, o);
   out[o++] = 0x6c; // 'l'
   // The offset as an int64 (offsets are safe integers, never negative): no BigInt per message.
   o = out.writeUInt32BE(Math.floor(offset / 0x1_0000_0000), o);
   o = out.writeUInt32BE(offset >>> 0, o);
-  return o + header.copy(out, o, rest);
+  return copyBytes(header, rest, header.length, out, o);
 }
 
 /** offsetHeaderInto into a buffer of its own; undefined when the message has headers already. */
