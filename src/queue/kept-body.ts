@@ -16,13 +16,12 @@ export interface BodyRange {
   bodySize: number;
 }
 
-/** Bodies up to this size share a slab. */
-const SLAB_BODY_MAX = 512;
 /**
- * Slab size: Node's pool size, so a slab held by one small message costs what a pooled
- * Buffer.allocUnsafe copy held before.
+ * Slab size and the bodies that share one: Node's Buffer pool's (8 KiB, for buffers under half
+ * of it), so a slab held by one message pins what a pooled Buffer.allocUnsafe copy did.
  */
 const SLAB_SIZE = 8192;
+const SLAB_BODY_MAX = SLAB_SIZE / 2 - 1;
 
 let slab = Buffer.allocUnsafeSlow(SLAB_SIZE);
 let slabUsed = 0;

@@ -89,13 +89,13 @@ describe('ContentAssembler: method → header → body (rabbit_command_assembler
       expect(m.buffer).to.not.equal(chunk.buffer);
       expect(m.length).to.equal(8192);
     }
-    // A larger body gets memory of its own, exactly its size.
+    // A body of half a slab or more gets memory of its own, exactly its size.
     a.start(60, 40, args);
-    a.onHeader(header(4000));
-    const large = a.onBodyAt(chunk, 10000, 14000)!;
+    a.onHeader(header(5000));
+    const large = a.onBodyAt(chunk, 10000, 15000)!;
     expect(large.bodyMemory.buffer).to.not.equal(chunk.buffer);
-    expect(large).to.include({ bodyOffset: 0, bodySize: 4000 });
-    expect(large.bodyMemory.length).to.equal(4000);
+    expect(large).to.include({ bodyOffset: 0, bodySize: 5000 });
+    expect(large.bodyMemory.length).to.equal(5000);
   });
 
   it('answers frames that do not continue the content with 505, naming the content method', () => {
