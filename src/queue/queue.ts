@@ -505,8 +505,23 @@ export class Queue {
     for (const entry of entries) if (entry.persisted) this.unstore(entry);
   }
 
-  /** queue.purge: removes every ready message (paged-out ones are read back a window at a time). */
+  /**
+   * queue.purge: removes every ready message. With none delivered and unacknowledged (and no
+   * per-message bookkeeping: deduplication, last-value), every stored entry of the queue is a
+   * ready one: the store drops them all at once (MessageStore.deleteQueue), reading no message
+   * back. Otherwise they are taken one by one, paged-out ones read back a window at a time.
+   */
   purge(): number {
+    if (this.unackedCount === 0 && this.keyed === undefined) {
+      const count = this.ready.length;
+      this.ready.clear();
+      if (this.persistent.count > 0) {
+        this.deps.store.deleteQueue(this.storeKey);
+        this.persistent = { count: 0, bytes: 0 };
+      }
+      this.changed();
+      return count;
+    }
     let count = 0;
     for (let entry = this.ready.shift(); entry; entry = this.ready.shift()) {
       if (this.keyed !== undefined) this.keyed.gone(entry);

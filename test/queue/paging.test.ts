@@ -144,6 +144,20 @@ for (const kind of ['memory', 'lmdb'] as const) {
       expect(h.queue.purge()).to.equal(10);
       expect([h.queue.messageCount, h.queue.readyInMemory]).to.deep.equal([0, 0]);
       expect(store.countEntries(h.queue.storeKey).messages).to.equal(0);
+      // The queue goes on: new messages are stored and delivered in order.
+      publish(h, range(6, 20), persistent);
+      expect(store.countEntries(h.queue.storeKey).messages).to.equal(6);
+      expect(takeAll(h.queue)).to.deep.equal(range(6, 20));
+    });
+
+    it('purge leaves the unacknowledged messages stored, whatever was paged out', () => {
+      const h = makeQueue({ durable: true, window: 4, store });
+      publish(h, range(10), persistent);
+      const delivered = [get(h.queue), get(h.queue)];
+      expect(h.queue.purge()).to.equal(8);
+      expect(store.countEntries(h.queue.storeKey).messages).to.equal(2);
+      h.queue.requeue(delivered);
+      expect(takeAll(h.queue)).to.deep.equal(['0', '1']);
     });
 
     it('x-message-ttl expires the paged-out messages too once the window is gone', () => {
