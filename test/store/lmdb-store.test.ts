@@ -192,6 +192,49 @@ describe('LMDB store', () => {
     expect(logs.join('\n')).not.to.match(/full check|disagree/);
   });
 
+  it('deletes a deep queue of unshared messages without a refcount item each, and one holding a shared message as before', async () => {
+    // With no message shared in the file, a message outside the overlay has one entry: deleting
+    // the entry deletes the message record directly (MessageStore.deleteQueue's fast path).
+    let s = (store = openLmdbStore(dataDir));
+    const n = 2000;
+    const ids: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const msg = makeMessage(s.messages.nextMessageId());
+      ids.push(msg.id);
+      s.messages.enqueue('deep', makeEntry(i, msg.id), msg);
+    }
+    await s.close();
+    s = store = openLmdbStore(dataDir);
+    // One more written in this turn (in the overlay): it takes the refcount path.
+    const fresh = makeMessage(s.messages.nextMessageId());
+    s.messages.enqueue('deep', makeEntry(n, fresh.id), fresh);
+    const overlay = (s as unknown as { engine: { overlay: { msgs: Map<number, unknown> } } }).engine.overlay.msgs;
+    s.messages.deleteQueue('deep');
+    expect(overlay.size).to.equal(1);
+    // Gone for reads at once, before the commit (the file still holds them until then).
+    expect([ids[0], ids[n - 1], fresh.id].map((id) => s.messages.readMessage(id!))).to.deep.equal([undefined, undefined, undefined]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(s.messages.readMessage(ids[7]!)).to.equal(undefined);
+    await s.messages.sync();
+    expect(s.messages.stats()).to.deep.equal({ messages: 0, entries: 0 });
+    expect(s.verify().problems).to.deep.equal([]);
+    // A shared message anywhere in the file: every message takes the refcount path.
+    const shared = makeMessage(s.messages.nextMessageId());
+    const single = makeMessage(s.messages.nextMessageId());
+    for (const q of ['a', 'b']) s.messages.enqueue(q, makeEntry(0, shared.id), shared);
+    s.messages.enqueue('a', makeEntry(1, single.id), single);
+    await s.close();
+    s = store = openLmdbStore(dataDir);
+    s.messages.deleteQueue('a');
+    await s.messages.sync();
+    expect(s.messages.stats()).to.deep.equal({ messages: 1, entries: 1 });
+    expect(s.messages.readMessage(shared.id)?.body).to.deep.equal(shared.body);
+    expect(s.messages.readMessage(single.id)).to.equal(undefined);
+    s = store = await (async () => { await s.close(); return openLmdbStore(dataDir); })();
+    expect(s.verify().problems).to.deep.equal([]);
+    expect(s.messages.readEntries('b', 0, 10).map((e) => e.msgId)).to.deep.equal([shared.id]);
+  });
+
   it('repairs orphan messages, wrong refcounts and counters on open', async () => {
     store = openLmdbStore(dataDir);
     const ms = store.messages;

@@ -75,6 +75,13 @@ export class Batch {
   readonly deletedQueues: QueueState[] = [];
   /** Entries of deleted queues that are in the file and not in the overlay: queue id, seq, queue id, seq, ... */
   readonly bulkDeletes: number[] = [];
+  /**
+   * Message records those entries were the only reference to, known without a refcount item
+   * (CommitEngine.sharesNoMessage): their ids. Until the batch commits, reads must not find
+   * them in the file: hasBulkMessageDelete answers from a sorted copy made when first asked.
+   */
+  readonly bulkMessageDeletes: number[] = [];
+  private bulkSorted: Float64Array | undefined;
   /** Damaged records to move to the quarantine. */
   readonly quarantine: DamagedRecord[] = [];
   /** Set the `check` flag: the next open runs the full check (counters, refcounts). */
@@ -109,12 +116,33 @@ export class Batch {
       this.waiter?.resolve();
     }
   }
+
+  /** Ids were added to bulkMessageDeletes (MessageStore.deleteQueue): the sorted copy is stale. */
+  bulkMessageDeletesAdded(): void {
+    this.bulkSorted = undefined;
+  }
+
+  /** id is in bulkMessageDeletes (a binary search of the sorted copy). */
+  hasBulkMessageDelete(id: number): boolean {
+    let sorted = this.bulkSorted;
+    if (sorted === undefined) sorted = this.bulkSorted = Float64Array.from(this.bulkMessageDeletes).sort();
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (sorted[mid]! < id) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < sorted.length && sorted[lo] === id;
+  }
 }
 
 /** What the overlay needs from the commit engine. */
 export interface BatchSource {
   /** The open batch of this turn (created on first use). */
   batch(): Batch;
+  /** A batch not committed yet deletes message id without a refcount item (Batch.bulkMessageDeletes). */
+  bulkDeleted(id: number): boolean;
   /** Reports a damaged record, quarantines it if given, and has the next open run the full check. */
   damaged(what: string, record?: DamagedRecord): void;
 }
@@ -194,7 +222,8 @@ export class Overlay {
     if (!m) {
       // A message new to this run (ids only grow) cannot be in the file yet: no read.
       let refs: number | undefined = 0;
-      if (id < this.freshFrom || id <= this.maxWrittenId) {
+      // A record a batch in flight deletes as unshared is gone already for everything after it.
+      if ((id < this.freshFrom || id <= this.maxWrittenId) && !this.source.bulkDeleted(id)) {
         const key = messageKeyInto(this.msgKeyScratch, id);
         // Likewise a refcount record (only shared messages have one) for ids above those.
         const v = id < this.refsFreshFrom || id <= this.maxRefsWrittenId ? this.dbs.refsDb.getBinaryFast(key) : undefined;

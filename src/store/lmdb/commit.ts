@@ -51,7 +51,7 @@ const MESSAGE_KEY_SIZE = 8;
 
 /** About how many slab bytes operations() reserves for b (entries and messages; see Operations). */
 function slabBytes(b: Batch): number {
-  let n = b.entries.length * (ENTRY_KEY_SIZE + STORED_ENTRY_SIZE) + (b.bulkDeletes.length / 2) * ENTRY_KEY_SIZE;
+  let n = b.entries.length * (ENTRY_KEY_SIZE + STORED_ENTRY_SIZE) + (b.bulkDeletes.length / 2) * ENTRY_KEY_SIZE + b.bulkMessageDeletes.length * MESSAGE_KEY_SIZE;
   for (const m of b.msgs) n += MESSAGE_KEY_SIZE + (m.refs > 1 ? REFS_VALUE_SIZE : 0) + (m.write && m.msg ? messageSize(m.msg) + SUM_SIZE : 0);
   return n;
 }
@@ -117,6 +117,29 @@ export class CommitEngine implements BatchSource {
     this.overlay.refsFreshFrom = refsFresh;
     this.overlay.maxWrittenId = 0;
     this.overlay.maxRefsWrittenId = 0;
+  }
+
+  /**
+   * No message in the file has more than one entry (the shared-reference counter of the
+   * batches flushed is 0): a message outside the overlay then has exactly one, and the entry
+   * being removed frees it without a refcount item (MessageStore.deleteQueue).
+   */
+  get sharesNoMessage(): boolean {
+    return this.sharedRefs === 0;
+  }
+
+  /** Uncommitted batches (open or in flight) that delete message records in bulk, oldest first. */
+  private readonly bulkPending: Batch[] = [];
+
+  /** b deletes message records in bulk: reads see them gone until it commits (bulkDeleted). */
+  addBulkMessageDeletes(b: Batch): void {
+    if (this.bulkPending.at(-1) !== b) this.bulkPending.push(b);
+    b.bulkMessageDeletesAdded();
+  }
+
+  bulkDeleted(id: number): boolean {
+    for (const b of this.bulkPending) if (b.hasBulkMessageDelete(id)) return true;
+    return false;
   }
 
   /** The open batch of this turn (created, and its flush scheduled, on first use). */
@@ -191,7 +214,7 @@ export class CommitEngine implements BatchSource {
    */
   private operations(b: Batch): Operations {
     const dbs = this.dbs;
-    const ops = new Operations(slabBytes(b), b.entries.length + b.bulkDeletes.length / 2 + 2 * b.msgs.length + 8);
+    const ops = new Operations(slabBytes(b), b.entries.length + b.bulkDeletes.length / 2 + b.bulkMessageDeletes.length + 2 * b.msgs.length + 8);
     for (const r of b.quarantine) {
       ops.add(dbs.quarantineDb, quarantineKey(dbs, r.db, r.key), r.value);
       ops.add(r.db, r.key, null);
@@ -220,6 +243,11 @@ export class CommitEngine implements BatchSource {
       const at = ops.reserve(ENTRY_KEY_SIZE);
       entryKeyInto(ops.slab, bulk[i]!, bulk[i + 1]!, at);
       ops.removeInSlab(dbs.entriesDb, at, ENTRY_KEY_SIZE);
+    }
+    for (const id of b.bulkMessageDeletes) {
+      const at = ops.reserve(MESSAGE_KEY_SIZE);
+      writeU64(ops.slab, at, id);
+      ops.removeInSlab(dbs.messagesDb, at, MESSAGE_KEY_SIZE);
     }
     // A message record while any entry refers to it; a refcount record only while several do.
     for (const m of b.msgs) {
@@ -365,6 +393,8 @@ export class CommitEngine implements BatchSource {
 
   private committed(b: Batch): void {
     this.overlay.release(b);
+    const bulk = this.bulkPending.indexOf(b);
+    if (bulk >= 0) this.bulkPending.splice(bulk, 1);
     b.settle();
   }
 

@@ -105,14 +105,22 @@ export class LmdbMessageStore implements MessageStore {
       this.dropRef(item.entry.msgId);
       this.overlay.setEntry(qs, item.seq, null, true);
     }
+    // Usually no message is shared: then one outside the overlay is freed by its one entry,
+    // without a refcount item per message (a deep queue would need one for each).
+    const single = this.engine.sharesNoMessage;
+    const msgs = this.overlay.msgs;
     for (const { key, value } of this.dbs.entriesDb.getRange({ start: queueStart(qs.id), end: queueEnd(qs.id) })) {
       const seq = seqOfEntryKey(key);
       if (qs.overlay.has(seq)) continue;
       // A damaged entry's message id is unknown: the full check of the next open settles its refcount.
-      if (intact(key, value)) this.dropRef(msgIdOfEntryValue(value));
-      else this.engine.damaged(`entry ${describe(qs, seq)} (its queue is being deleted)`, { db: this.dbs.entriesDb, key, value });
+      if (intact(key, value)) {
+        const id = msgIdOfEntryValue(value);
+        if (single && !msgs.has(id)) b.bulkMessageDeletes.push(id);
+        else this.dropRef(id);
+      } else this.engine.damaged(`entry ${describe(qs, seq)} (its queue is being deleted)`, { db: this.dbs.entriesDb, key, value });
       b.bulkDeletes.push(qs.id, seq);
     }
+    if (b.bulkMessageDeletes.length > 0) this.engine.addBulkMessageDeletes(b);
     qs.deleted = true;
     qs.count = 0;
     qs.bytes = 0;
@@ -303,6 +311,7 @@ export class LmdbMessageStore implements MessageStore {
       if (m.msg) return m.msg;
     }
     if (this.overlay.quarantinedMessages.has(id)) return undefined; // (until its removal commits, the file still has it)
+    if (this.engine.bulkDeleted(id)) return undefined; // likewise a record deleteQueue removes in bulk
     const key = messageKeyInto(this.msgKeyScratch, id);
     const v = this.dbs.messagesDb.getBinary(key);
     if (!v) return undefined;
