@@ -74,4 +74,33 @@ describe('queue paging (durable queues beyond the memory window)', () => {
     expect(await ch.get('paged-p')).to.equal(false);
     await conn.close();
   });
+
+  it('purge keeps what is unacknowledged, and what it removed stays gone after a restart', async () => {
+    const conn = await connect(broker.url);
+    const ch = await confirmChannel(conn);
+    await ch.assertQueue('paged-u', { durable: true });
+    for (let i = 0; i < 30; i++) ch.sendToQueue('paged-u', Buffer.from(String(i)), { persistent: true });
+    await ch.waitForConfirms();
+    const held = await ch.get('paged-u');
+    expect(held && held.content.toString()).to.equal('0');
+    // One unacknowledged: the messages are taken one by one.
+    expect((await ch.purgeQueue('paged-u')).messageCount).to.equal(29);
+    ch.nack(held as never, false, true);
+    // Nothing unacknowledged: the store drops the queue's entries at once.
+    for (let i = 30; i < 60; i++) ch.sendToQueue('paged-u', Buffer.from(String(i)), { persistent: true });
+    await ch.waitForConfirms();
+    expect((await ch.purgeQueue('paged-u')).messageCount).to.equal(31);
+    for (let i = 60; i < 63; i++) ch.sendToQueue('paged-u', Buffer.from(String(i)), { persistent: true });
+    await ch.waitForConfirms();
+    await conn.close();
+    await broker.close();
+    broker = await startBroker({ port: 0, logLevel: 'silent', dataDir, queueMemoryWindow: window });
+    const conn2 = await connect(broker.url);
+    const ch2 = await conn2.createChannel();
+    expect((await ch2.checkQueue('paged-u')).messageCount).to.equal(3);
+    const after: string[] = [];
+    for (let m = await ch2.get('paged-u', { noAck: true }); m; m = await ch2.get('paged-u', { noAck: true })) after.push(m.content.toString());
+    expect(after).to.deep.equal(['60', '61', '62']);
+    await conn2.close();
+  });
 });
