@@ -385,7 +385,12 @@ export class Connection implements HeartbeatPeer {
     } else if (type === FRAME_HEADER) {
       const header = ch.publisher.sameHeader(buf, start, end);
       if (header === undefined) return false;
-      this.handleFrame(type, channel, header);
+      // What handleFrame → onContentFrame do for an open channel, without finding it again.
+      try {
+        dispatchHeader(ch, header);
+      } catch (err) {
+        this.frameFailed(err, channel);
+      }
     } else {
       return false;
     }
