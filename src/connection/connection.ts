@@ -19,6 +19,7 @@ import { HeartbeatEntry, type HeartbeatPeer } from './heartbeats.js';
 import type { BrokerContext } from './context.js';
 import { dispatchBody, dispatchHeader, dispatchMethod, startPublish } from './dispatch.js';
 import { BasicPublishDecoder } from '../frame/publish-decoder.js';
+import { basicAckMultiple, basicAckTag } from '../frame/ack-decoder.js';
 import { handleConnectionMethod } from './handlers/connection.js';
 import { checkUserChannelLimit } from './user-limits.js';
 
@@ -321,7 +322,12 @@ export class Connection implements HeartbeatPeer {
       chunk = chunk.subarray(8);
       if (chunk.length === 0) return;
     }
-    this.readInput(() => this.reader.feed(chunk, this.onFrame));
+    // No closure per read (readInput takes one): this runs for every socket read.
+    try {
+      this.reader.feed(chunk, this.onFrame);
+    } catch (err) {
+      this.fail(err);
+    }
   }
 
   private readInput(read: () => void): void {
@@ -339,9 +345,10 @@ export class Connection implements HeartbeatPeer {
   };
 
   /**
-   * The fast path of a publish (FrameReader.rawHandler), straight from the input's bytes: a
-   * basic.publish is decoded without a Method object or a Buffer of its own, when nothing but
-   * starting the publish can happen (an open channel, no content pending, no immediate); a
+   * The fast path of a publish and an ack (FrameReader.rawHandler), straight from the input's
+   * bytes: a basic.publish is decoded without a Method object or a Buffer of its own, when
+   * nothing but starting the publish can happen (an open channel, no content pending, no
+   * immediate); a basic.ack likewise (basicAckTag) and settled at once (Channel.ackTag); a
    * content header with the same bytes as the channel's last kept one is handled as that
    * Buffer; a body frame is handed to the assembler as bytes (a small body is copied out
    * without a view first). Every other frame goes to onFrame.
@@ -358,14 +365,32 @@ export class Connection implements HeartbeatPeer {
         this.frameFailed(err, channel);
       }
     } else if (type === FRAME_METHOD) {
-      const d = (this.publishDecoder ??= new BasicPublishDecoder());
-      if (ch.assembler.pending || !d.decode(buf, start, end) || d.immediate) return false;
-      // What dispatchMethod and the basic.publish handler do, none of which can fail here.
-      startPublish(ch, d.exchange, d.routingKey, d.mandatory);
+      if (ch.assembler.pending) return false;
+      const tag = basicAckTag(buf, start, end);
+      if (tag >= 0) {
+        // What dispatchMethod and the basic.ack handler do (an unknown tag is a channel error
+        // naming basic.ack).
+        try {
+          ch.ackTag(tag, basicAckMultiple(buf, end));
+        } catch (err) {
+          if (err instanceof AmqpError) err.at(60, 80);
+          this.frameFailed(err, channel);
+        }
+      } else {
+        const d = (this.publishDecoder ??= new BasicPublishDecoder());
+        if (!d.decode(buf, start, end) || d.immediate) return false;
+        // What dispatchMethod and the basic.publish handler do, none of which can fail here.
+        startPublish(ch, d.exchange, d.routingKey, d.mandatory);
+      }
     } else if (type === FRAME_HEADER) {
       const header = ch.publisher.sameHeader(buf, start, end);
       if (header === undefined) return false;
-      this.handleFrame(type, channel, header);
+      // What handleFrame → onContentFrame do for an open channel, without finding it again.
+      try {
+        dispatchHeader(ch, header);
+      } catch (err) {
+        this.frameFailed(err, channel);
+      }
     } else {
       return false;
     }

@@ -13,8 +13,9 @@
  * frames) is copied whole — header, payload, frame-end — into a coalescing buffer, so small
  * frames leave in few writes. A larger payload (the body of a big message) is never copied: its
  * frame goes out as a 7-octet frame header, a view into the message body and the frame-end
- * octet. Writes are made while the sink is corked, so the socket sends each batch with one
- * writev.
+ * octet. A batch of several writes is made while the sink is corked, so the socket sends it
+ * with one writev; a batch of one buffer (a turn's few small frames, the common case) is
+ * written as it is, without cork() and uncork() (the stream's buffering of a corked write).
  *
  * Pacing: a flush hands the sink output until the sink holds SINK_LIMIT octets unsent (or its
  * high-water mark if that is larger: then a write has returned false and 'drain' will come); the
@@ -122,8 +123,12 @@ export class FrameWriter {
   private scratch: Buffer = NO_SCRATCH;
   private start = 0;
   private pos = 0;
-  /** Octets handed to the sink in the current corked batch. */
+  /** Octets handed to the sink in the current batch. */
   private batched = 0;
+  /** The batch's first write, held back: written uncorked if no second one follows. */
+  private held: Buffer | undefined;
+  /** The sink is corked for the current batch (it has a second write). */
+  private corked = false;
   private readonly schedule: (fn: () => void) => void;
   private readonly flushNow = (): void => {
     this.scheduled = false;
@@ -225,14 +230,13 @@ export class FrameWriter {
     const limit = Math.max(SINK_LIMIT, this.sink.writableHighWaterMark ?? 0);
     try {
       while (this.head < this.items.length && this.sink.writableLength < limit) {
-        this.sink.cork?.();
         this.batched = 0;
         try {
           while (this.head < this.items.length && this.batched < BATCH_SIZE) this.emitItem();
           this.cut();
           this.writes++;
         } finally {
-          this.sink.uncork?.();
+          this.endBatch();
         }
       }
       // What is left is bounded by the connection's output limit: drop what was handed over.
@@ -358,16 +362,50 @@ export class FrameWriter {
   /** Writes a referenced buffer, after whatever was coalesced before it. */
   private ref(buf: Buffer): void {
     this.cut();
-    this.sink.write(buf);
+    this.put(buf);
     this.batched += buf.length;
   }
 
   /** Writes the coalesced octets not written yet (a view: the buffer goes on being filled after them). */
   private cut(): void {
     if (this.pos === this.start) return;
-    this.sink.write(this.scratch.subarray(this.start, this.pos));
+    this.put(this.scratch.subarray(this.start, this.pos));
     this.batched += this.pos - this.start;
     this.start = this.pos;
+  }
+
+  /**
+   * Hands buf to the sink within the current batch: the first is held back; a second corks the
+   * sink and follows it, so a batch of several leaves in one writev.
+   */
+  private put(buf: Buffer): void {
+    if (this.corked) {
+      this.sink.write(buf);
+      return;
+    }
+    const first = this.held;
+    if (first === undefined) {
+      this.held = buf;
+      return;
+    }
+    this.held = undefined;
+    this.corked = true;
+    this.sink.cork?.();
+    this.sink.write(first);
+    this.sink.write(buf);
+  }
+
+  /** Ends a batch: a lone write goes out as it is, a corked batch is uncorked. */
+  private endBatch(): void {
+    const lone = this.held;
+    if (lone !== undefined) {
+      this.held = undefined;
+      this.sink.write(lone);
+    }
+    if (this.corked) {
+      this.corked = false;
+      this.sink.uncork?.();
+    }
   }
 }
 

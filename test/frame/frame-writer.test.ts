@@ -11,8 +11,11 @@ class Sink implements FrameSink {
   holds = false;
   writableLength = 0;
   corked = 0;
+  /** Whether the sink was corked at each write. */
+  whileCorked: boolean[] = [];
   write(chunk: Buffer): boolean {
     this.writes.push(chunk);
+    this.whileCorked.push(this.corked > 0);
     if (this.holds) this.writableLength += chunk.length;
     return this.writableLength < 16384;
   }
@@ -69,6 +72,32 @@ describe('FrameWriter', () => {
     expect(frames[101]).to.deep.include({ type: 2, channel: 1 });
     expect(frames[101]!.payload).to.deep.equal(header);
     expect(frames[102]!.payload.toString()).to.equal('0123456789');
+  });
+
+  it('writes a flush of one buffer uncorked, and one of several inside a single cork (one writev)', () => {
+    const sink = new Sink();
+    const tick = manual();
+    const w = new FrameWriter(sink, 131072, tick.schedule);
+    w.write(HEARTBEAT_FRAME);
+    w.writeContent(1, deliver, header, Buffer.from('0123456789'));
+    tick.run();
+    expect(sink.writes).to.have.length(1);
+    expect(sink.whileCorked).to.deep.equal([false]);
+    expect(w.writes).to.equal(1);
+    // A body over COPY_LIMIT goes by reference: the coalesced frames before it, its frame
+    // header, the body, the frame end and the next frames: several writes, all corked.
+    const body = Buffer.alloc(20000, 7);
+    w.write(HEARTBEAT_FRAME);
+    w.writeContent(1, deliver, header, body);
+    w.write(HEARTBEAT_FRAME);
+    tick.run();
+    expect(sink.writes.length).to.be.above(2);
+    expect(sink.whileCorked.slice(1)).to.deep.equal(sink.writes.slice(1).map(() => true));
+    expect(sink.corked).to.equal(0);
+    expect(w.writes).to.equal(2);
+    const frames = parse(Buffer.concat(sink.writes.slice(1)));
+    expect(frames.map((f) => f.type)).to.deep.equal([8, 1, 2, 3, 8]);
+    expect(frames[3]!.payload).to.deep.equal(body);
   });
 
   it('flushes by default on setImmediate', async () => {

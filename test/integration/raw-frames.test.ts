@@ -98,6 +98,32 @@ describe('malformed input (raw frames)', () => {
     await expectConnectionClose(c, 505, 'UNEXPECTED_FRAME - expected content header for class 60, got non content header frame instead');
   });
 
+  it('closes with 505 when basic.ack arrives where a content header was due (the ack fast path leaves it)', async () => {
+    const c = await RawClient.open(broker.url);
+    await c.openChannel(1);
+    c.method(1, 'basic.publish', { reserved1: 0, exchange: '', routingKey: 'q', mandatory: false, immediate: false });
+    c.method(1, 'basic.ack', { deliveryTag: 1, multiple: false });
+    await expectConnectionClose(c, 505, 'UNEXPECTED_FRAME - expected content header for class 60, got non content header frame instead');
+  });
+
+  it('closes the channel with 406 naming basic.ack for an unknown delivery tag; a closing channel ignores acks', async () => {
+    const c = await RawClient.open(broker.url);
+    c.autoChannelCloseOk = false;
+    await c.openChannel(1);
+    c.method(1, 'basic.ack', { deliveryTag: 5, multiple: false });
+    const close = await c.expect('channel.close');
+    expect(close).to.include({ replyCode: 406, replyText: 'PRECONDITION_FAILED - unknown delivery tag 5', classId: 60, methodId: 80 });
+    // Until close-ok, an ack (known or not) is dropped: no second close, no connection error.
+    c.method(1, 'basic.ack', { deliveryTag: 6, multiple: true });
+    c.method(1, 'channel.close-ok', {});
+    await c.openChannel(1);
+    c.method(1, 'basic.ack', { deliveryTag: 0, multiple: true });
+    c.method(1, 'basic.ack', { deliveryTag: 7, multiple: true });
+    const again = await c.expect('channel.close');
+    expect(again).to.include({ replyCode: 406, replyText: 'PRECONDITION_FAILED - unknown delivery tag 7', classId: 60, methodId: 80 });
+    c.destroy();
+  });
+
   it('closes with 540 NOT_IMPLEMENTED for immediate=true, as RabbitMQ does', async () => {
     const c = await RawClient.open(broker.url);
     await c.openChannel(1);
