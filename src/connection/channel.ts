@@ -124,7 +124,8 @@ export class Channel implements ConsumerHost {
     // A quorum queue tells a consumer how often the message came back (not on the first try).
     const header = queue.isQuorum && entry.deliveryCount > 0 ? withDeliveryCount(entry) : msg.header;
     const prefix = consumer.deliverPrefix ?? (consumer.deliverPrefix = basicDeliverPrefix(this.id, consumer.tag));
-    this.conn.writer.writeDeliver(this.id, prefix, tag, entry.redelivered, msg.exchange, msg.routingKey, header, msg.body);
+    this.conn.writer.writeDeliver(this.id, prefix, tag, entry.redelivered, msg.exchange, msg.routingKey, header,
+      msg.bodyMemory, msg.bodyOffset, msg.bodyOffset + msg.bodySize);
     // RabbitMQ's firehose (src/trace): a null check while tracing is off.
     const tracer = this.conn.vhost!.tracer;
     if (tracer !== undefined) tracer.delivered({ connection: this.conn.name, channel: this.id, user: this.conn.username }, queue.name, msg, entry.redelivered, header);

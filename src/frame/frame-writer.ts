@@ -69,7 +69,7 @@ export const HEARTBEAT_FRAME: Buffer = Buffer.from([8, 0, 0, 0, 0, 0, 0, FRAME_E
 type Item =
   | { kind: 'frame'; buf: Buffer }
   | { kind: 'wrap'; type: number; channel: number; payload: Buffer }
-  | { kind: 'body'; channel: number; body: Buffer; max: number; offset: number }
+  | { kind: 'body'; channel: number; body: Buffer; max: number; offset: number; end: number }
   | DeliverItem;
 
 /**
@@ -88,9 +88,11 @@ interface DeliverItem {
   routingKey: string;
   lr: number;
   header: Buffer;
+  /** The body is body[offset, end) (offset moves on as frames are handed over). */
   body: Buffer;
   max: number;
   offset: number;
+  end: number;
   started: boolean;
 }
 
@@ -190,7 +192,7 @@ export class FrameWriter {
     if (body.length > 0) {
       const max = this.frameMax > 8 ? this.frameMax - 8 : body.length;
       const frames = Math.ceil(body.length / max);
-      this.items.push({ kind: 'body', channel, body, max, offset: 0 });
+      this.items.push({ kind: 'body', channel, body, max, offset: 0, end: body.length });
       this.bytes += body.length + frames * 8;
     }
     this.kick();
@@ -200,23 +202,25 @@ export class FrameWriter {
    * Queues basic.deliver with its content: the same frames as writeContent(channel,
    * encodeBasicDeliver(channel, consumerTag, ...), headerPayload, body), but one descriptor and
    * no method buffer: the method frame is encoded into the coalescing buffer at flush, from
-   * `prefix` (basicDeliverPrefix(channel, consumerTag), made once per consumer). Throws (as
-   * encodeBasicDeliver does) before queuing anything when a string is longer than a shortstr.
+   * `prefix` (basicDeliverPrefix(channel, consumerTag), made once per consumer). The body is
+   * body[bodyStart, bodyEnd) (a message's range of shared memory: no view per delivery). Throws
+   * (as encodeBasicDeliver does) before queuing anything when a string is longer than a shortstr.
    */
   writeDeliver(
     channel: number, prefix: Buffer, deliveryTag: number, redelivered: boolean, exchange: string, routingKey: string,
-    headerPayload: Buffer, body: Buffer,
+    headerPayload: Buffer, body: Buffer, bodyStart = 0, bodyEnd = body.length,
   ): void {
     if (this.discarded) return;
     const le = shortstrLength(exchange);
     const lr = shortstrLength(routingKey);
-    const max = this.frameMax > 8 ? this.frameMax - 8 : body.length;
+    const size = bodyEnd - bodyStart;
+    const max = this.frameMax > 8 ? this.frameMax - 8 : size;
     this.items.push({
       kind: 'deliver', channel, prefix, deliveryTag, redelivered, exchange, le, routingKey, lr,
-      header: headerPayload, body, max, offset: 0, started: false,
+      header: headerPayload, body, max, offset: bodyStart, end: bodyEnd, started: false,
     });
     this.bytes += basicDeliverFrameSize(prefix.length, le, lr) + headerPayload.length + 8;
-    if (body.length > 0) this.bytes += body.length + Math.ceil(body.length / max) * 8;
+    if (size > 0) this.bytes += size + Math.ceil(size / max) * 8;
     this.kick();
   }
 
@@ -302,15 +306,15 @@ export class FrameWriter {
   }
 
   /** Up to one batch of body frames per call, so a flush can stop inside a large body. */
-  private emitBody(it: { channel: number; body: Buffer; max: number; offset: number }): void {
-    while (it.offset < it.body.length && this.batched < BATCH_SIZE) {
-      const end = Math.min(it.offset + it.max, it.body.length);
+  private emitBody(it: { channel: number; body: Buffer; max: number; offset: number; end: number }): void {
+    while (it.offset < it.end && this.batched < BATCH_SIZE) {
+      const end = Math.min(it.offset + it.max, it.end);
       this.frame(3, it.channel, it.body, it.offset, end);
       this.bytes -= end - it.offset + 8;
       this.flushed += end - it.offset + 8;
       it.offset = end;
     }
-    if (it.offset === it.body.length) this.items[this.head++] = DONE;
+    if (it.offset === it.end) this.items[this.head++] = DONE;
   }
 
   private done(octets: number): void {

@@ -173,16 +173,23 @@ describe('FrameWriter', () => {
       const a = new FrameWriter(viaContent, frameMax, () => {});
       const viaDeliver = new Sink();
       const b = new FrameWriter(viaDeliver, frameMax, () => {});
-      for (const w of [a, b]) w.write(HEARTBEAT_FRAME);
+      // The body as a range of shared memory (a message's slab): the same frames.
+      const viaRange = new Sink();
+      const c = new FrameWriter(viaRange, frameMax, () => {});
+      const memory = Buffer.concat([Buffer.alloc(13, 0xaa), body, Buffer.alloc(5, 0xbb)]);
+      for (const w of [a, b, c]) w.write(HEARTBEAT_FRAME);
       a.writeContent(5, encodeBasicDeliver(5, tag, dtag, redelivered, exchange, key), header, body);
       b.writeDeliver(5, basicDeliverPrefix(5, tag), dtag, redelivered, exchange, key, header, body);
+      c.writeDeliver(5, basicDeliverPrefix(5, tag), dtag, redelivered, exchange, key, header, memory, 13, 13 + size);
       expect(b.pendingBytes, tag).to.equal(a.pendingBytes);
+      expect(c.pendingBytes, tag).to.equal(a.pendingBytes);
       expect(b.bytesWritten).to.equal(a.bytesWritten);
-      for (const w of [a, b]) {
+      for (const w of [a, b, c]) {
         w.write(HEARTBEAT_FRAME);
         w.flush();
       }
       expect(viaDeliver.all.equals(viaContent.all), `${tag} ${size}`).to.equal(true);
+      expect(viaRange.all.equals(viaContent.all), `${tag} ${size} (range)`).to.equal(true);
       expect(b.pendingBytes).to.equal(0);
       expect(b.bytesWritten).to.equal(a.bytesWritten);
     }
