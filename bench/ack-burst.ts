@@ -13,15 +13,9 @@
  * fast, so the broker reads many acks at a time: the figure is the per-delivery and per-ack
  * cost, with little of the per-read and per-turn cost that a slower client adds.
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import type { Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import amqp from 'amqplib';
-import type { ChannelModel } from 'amqplib';
 import { encodeBasicAck } from '../src/frame/fast.js';
-import { freePort } from './lib/brokers.js';
+import { pairedRounds, withBuild, writeRepeatedly } from './lib/paired-builds.js';
 import { processCpuMs } from './lib/proc.js';
 import { LoadClient } from './loadgen/client.js';
 import { benchBody, encodePublishRing } from './loadgen/wire.js';
@@ -30,31 +24,13 @@ const dirs = (process.argv[2] ?? '.').split(',');
 const rounds = Number(process.argv[3] ?? 5);
 const messages = Number(process.argv[4] ?? 300_000);
 
-async function round(dir: string): Promise<number> {
-  const port = await freePort();
-  const data = mkdtempSync(join(tmpdir(), 'ack-burst-'));
-  const args = ['--max-semi-space-size=64', join(dir, 'dist/main.js'), '--port', String(port), '--host', '127.0.0.1', '--data-dir', data,
-    '--log-level', 'warn', '--prometheus-port', 'off', '--management-port', 'off'];
-  const proc = spawn(process.execPath, args, { stdio: 'ignore' });
-  const url = `amqp://guest:guest@127.0.0.1:${port}`;
-  try {
-    let conn: ChannelModel | undefined;
-    for (let i = 0; conn === undefined; i++) {
-      try {
-        conn = await amqp.connect(`${url}?heartbeat=0`);
-      } catch (err) {
-        if (i >= 300) throw err;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    }
+function round(dir: string): Promise<number> {
+  return withBuild(dir, 'ack-burst', async ({ proc, url, conn, socket }) => {
     const ch = await conn.createChannel();
     await ch.assertQueue('q', { durable: false });
-    const socket = (conn.connection as unknown as { stream: Socket }).stream;
     const ring = encodePublishRing(1, '', ['q'], benchBody(16), {}, 4096);
     const n = Math.ceil(messages / ring.count) * ring.count;
-    for (let sent = 0; sent < n; sent += ring.count) {
-      if (!socket.write(ring.buf)) await new Promise((r) => socket.once('drain', r));
-    }
+    await writeRepeatedly(socket, ring.buf, n / ring.count);
     while ((await ch.checkQueue('q')).messageCount < n) await new Promise((r) => setTimeout(r, 20));
 
     const c = await LoadClient.open({ url });
@@ -83,24 +59,8 @@ async function round(dir: string): Promise<number> {
     const us = ((processCpuMs(proc.pid!) - before) * 1000) / n;
     if ((await ch.checkQueue('q')).messageCount !== 0) throw new Error('queue not empty');
     await c.close().catch(() => {});
-    await conn.close().catch(() => {});
     return us;
-  } finally {
-    proc.kill('SIGKILL');
-    rmSync(data, { recursive: true, force: true });
-  }
+  });
 }
 
-const results = new Map<string, number[]>(dirs.map((d) => [d, []]));
-for (let r = 0; r < rounds; r++) {
-  for (const dir of dirs) {
-    const us = await round(dir);
-    results.get(dir)!.push(us);
-    console.log(`${dir} round ${r + 1}: ${us.toFixed(3)} µs/msg`);
-  }
-}
-for (const [dir, v] of results) {
-  const sorted = [...v].sort((a, b) => a - b);
-  console.log(`median ${dir} ${sorted[Math.floor(sorted.length / 2)]!.toFixed(2)} µs/msg (${sorted.map((x) => x.toFixed(2)).join(' ')})`);
-}
-process.exit(0);
+await pairedRounds(dirs, rounds, round);
