@@ -6,8 +6,8 @@ import type { BodyRange } from './kept-body.js';
  * One published message. A routed message is one object shared by every queue it lands in
  * (DESIGN.md, convention 4): fanout copies nothing. The content-header payload is kept exactly as
  * received and re-sent on delivery. What a queue needs of the properties (delivery mode,
- * priority, whether a BCC header is there) is read once, when the message is made, into plain
- * fields; the decoded properties themselves are not kept: a header of many small fields decodes
+ * priority, whether a BCC header is there) is read once, when the message is made, into one
+ * number; the decoded properties themselves are not kept: a header of many small fields decodes
  * to dozens of times its size in JS objects (a 128 KiB header to about 8 MiB), and a queue of
  * such messages would hold all of them. `properties` decodes on demand (see lastHeader).
  */
@@ -67,7 +67,7 @@ export class Message implements BodyRange {
 
   set ttl(ttl: number | undefined) {
     if (ttl === undefined && this.extra === undefined) return;
-    (this.extra ??= { ttl: undefined, bccRoutingKeys: undefined }).ttl = ttl;
+    this.extras().ttl = ttl;
   }
 
   /**
@@ -114,8 +114,12 @@ export class Message implements BodyRange {
     const copy = this.withProperties(this.id, this.exchange, this.routingKey, { ...properties, headers: rest });
     const keys: string[] = [];
     headerRoutingKeys(bcc, keys);
-    (copy.extra ??= { ttl: undefined, bccRoutingKeys: undefined }).bccRoutingKeys = keys;
+    copy.extras().bccRoutingKeys = keys;
     return copy;
+  }
+
+  private extras(): MessageExtra {
+    return (this.extra ??= { ttl: undefined, bccRoutingKeys: undefined });
   }
 }
 
