@@ -2,6 +2,7 @@ import type { ChannelQueueCounters } from '../metrics/counters.js';
 import type { Consumer } from '../queue/consumer.js';
 import type { Queue } from '../queue/queue.js';
 import type { QueuedMessage } from '../queue/queued-message.js';
+import { lowerBound } from '../sorted.js';
 
 /** A message delivered on a channel and not yet acknowledged (made on demand: see UnackedDeliveries). */
 export interface Delivery {
@@ -74,18 +75,8 @@ export class UnackedDeliveries {
     let found = -1;
     if (i >= h && i < n && tags[i] === tag) found = i;
     else {
-      let lo = h;
-      let hi = n - 1;
-      while (lo <= hi) {
-        const mid = (lo + hi) >>> 1;
-        const t = tags[mid]!;
-        if (t < tag) lo = mid + 1;
-        else if (t > tag) hi = mid - 1;
-        else {
-          found = mid;
-          break;
-        }
-      }
+      const at = lowerBound(tags, tag, h, n);
+      if (at < n && tags[at] === tag) found = at;
     }
     return found >= 0 && this.entries[found] !== undefined ? found : -1;
   }

@@ -19,6 +19,7 @@ import type {
 import { bindingKey, definitionKey, delayedKey, MAX_STATE_KEY, nameKey, stateKeyFits } from './metadata-codec.js';
 import { checkEntry, checkEntryOf, checkMessage, publicEntry, sameMessage, sharedRewriteError, type StoredEntry } from './record-codec.js';
 import type { Store } from './store.js';
+import { lowerBound } from '../sorted.js';
 
 interface MemQueue {
   entries: Map<number, StoredEntry>;
@@ -109,13 +110,7 @@ class MemoryMessageStore implements MessageStore {
     const q = this.queueMap.get(queue);
     if (!q || limit <= 0) return [];
     const seqs = this.sortedSeqs(q);
-    let lo = 0;
-    let hi = seqs.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (seqs[mid]! < fromSeq) lo = mid + 1;
-      else hi = mid;
-    }
+    const lo = lowerBound(seqs, fromSeq);
     const out: QueueEntry[] = [];
     // seqs are the keys of q.entries, sorted (sortedSeqs).
     for (let i = lo; i < seqs.length && out.length < limit; i++) out.push(publicEntry(q.entries.get(seqs[i]!)!));

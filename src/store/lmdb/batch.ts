@@ -8,6 +8,7 @@
 import type { PersistedMessage } from '../message-store.js';
 import { messageKeyInto, type StoredEntry } from '../record-codec.js';
 import { readRefs, type Bin, type Databases, type DamagedRecord, type QueueIndexRecord } from './databases.js';
+import { lowerBound } from '../../sorted.js';
 
 export interface QueueState {
   name: string;
@@ -126,14 +127,8 @@ export class Batch {
   hasBulkMessageDelete(id: number): boolean {
     let sorted = this.bulkSorted;
     if (sorted === undefined) sorted = this.bulkSorted = Float64Array.from(this.bulkMessageDeletes).sort();
-    let lo = 0;
-    let hi = sorted.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (sorted[mid]! < id) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo < sorted.length && sorted[lo] === id;
+    const i = lowerBound(sorted, id);
+    return i < sorted.length && sorted[i] === id;
   }
 }
 
