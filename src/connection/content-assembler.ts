@@ -138,7 +138,7 @@ export class ContentAssembler {
     }
     this.header = payload;
     this.bodySize = bodySize;
-    return bodySize === 0 ? this.complete(EMPTY, 0, 0) : undefined;
+    return bodySize === 0 ? this.completeWith(EMPTY, 0) : undefined;
   }
 
   /** A content body frame; returns the content when this frame completes the body. */
@@ -159,14 +159,14 @@ export class ContentAssembler {
     if (received > this.bodySize) throw this.unexpectedFrame();
     if (received === this.bodySize && this.buffer === null) {
       keepBody(buf, start, end, this.completed);
-      return this.complete(this.completed.bodyMemory, this.completed.bodyOffset, n);
+      return this.complete();
     }
     if (n > 0) {
       const buffer = this.reserve(received);
       buf.copy(buffer, this.received, start, end);
     }
     this.received = received;
-    return received === this.bodySize ? this.complete(this.buffer as Buffer, 0, received) : undefined;
+    return received === this.bodySize ? this.completeWith(this.buffer as Buffer, received) : undefined;
   }
 
   /**
@@ -184,15 +184,22 @@ export class ContentAssembler {
     return grown;
   }
 
-  private complete(bodyMemory: Buffer, bodyOffset: number, bodySize: number): Content {
+  /** The content, its body the first bodySize octets of bodyMemory. */
+  private completeWith(bodyMemory: Buffer, bodySize: number): Content {
+    const content = this.completed;
+    content.bodyMemory = bodyMemory;
+    content.bodyOffset = 0;
+    content.bodySize = bodySize;
+    return this.complete();
+  }
+
+  /** The content, its body set already (keepBody or completeWith). */
+  private complete(): Content {
     const content = this.completed;
     content.classId = this.classId;
     content.methodId = this.methodId;
     content.args = this.args;
     content.header = this.header as Buffer;
-    content.bodyMemory = bodyMemory;
-    content.bodyOffset = bodyOffset;
-    content.bodySize = bodySize;
     this.reset();
     return content;
   }
