@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
+import type { ConfirmChannel } from 'amqplib';
 import { channel, confirmChannel, connect, consumeAll } from '../support/amqp.js';
 
 /**
@@ -14,10 +15,16 @@ describe('queue paging (durable queues beyond the memory window)', () => {
   let dataDir: string;
   let broker: RunningBroker;
   const window = 8;
+  const start = (): Promise<RunningBroker> => startBroker({ port: 0, logLevel: 'silent', dataDir, queueMemoryWindow: window });
+  /** Publishes persistent messages whose bodies are from ... to - 1, and waits for their confirms. */
+  async function persist(ch: ConfirmChannel, queue: string, from: number, to: number): Promise<void> {
+    for (let i = from; i < to; i++) ch.sendToQueue(queue, Buffer.from(String(i)), { persistent: true });
+    await ch.waitForConfirms();
+  }
 
   beforeEach(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'warren-paging-'));
-    broker = await startBroker({ port: 0, logLevel: 'silent', dataDir, queueMemoryWindow: window });
+    broker = await start();
   });
   afterEach(async () => {
     await broker.close();
@@ -44,11 +51,10 @@ describe('queue paging (durable queues beyond the memory window)', () => {
     const conn = await connect(broker.url);
     const ch = await confirmChannel(conn);
     await ch.assertQueue('paged-r', { durable: true });
-    for (let i = 0; i < 50; i++) ch.sendToQueue('paged-r', Buffer.from(String(i)), { persistent: true });
-    await ch.waitForConfirms();
+    await persist(ch, 'paged-r', 0, 50);
     await conn.close();
     await broker.close();
-    broker = await startBroker({ port: 0, logLevel: 'silent', dataDir, queueMemoryWindow: window });
+    broker = await start();
     const conn2 = await connect(broker.url);
     const ch2 = await channel(conn2);
     expect((await ch2.checkQueue('paged-r')).messageCount).to.equal(50);
@@ -62,8 +68,7 @@ describe('queue paging (durable queues beyond the memory window)', () => {
     const conn = await connect(broker.url);
     const ch = await confirmChannel(conn);
     await ch.assertQueue('paged-p', { durable: true });
-    for (let i = 0; i < 30; i++) ch.sendToQueue('paged-p', Buffer.from(String(i)), { persistent: true });
-    await ch.waitForConfirms();
+    await persist(ch, 'paged-p', 0, 30);
     const gets: number[] = [];
     for (let i = 0; i < 12; i++) {
       const m = await ch.get('paged-p', { noAck: true });
@@ -79,22 +84,19 @@ describe('queue paging (durable queues beyond the memory window)', () => {
     const conn = await connect(broker.url);
     const ch = await confirmChannel(conn);
     await ch.assertQueue('paged-u', { durable: true });
-    for (let i = 0; i < 30; i++) ch.sendToQueue('paged-u', Buffer.from(String(i)), { persistent: true });
-    await ch.waitForConfirms();
+    await persist(ch, 'paged-u', 0, 30);
     const held = await ch.get('paged-u');
     expect(held && held.content.toString()).to.equal('0');
     // One unacknowledged: the messages are taken one by one.
     expect((await ch.purgeQueue('paged-u')).messageCount).to.equal(29);
     ch.nack(held as never, false, true);
     // Nothing unacknowledged: the store drops the queue's entries at once.
-    for (let i = 30; i < 60; i++) ch.sendToQueue('paged-u', Buffer.from(String(i)), { persistent: true });
-    await ch.waitForConfirms();
+    await persist(ch, 'paged-u', 30, 60);
     expect((await ch.purgeQueue('paged-u')).messageCount).to.equal(31);
-    for (let i = 60; i < 63; i++) ch.sendToQueue('paged-u', Buffer.from(String(i)), { persistent: true });
-    await ch.waitForConfirms();
+    await persist(ch, 'paged-u', 60, 63);
     await conn.close();
     await broker.close();
-    broker = await startBroker({ port: 0, logLevel: 'silent', dataDir, queueMemoryWindow: window });
+    broker = await start();
     const conn2 = await connect(broker.url);
     const ch2 = await conn2.createChannel();
     expect((await ch2.checkQueue('paged-u')).messageCount).to.equal(3);
