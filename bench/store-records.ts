@@ -6,8 +6,9 @@
  * 2. page-in: after a reopen, readEntries in windows of 1000 and readMessage of each (what a
  *    recovering queue does)
  * 3. ack: remove every entry, 1000 per turn
- * 4. delete-queue: N enqueues again, a reopen, then deleteQueue and its sync() (`call` is the
- *    synchronous deleteQueue alone: how long it holds the event loop)
+ * 4. delete-queue: N enqueues again, a reopen, then deleteQueue until the store has swept every
+ *    entry (`swept()`); `call` is the synchronous deleteQueue alone, `max block` the longest the
+ *    event loop was held meanwhile (the sweep goes a chunk per commit)
  *
  * Each round uses a fresh data dir; the median of `rounds` is printed.
  *
@@ -16,6 +17,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { openLmdbStore } from '../src/store/lmdb/index.js';
 
@@ -36,6 +38,8 @@ interface Sample {
   wallMs: number;
   /** delete-queue: the synchronous deleteQueue call alone. */
   callMs?: number;
+  /** delete-queue: the longest event-loop delay while the queue was swept. */
+  maxBlockMs?: number;
 }
 
 async function timed(fn: () => Promise<void> | void): Promise<Sample> {
@@ -88,15 +92,18 @@ async function round(): Promise<Record<string, Sample>> {
     await store.close();
     store = openLmdbStore(dir);
     let call = 0;
+    const delay = monitorEventLoopDelay({ resolution: 1 });
     const deleteQueue = await timed(async () => {
+      delay.enable();
       const t0 = process.hrtime.bigint();
       store.messages.deleteQueue('/\u0000q');
       call = Number(process.hrtime.bigint() - t0) / 1e6;
-      await store.messages.sync();
+      await store.messages.swept();
+      delay.disable();
     });
     if (store.messages.stats().entries !== 0) throw new Error('deleteQueue left entries');
     await store.close();
-    return { enqueue, 'page-in': pageIn, ack, 'delete-queue': { ...deleteQueue, callMs: call } };
+    return { enqueue, 'page-in': pageIn, ack, 'delete-queue': { ...deleteQueue, callMs: call, maxBlockMs: delay.max / 1e6 } };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -112,6 +119,7 @@ for (const [name, list] of Object.entries(samples)) {
   const cpu = median(list.map((s) => s.cpuMs));
   const wall = median(list.map((s) => s.wallMs));
   const calls = list.flatMap((s) => (s.callMs === undefined ? [] : [s.callMs]));
-  const call = calls.length > 0 ? `  call ${median(calls).toFixed(0)} ms` : '';
+  const blocks = list.flatMap((s) => (s.maxBlockMs === undefined ? [] : [s.maxBlockMs]));
+  const call = calls.length > 0 ? `  call ${median(calls).toFixed(0)} ms, max block ${median(blocks).toFixed(0)} ms` : '';
   console.log(`${name.padEnd(12)} cpu ${cpu.toFixed(0).padStart(6)} ms (${((cpu * 1000) / total).toFixed(2)} µs/msg)  wall ${wall.toFixed(0).padStart(6)} ms (${Math.round(total / (wall / 1000))}/s)${call}`);
 }

@@ -4,7 +4,9 @@
  * a window of unconfirmed publishes), nobody consuming. At `points` evenly spaced fill levels
  * (after every publish so far is confirmed) it reads the broker's RSS and the bytes its data
  * directory holds on disk, so that flat memory shows as a flat RSS column and disk use per
- * message as the slope of the disk column.
+ * message as the slope of the disk column. Then it deletes the queue and reports how long
+ * delete-ok took and, meanwhile, the slowest round trip (queue.declare, passive) of a second
+ * connection: whether one client deleting a deep queue holds up the others.
  */
 import { encodeMethodFrame, METHODS } from '../../src/frame/generated/methods.js';
 import { LoadClient } from '../loadgen/client.js';
@@ -13,6 +15,7 @@ import { processAnonKiB, processRssKiB } from '../lib/proc.js';
 import { diskBytes, log, sleep } from './common.js';
 
 const DECLARE_OK = (METHODS['queue.declare-ok'].classId << 16) | METHODS['queue.declare-ok'].methodId;
+const DELETE_OK = (METHODS['queue.delete-ok'].classId << 16) | METHODS['queue.delete-ok'].methodId;
 
 export interface DeepPoint {
   messages: number;
@@ -34,6 +37,10 @@ export interface DeepResult {
   diskPerMessage: number;
   /** RSS growth per message between the first and the last point (bytes). */
   rssPerMessage: number;
+  /** queue.delete of the full queue: ms until delete-ok. */
+  deleteOkMs: number;
+  /** The slowest round trip of another connection from queue.delete until delete-ok and 2 s after (ms). */
+  probeMaxMs: number;
   problems: string[];
 }
 
@@ -73,6 +80,7 @@ export async function deepQueue(url: string, pid: number, dataDir: string, o: { 
         break;
       }
     }
+    const deleted = await deleteWatched(url, c, queue);
     const first = points[1] ?? points[0]!;
     const last = points[points.length - 1]!;
     const depth = last.messages - first.messages;
@@ -81,9 +89,44 @@ export async function deepQueue(url: string, pid: number, dataDir: string, o: { 
       queue, size: o.size, points, rate: last.messages / fillS,
       diskPerMessage: depth > 0 ? (last.diskBytes - first.diskBytes) / depth : NaN,
       rssPerMessage: depth > 0 ? ((last.rssKiB - first.rssKiB) * 1024) / depth : NaN,
+      ...deleted,
       problems,
     };
   } finally {
     await c.close().catch(() => {});
+  }
+}
+
+/**
+ * Deletes the queue on c while a second connection makes round trips one after another (a
+ * passive declare of its own queue): ms until delete-ok, and the slowest round trip from the
+ * delete until 2 s after delete-ok (a broker that sweeps in the background must stay responsive).
+ */
+async function deleteWatched(url: string, c: LoadClient, queue: string): Promise<{ deleteOkMs: number; probeMaxMs: number }> {
+  const probe = await LoadClient.open({ url });
+  try {
+    const probeQueue = 'scale-deep-probe';
+    const declare = (passive: boolean): Buffer =>
+      encodeMethodFrame(1, 'queue.declare', { queue: probeQueue, passive, durable: false, exclusive: false, autoDelete: false, noWait: false, arguments: {} });
+    await probe.rpc(declare(false), DECLARE_OK);
+    let probing = true;
+    let probeMaxMs = 0;
+    const probes = (async () => {
+      while (probing) {
+        const t = performance.now();
+        await probe.rpc(declare(true), DECLARE_OK);
+        probeMaxMs = Math.max(probeMaxMs, performance.now() - t);
+      }
+    })();
+    const t0 = performance.now();
+    await c.rpc(encodeMethodFrame(1, 'queue.delete', { queue, ifUnused: false, ifEmpty: false, noWait: false }), DELETE_OK);
+    const deleteOkMs = performance.now() - t0;
+    await sleep(2000);
+    probing = false;
+    await probes;
+    log(`    queue.delete: delete-ok after ${deleteOkMs.toFixed(0)} ms; another connection's slowest round trip meanwhile ${probeMaxMs.toFixed(0)} ms`);
+    return { deleteOkMs, probeMaxMs };
+  } finally {
+    await probe.close().catch(() => {});
   }
 }

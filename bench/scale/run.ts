@@ -152,7 +152,7 @@ async function deep(): Promise<void> {
   json['deep'] = { warren: w, ref: r };
   for (const [x, who] of [[w, 'warren'], [r, 'ref']] as Array<[DeepResult | undefined, string]>) x?.problems.forEach((p) => problems.push(`deep ${who}: ${p}`));
   const at = (x: DeepResult | undefined, k: number) => x?.points.find((p) => p.messages >= Math.round((o.messages * k) / o.points));
-  const levels = [1, Math.round(o.points / 2), o.points];
+  const levels = [...new Set([1, Math.round(o.points / 2), o.points])];
   for (const k of levels) {
     const label = `${fmt(Math.round((o.messages * k) / o.points))} messages`;
     rows.push({ scenario: 'deep', metric: `broker RSS at ${label} (MiB)`, warren: (at(w, k)?.rssKiB ?? NaN) / 1024, ref: (at(r, k)?.rssKiB ?? NaN) / 1024 });
@@ -163,6 +163,8 @@ async function deep(): Promise<void> {
   rows.push({ scenario: 'deep', metric: 'RSS growth per message, first → last point (B)', warren: w.rssPerMessage, ref: r?.rssPerMessage ?? NaN });
   rows.push({ scenario: 'deep', metric: `disk per message, ${o.size} B bodies (B)`, warren: w.diskPerMessage, ref: r?.diskPerMessage ?? NaN });
   rows.push({ scenario: 'deep', metric: 'fill rate, 1 confirming publisher (msg/s, noisy)', warren: w.rate, ref: r?.rate ?? NaN });
+  rows.push({ scenario: 'deep', metric: 'queue.delete of the full queue: delete-ok after (ms)', warren: w.deleteOkMs, ref: r?.deleteOkMs ?? NaN });
+  rows.push({ scenario: 'deep', metric: "another connection's slowest round trip meanwhile (ms)", warren: w.probeMaxMs, ref: r?.probeMaxMs ?? NaN });
 }
 
 async function latency(): Promise<void> {

@@ -137,6 +137,10 @@ class MemoryMessageStore implements MessageStore {
     return [...this.queueMap].filter(([, q]) => q.entries.size > 0).map(([name]) => name);
   }
 
+  swept(): Promise<void> {
+    return RESOLVED; // deleteQueue removed everything at once
+  }
+
   stats(): StoreStats {
     let entries = 0;
     for (const q of this.queueMap.values()) entries += q.entries.size;

@@ -66,11 +66,18 @@ export interface MessageStore {
    * Moves an entry between queues atomically in one transaction (dead-lettering, which may also
    * rewrite the header). If `msg.id` is the entry's current message and no other entry shares
    * it, the stored message is rewritten with `msg`; if it is shared, `msg` must be unchanged
-   * (give a rewritten message a new id from nextMessageId(), or this throws). A missing source
-   * entry makes this a plain enqueue into toQueue.
+   * (give a rewritten message a new id from nextMessageId(), or this throws). The entries of a
+   * deleted queue the store has not swept yet still count as sharing it (deleteQueue). A missing
+   * source entry makes this a plain enqueue into toQueue.
    */
   move(fromQueue: string, seq: number, toQueue: string, entry: QueueEntry, msg: PersistedMessage): void;
-  /** Drops every entry of a queue (queue.delete of a durable queue; also the fast way to purge). */
+  /**
+   * Drops every entry of a queue (queue.delete of a durable queue; also the fast way to purge):
+   * at once for every read of the queue, whose name is free for a new queue at once. The LMDB
+   * store removes the entries from the file, and the messages only they held, a chunk per
+   * commit in the background (so a queue of millions does not hold the event loop); until then
+   * readMessage may still find such a message, and stats() counts what is left.
+   */
   deleteQueue(queue: string): void;
   /**
    * Resolves when every write issued before the call is durable on disk (group commit: writes
@@ -90,6 +97,12 @@ export interface MessageStore {
   queues(): string[];
   /** Stored bodies and entries (LMDB: as committed, so call after `await sync()`). */
   stats(): StoreStats;
+  /**
+   * Resolves once the entries of every deleted queue are gone from the store and that is
+   * committed (LMDB sweeps them in the background); rejects if the sweep stopped first (the
+   * store closed, or a commit failed: resume() goes on with it). For tests and benchmarks.
+   */
+  swept(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -105,4 +105,35 @@ describe('queue paging (durable queues beyond the memory window)', () => {
     expect(after).to.deep.equal(['60', '61', '62']);
     await conn2.close();
   });
+
+  it('purges and deletes a queue deeper than a store sweep chunk at once; the store sweeps it in the background, across a restart', async function () {
+    this.timeout(30_000);
+    const deep = 10_000; // the LMDB store sweeps 4096 entries per commit
+    const conn = await connect(broker.url);
+    const ch = await confirmChannel(conn);
+    await ch.assertQueue('deep-p', { durable: true });
+    await ch.assertQueue('deep-d', { durable: true });
+    await persist(ch, 'deep-p', 0, deep);
+    await persist(ch, 'deep-d', 0, deep);
+    expect((await ch.purgeQueue('deep-p')).messageCount).to.equal(deep);
+    await persist(ch, 'deep-p', deep, deep + 2);
+    expect((await ch.deleteQueue('deep-d')).messageCount).to.equal(deep);
+    // The name is free at once; nothing of the deleted queue shows in the new one.
+    await ch.assertQueue('deep-d', { durable: true });
+    await persist(ch, 'deep-d', 0, 1);
+    expect([(await ch.checkQueue('deep-p')).messageCount, (await ch.checkQueue('deep-d')).messageCount]).to.deep.equal([2, 1]);
+    await conn.close();
+    // Stopped (most likely mid-sweep) and started again: the sweep goes on from the store's index.
+    await broker.close();
+    broker = await start();
+    const conn2 = await connect(broker.url);
+    const ch2 = await conn2.createChannel();
+    expect([(await ch2.checkQueue('deep-p')).messageCount, (await ch2.checkQueue('deep-d')).messageCount]).to.deep.equal([2, 1]);
+    await broker.broker.store.messages.swept();
+    expect(broker.broker.store.messages.stats()).to.deep.equal({ messages: 3, entries: 3 });
+    const got: string[] = [];
+    for (const q of ['deep-p', 'deep-d']) for (let m = await ch2.get(q, { noAck: true }); m; m = await ch2.get(q, { noAck: true })) got.push(m.content.toString());
+    expect(got).to.deep.equal([String(deep), String(deep + 1), '0']);
+    await conn2.close();
+  });
 });

@@ -235,6 +235,71 @@ describe('LMDB store', () => {
     expect(s.messages.readEntries('b', 0, 10).map((e) => e.msgId)).to.deep.equal([shared.id]);
   });
 
+  it('sweeps a deleted deep queue a chunk per commit: gone for reads and its name free at once, and the sweep goes on after a reopen', async () => {
+    const logs: string[] = [];
+    const open = (): LmdbStore => (store = openLmdbStore(dataDir, { sweepChunk: 100, log: (m) => logs.push(m) }));
+    let s = open();
+    const n = 1000;
+    for (let i = 0; i < n; i++) {
+      const msg = makeMessage(s.messages.nextMessageId());
+      s.messages.enqueue('deep', makeEntry(i, msg.id), msg);
+    }
+    await s.close();
+    s = open();
+    const before = s.counters.batches;
+    s.messages.deleteQueue('deep');
+    // Gone for every read at once; the name is free for a new queue (a new store id).
+    expect([s.messages.readEntries('deep', 0, 10), s.messages.countEntries('deep'), s.messages.lastSeq('deep'), s.messages.queues()]).to.deep.equal([[], { messages: 0, bytes: 0 }, -1, []]);
+    const fresh = makeMessage(s.messages.nextMessageId());
+    s.messages.enqueue('deep', makeEntry(5, fresh.id), fresh);
+    expect(s.messages.readEntries('deep', 0, 10).map((e) => e.msgId)).to.deep.equal([fresh.id]);
+    await s.messages.sync();
+    // The first chunk went with the deleteQueue call's batch, the rest are still in the file.
+    expect(s.messages.stats()).to.deep.equal({ messages: n - 100 + 1, entries: n - 100 + 1 });
+    expect(s.messages.sweepsLeft).to.equal(1);
+    // Closed mid-sweep: the index keeps a sweep record that counts what is left.
+    await new Promise((resolve) => setImmediate(resolve));
+    await s.messages.sync();
+    await s.close();
+    s = open();
+    expect(logs.join('\n')).to.match(/1 deleted queue\(s\) still to sweep/);
+    expect(logs.join('\n')).not.to.match(/full check|disagree/);
+    expect(s.verify().problems).to.deep.equal([]);
+    expect(s.messages.sweepsLeft).to.equal(1);
+    expect(s.messages.readEntries('deep', 0, 10).map((e) => e.msgId)).to.deep.equal([fresh.id]);
+    await s.messages.swept();
+    expect(s.messages.sweepsLeft).to.equal(0);
+    expect(s.messages.stats()).to.deep.equal({ messages: 1, entries: 1 });
+    expect(s.counters.batches - before).to.be.at.least(2);
+    await s.close();
+    s = open();
+    expect(s.verify().problems).to.deep.equal([]);
+    expect(logs.join('\n')).not.to.match(/full check|disagree/);
+    expect([s.messages.sweepsLeft, s.messages.readEntries('deep', 0, 10).map((e) => e.msgId)]).to.deep.equal([0, [fresh.id]]);
+  });
+
+  it('stops sweeping when a commit fails, and goes on after resume()', async () => {
+    let s = (store = openLmdbStore(dataDir, { sweepChunk: 50 }));
+    for (let i = 0; i < 400; i++) {
+      const msg = makeMessage(s.messages.nextMessageId());
+      s.messages.enqueue('deep', makeEntry(i, msg.id), msg);
+    }
+    await s.messages.sync();
+    s.messages.deleteQueue('deep');
+    await s.messages.sync();
+    s.failNextCommit(true);
+    const stopped = await s.messages.swept().then(
+      () => 'swept',
+      (err: Error) => err.message,
+    );
+    expect(stopped).to.match(/ENOSPC/);
+    expect(s.messages.sweepsLeft).to.equal(1);
+    await s.resume();
+    await s.messages.swept();
+    expect(s.messages.stats()).to.deep.equal({ messages: 0, entries: 0 });
+    expect(s.verify().problems).to.deep.equal([]);
+  });
+
   it('repairs orphan messages, wrong refcounts and counters on open', async () => {
     store = openLmdbStore(dataDir);
     const ms = store.messages;

@@ -19,11 +19,17 @@ export interface QueueState {
   /** Upper bound of any seq stored (undefined until first needed): enqueue above it needs no read. */
   knownMaxSeq: number | undefined;
   overlay: Map<number, EntryItem>;
+  /** Deleted, and its entries (and index record) gone or going with the batches flushed. */
   deleted: boolean;
+  /**
+   * Deleted, with entries left in the file: the seq the sweep goes on from (its index record is
+   * then sweepKey(id), databases.ts). Undefined for a live queue.
+   */
+  sweepFrom: number | undefined;
 }
 
 export function newQueueState(name: string, key: Buffer, id: number): QueueState {
-  return { name, key, id, count: 0, bytes: 0, knownMaxSeq: undefined, overlay: new Map(), deleted: false };
+  return { name, key, id, count: 0, bytes: 0, knownMaxSeq: undefined, overlay: new Map(), deleted: false, sweepFrom: undefined };
 }
 
 /** An entry written by a batch not yet committed; `entry` null = removed. */
@@ -73,7 +79,8 @@ export class Batch {
   readonly msgs: MsgItem[] = [];
   readonly metas: MetaItem[] = [];
   readonly dirtyQueues = new Set<QueueState>();
-  readonly deletedQueues: QueueState[] = [];
+  /** Queue index records to remove (issued before the dirty queues' records are written). */
+  readonly removedQueueKeys: Buffer[] = [];
   /** Entries of deleted queues that are in the file and not in the overlay: queue id, seq, queue id, seq, ... */
   readonly bulkDeletes: number[] = [];
   /**
@@ -153,6 +160,8 @@ const UNKNOWN_REFS = 0x4000_0000;
 export class Overlay {
   /** The queue index: every queue that has (or had, this run) entries, by name. */
   readonly queues = new Map<string, QueueState>();
+  /** Deleted queues whose entries are still being swept from the file, by queue id, oldest first. */
+  readonly sweeps = new Map<number, QueueState>();
   nextQueueId = 1;
   readonly msgs = new Map<number, MsgItem>();
   readonly metas = new Map<string, MetaItem>();
@@ -183,15 +192,27 @@ export class Overlay {
   /** Replaces the queue index with the committed one (on open, and after a repair). */
   loadQueues(records: QueueIndexRecord[]): void {
     this.queues.clear();
+    this.sweeps.clear();
     let maxId = 0;
     for (const r of records) {
       const qs = newQueueState(r.name, r.key, r.id);
       qs.count = r.count;
       qs.bytes = r.bytes;
-      this.queues.set(qs.name, qs);
+      if (r.sweeping) {
+        qs.sweepFrom = 0;
+        this.sweeps.set(qs.id, qs);
+      } else this.queues.set(qs.name, qs);
       maxId = Math.max(maxId, qs.id);
     }
     this.nextQueueId = maxId + 1;
+  }
+
+  /** Entries counted by the queue index: live queues and those being swept. */
+  countedEntries(): number {
+    let n = 0;
+    for (const qs of this.queues.values()) n += qs.count;
+    for (const qs of this.sweeps.values()) n += qs.count;
+    return n;
   }
 
   setEntry(qs: QueueState, seq: number, entry: StoredEntry | null, onDiskIfNew: boolean): void {

@@ -161,6 +161,10 @@ export class CommitEngine implements BatchSource {
     return true;
   }
 
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
   /** Like writable(), for reads that write on the side (quarantine): false instead of throwing. */
   get canWrite(): boolean {
     return !this.closed && this.failure === undefined;
@@ -220,7 +224,7 @@ export class CommitEngine implements BatchSource {
       ops.add(r.db, r.key, null);
     }
     if (b.needsCheck) ops.add(dbs.meta, CHECK_KEY, ONE_BYTE);
-    for (const qs of b.deletedQueues) ops.add(dbs.queuesDb, qs.key, null);
+    for (const key of b.removedQueueKeys) ops.add(dbs.queuesDb, key, null);
     for (const item of b.entries) {
       if (item.entry) {
         const at = ops.reserve(ENTRY_KEY_SIZE + STORED_ENTRY_SIZE);

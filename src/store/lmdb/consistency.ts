@@ -12,8 +12,7 @@ import {
   CHECK_KEY,
   dbEntryCount,
   quarantineKey,
-  queueLabel,
-  queueName,
+  indexLabel,
   queueValue,
   quiet,
   readQueueIndex,
@@ -84,13 +83,13 @@ export function fullCheck(dbs: Databases, opts: FullCheckOptions): StoreCheck {
       quiet(db.remove(k));
     });
   };
-  const queues = new Map<number, { key: Buffer; name: string; count: number; bytes: number; storedCount: number; storedBytes: number }>();
+  const queues = new Map<number, { key: Buffer; label: string; count: number; bytes: number; storedCount: number; storedBytes: number }>();
   const index = readQueueIndex(dbs);
   for (const r of index.records) {
-    queues.set(r.id, { key: r.key, name: r.name, count: 0, bytes: 0, storedCount: r.count, storedBytes: r.bytes });
+    queues.set(r.id, { key: r.key, label: indexLabel(r.key), count: 0, bytes: 0, storedCount: r.count, storedBytes: r.bytes });
   }
   for (const r of index.damaged) {
-    problems.push(`the queue index record of ${queueLabel(queueName(r.key))} is damaged → quarantine it and its entries`);
+    problems.push(`the queue index record of ${indexLabel(r.key)} is damaged → quarantine it and its entries`);
     quarantine(r.db, r.key, r.value);
   }
   const existing = new Set<number>();
@@ -113,7 +112,7 @@ export function fullCheck(dbs: Databases, opts: FullCheckOptions): StoreCheck {
   for (const { key, value } of dbs.entriesDb.getRange({})) {
     const qid = queueIdOfEntryKey(key);
     const q = queues.get(qid);
-    const where = q ? `${queueLabel(q.name)} seq ${seqOfEntryKey(key)}` : `seq ${seqOfEntryKey(key)} of unknown queue id ${qid}`;
+    const where = q ? `${q.label} seq ${seqOfEntryKey(key)}` : `seq ${seqOfEntryKey(key)} of unknown queue id ${qid}`;
     if (!intact(key, value)) {
       problems.push(`entry ${where} is damaged → quarantine`);
       quarantine(dbs.entriesDb, key, value);
@@ -186,7 +185,7 @@ export function fullCheck(dbs: Databases, opts: FullCheckOptions): StoreCheck {
   }
   for (const [id, q] of queues) {
     if (q.count !== q.storedCount || q.bytes !== q.storedBytes) {
-      problems.push(`${queueLabel(q.name)} counters ${q.storedCount}/${q.storedBytes} bytes, entries say ${q.count}/${q.bytes} → rewrite`);
+      problems.push(`${q.label} counters ${q.storedCount}/${q.storedBytes} bytes, entries say ${q.count}/${q.bytes} → rewrite`);
       const value = queueValue(q.key, id, q.count, q.bytes);
       fixes.push(() => quiet(dbs.queuesDb.put(q.key, value)));
     }

@@ -71,6 +71,7 @@ export function sharedRefsOf(refs: number): number {
   return refs > 1 ? refs - 1 : 0;
 }
 const QUEUE_KEY_PREFIX = 0x71; // 'q': keeps the empty queue name a valid (non-empty) key
+const SWEEP_KEY_PREFIX = 0x73; // 's': a deleted queue whose entries are still being swept
 export const MAX_KEY = 1978;
 const DEFAULT_MAP_SIZE = 1 << 30;
 
@@ -131,13 +132,18 @@ export function storedNextId(dbs: Databases): number {
 }
 
 // ---- the queue index: key 'q' · name; value queue id u32 · entry count f64 · body bytes f64 ------
+// A deleted queue whose entries are not all removed yet has key 's' · queue id u32 instead
+// (same value): its entries still count, and the sweep goes on after a restart.
 
 export interface QueueIndexRecord {
   key: Buffer;
+  /** The queue's name ('' for a deleted queue being swept). */
   name: string;
   id: number;
   count: number;
   bytes: number;
+  /** A deleted queue whose entries are still being swept (key 's' · id). */
+  sweeping: boolean;
 }
 
 /** Throws RangeError if the name cannot be a key. */
@@ -157,8 +163,25 @@ export function queueValue(key: Buffer, id: number, count: number, bytes: number
   return v;
 }
 
+/** The index key of a deleted queue whose entries are being swept. */
+export function sweepKey(id: number): Buffer {
+  const key = Buffer.allocUnsafe(5);
+  key[0] = SWEEP_KEY_PREFIX;
+  key.writeUInt32BE(id, 1);
+  return key;
+}
+
+function isSweepKey(key: Buffer): boolean {
+  return key.length === 5 && key[0] === SWEEP_KEY_PREFIX;
+}
+
 export function queueName(key: Buffer): string {
-  return key.subarray(1).toString('utf8');
+  return isSweepKey(key) ? '' : key.subarray(1).toString('utf8');
+}
+
+/** The queue of an index key, for the log and `warren check`. */
+export function indexLabel(key: Buffer): string {
+  return isSweepKey(key) ? `the deleted queue of store id ${key.readUInt32BE(1)} (being swept)` : queueLabel(queueName(key));
 }
 
 /** A queue for the log and `warren check`: the broker names queues `${vhost}\0${name}`. */
@@ -174,7 +197,7 @@ export function readQueueIndex(dbs: Databases): { records: QueueIndexRecord[]; d
   for (const { key, value } of dbs.queuesDb.getRange({})) {
     const k = Buffer.from(key);
     if (!intact(k, value)) damaged.push({ db: dbs.queuesDb, key: k, value: Buffer.from(value) });
-    else records.push({ key: k, name: queueName(k), id: value.readUInt32BE(0), count: value.readDoubleBE(4), bytes: value.readDoubleBE(12) });
+    else records.push({ key: k, name: queueName(k), id: value.readUInt32BE(0), count: value.readDoubleBE(4), bytes: value.readDoubleBE(12), sweeping: isSweepKey(k) });
   }
   return { records, damaged };
 }

@@ -32,6 +32,11 @@ export interface LmdbStoreOptions {
   onError?: (err: StoreFailedError) => void;
   /** 'auto' (default): full consistency check and repair on open only if cheap counters disagree. */
   verify?: 'auto' | 'always';
+  /**
+   * Entries a deleted queue's sweep removes per commit (default 4096): deleting a queue removes
+   * this many at once and the rest in the background, a chunk per commit (MessageStore.deleteQueue).
+   */
+  sweepChunk?: number;
 }
 
 /** The LMDB-backed Store, with a few extras for tests and diagnostics. */
@@ -51,13 +56,13 @@ export class LmdbStore implements Store {
       void this.core.root.close();
       throw err;
     }
-    this.messages = new LmdbMessageStore(this.engine);
+    this.messages = new LmdbMessageStore(this.engine, { sweepChunk: opts.sweepChunk });
     this.metadata = new LmdbMetadataStore(this.engine);
   }
 
   /** After a failed commit: writes what was not written, and takes writes again (Store.resume). */
   resume(): Promise<void> {
-    return this.engine.retry();
+    return this.engine.retry().then(() => this.messages.sweep());
   }
 
   failNextCommit(armed: boolean): void {
@@ -100,11 +105,7 @@ function recover(engine: CommitEngine, opts: LmdbStoreOptions): void {
   checkFormat(dbs, log);
   const index = readQueueIndex(dbs);
   engine.overlay.loadQueues(index.records);
-  const counted = (): number => {
-    let n = 0;
-    for (const qs of engine.overlay.queues.values()) n += qs.count;
-    return n;
-  };
+  const counted = (): number => engine.overlay.countedEntries();
   let check: 'ok' | 'mismatch' | undefined;
   if (checkRequested(dbs)) log(`store ${dbs.dir}: damaged records were quarantined in the last run; running a full check`);
   else if (index.damaged.length > 0) log(`store ${dbs.dir}: ${index.damaged.length} damaged queue index record(s); running a full check`);
@@ -117,5 +118,7 @@ function recover(engine: CommitEngine, opts: LmdbStoreOptions): void {
     }
   }
   engine.resume(storedNextId(dbs));
-  log(`store ${dbs.dir}: opened with ${engine.overlay.queues.size} queue(s), ${counted()} entries in ${Date.now() - started} ms`);
+  const sweeps = engine.overlay.sweeps.size;
+  const swept = sweeps > 0 ? ` (${sweeps} deleted queue(s) still to sweep)` : '';
+  log(`store ${dbs.dir}: opened with ${engine.overlay.queues.size} queue(s), ${counted()} entries${swept} in ${Date.now() - started} ms`);
 }

@@ -18,12 +18,16 @@ import {
   sameMessage,
   seqOfEntryKey,
   sharedRewriteError,
+  sizeOfEntryValue,
   type StoredEntry,
 } from '../record-codec.js';
 import { newQueueState, type Overlay, type QueueState } from './batch.js';
 import { intact, unsealed } from './checksum.js';
 import type { CommitEngine } from './commit.js';
-import { dbEntryCount, queueEnd, queueIndexKey, queueLabel, queueStart, type Databases } from './databases.js';
+import { dbEntryCount, indexLabel, queueEnd, queueIndexKey, queueStart, sweepKey, type Databases } from './databases.js';
+
+/** About 8 ms of the event loop at ~2 µs per entry, and one commit's worth of removals. */
+const SWEEP_CHUNK = 4096;
 
 export class LmdbMessageStore implements MessageStore {
   private readonly dbs: Databases;
@@ -36,9 +40,20 @@ export class LmdbMessageStore implements MessageStore {
    */
   private lastRead: { qs: QueueState; entries: StoredEntry[] } | undefined;
 
-  constructor(private readonly engine: CommitEngine) {
+  /** Entries a sweep removes per commit (LmdbStoreOptions.sweepChunk). */
+  private readonly sweepChunk: number;
+  /** A sweep() is under way. */
+  private sweeping = false;
+  private readonly sweptWaiters: Array<{ resolve: () => void; reject: (err: Error) => void }> = [];
+
+  constructor(
+    private readonly engine: CommitEngine,
+    opts: { sweepChunk?: number } = {},
+  ) {
     this.dbs = engine.dbs;
     this.overlay = engine.overlay;
+    this.sweepChunk = Math.max(1, opts.sweepChunk ?? SWEEP_CHUNK);
+    this.sweep(); // deleted queues an earlier run left unswept
   }
 
   nextMessageId(): number {
@@ -95,38 +110,125 @@ export class LmdbMessageStore implements MessageStore {
     if (from && old && !(fromQueue === toQueue && seq === entry.seq)) this.removeEntry(from, old);
   }
 
+  /**
+   * The queue's entries go at once for every read (its name is free for a new queue at once),
+   * and from the file in chunks: the first now, in this batch, and the rest a chunk per commit
+   * (sweep()), so deleting or purging a queue of millions does not hold the event loop. While
+   * entries are left, the index keeps a sweep record (sweepKey) that counts them, so a restart
+   * goes on with the sweep and the counters agree on every commit.
+   */
   deleteQueue(queue: string): void {
     if (!this.engine.writable()) return;
     const qs = this.queueState(queue);
     if (!qs) return;
     const b = this.engine.batch();
+    // Entries in the overlay go now (they are counted; removals in flight are not).
     for (const item of [...qs.overlay.values()]) {
       if (!item.entry) continue;
+      qs.count--;
+      qs.bytes -= item.entry.size;
       this.dropRef(item.entry.msgId);
       this.overlay.setEntry(qs, item.seq, null, true);
     }
+    this.overlay.queues.delete(qs.name);
+    b.removedQueueKeys.push(qs.key);
+    // What is left are the file's entries outside the overlay, counted by the sweep record.
+    qs.key = sweepKey(qs.id);
+    qs.sweepFrom = 0;
+    this.overlay.sweeps.set(qs.id, qs);
+    if (!this.sweepSome(qs)) this.sweep();
+  }
+
+  /**
+   * Removes up to a chunk of a deleted queue's entries from the file, and the messages only
+   * they referred to, in the open batch. True when none is left: the queue is then gone.
+   */
+  private sweepSome(qs: QueueState): boolean {
+    const b = this.engine.batch();
     // Usually no message is shared: then one outside the overlay is freed by its one entry,
     // without a refcount item per message (a deep queue would need one for each).
     const single = this.engine.sharesNoMessage;
     const msgs = this.overlay.msgs;
-    for (const { key, value } of this.dbs.entriesDb.getRange({ start: queueStart(qs.id), end: queueEnd(qs.id) })) {
+    const bulkBefore = b.bulkMessageDeletes.length;
+    let visited = 0;
+    let more = false;
+    for (const { key, value } of this.dbs.entriesDb.getRange({ start: entryKey(qs.id, qs.sweepFrom!), end: queueEnd(qs.id) })) {
       const seq = seqOfEntryKey(key);
-      if (qs.overlay.has(seq)) continue;
-      // A damaged entry's message id is unknown: the full check of the next open settles its refcount.
+      if (visited++ === this.sweepChunk) {
+        qs.sweepFrom = seq;
+        more = true;
+        break;
+      }
+      if (qs.overlay.has(seq)) continue; // a removal in flight
+      // A damaged entry's message id and size are unknown: the full check of the next open settles them.
       if (intact(key, value)) {
         const id = msgIdOfEntryValue(value);
         if (single && !msgs.has(id)) b.bulkMessageDeletes.push(id);
         else this.dropRef(id);
-      } else this.engine.damaged(`entry ${describe(qs, seq)} (its queue is being deleted)`, { db: this.dbs.entriesDb, key, value });
+        qs.bytes -= sizeOfEntryValue(value);
+      } else this.engine.damaged(`entry ${describe(qs, seq)}`, { db: this.dbs.entriesDb, key, value });
+      qs.count--;
       b.bulkDeletes.push(qs.id, seq);
     }
-    if (b.bulkMessageDeletes.length > 0) this.engine.addBulkMessageDeletes(b);
+    if (b.bulkMessageDeletes.length > bulkBefore) this.engine.addBulkMessageDeletes(b);
+    if (more) {
+      b.dirtyQueues.add(qs);
+      return false;
+    }
     qs.deleted = true;
     qs.count = 0;
     qs.bytes = 0;
-    this.overlay.queues.delete(qs.name);
+    this.overlay.sweeps.delete(qs.id);
     b.dirtyQueues.delete(qs);
-    b.deletedQueues.push(qs);
+    b.removedQueueKeys.push(qs.key);
+    return true;
+  }
+
+  /**
+   * Sweeps the deleted queues, a chunk in each turn after the previous chunk committed (so the
+   * sweep goes at the disk's pace and never queues batches up), until none is left. Stops when
+   * the store closes or a commit fails; the sweep records keep what is left for the next open
+   * (or for resume(), which calls this again).
+   */
+  sweep(): void {
+    if (this.sweeping || this.overlay.sweeps.size === 0) return;
+    this.sweeping = true;
+    const stop = (): void => {
+      this.sweeping = false;
+      this.settleSwept();
+    };
+    const next = (): void => {
+      this.engine.sync().then(() => setImmediate(step), stop);
+    };
+    const step = (): void => {
+      const qs = this.overlay.sweeps.values().next().value as QueueState | undefined;
+      if (this.engine.isClosed || this.engine.failure || !qs) return stop();
+      this.sweepSome(qs);
+      next();
+    };
+    next();
+  }
+
+  swept(): Promise<void> {
+    if (this.overlay.sweeps.size === 0) return this.engine.sync();
+    return new Promise((resolve, reject) => {
+      this.sweptWaiters.push({ resolve, reject });
+      this.sweep();
+    });
+  }
+
+  /** Deleted queues whose entries are not all swept yet. */
+  get sweepsLeft(): number {
+    return this.overlay.sweeps.size;
+  }
+
+  private settleSwept(): void {
+    const waiters = this.sweptWaiters.splice(0);
+    const left = this.overlay.sweeps.size;
+    for (const w of waiters) {
+      if (left === 0) w.resolve();
+      else w.reject(this.engine.failure ?? new Error(`store ${this.dbs.dir} closed with ${left} deleted queue(s) still to sweep`));
+    }
   }
 
   sync(): Promise<void> {
@@ -327,5 +429,5 @@ export class LmdbMessageStore implements MessageStore {
 }
 
 function describe(qs: QueueState, seq: number): string {
-  return `${queueLabel(qs.name)} seq ${seq}`;
+  return `${indexLabel(qs.key)} seq ${seq}`;
 }
