@@ -1,4 +1,4 @@
-import type { MessageStore, QueueEntry } from '../store/message-store.js';
+import type { EntryCounts, MessageStore, PersistedMessage, QueueEntry } from '../store/message-store.js';
 import { Message } from './message.js';
 import { QueuedMessage } from './queued-message.js';
 import { ReadyList, type ReadyStore } from './ready-list.js';
@@ -53,6 +53,9 @@ export function transientStoreKey(storeKey: string): string {
 }
 
 export const TRANSIENT_PREFIX = '\u0000transient\u0000';
+
+/** Entries read from the store per call when the delivered ones are looked for (clearKeepingDelivered). */
+const READ_PAGE = 1024;
 
 /** The window's default limit in bytes (PagingOptions.windowBytes). */
 export const WINDOW_BYTES = 16 * 1024 * 1024;
@@ -311,6 +314,46 @@ export class PagedReadyList {
       this.paged.clear();
       this.pagedAny = false;
     }
+  }
+
+  /**
+   * Forgets every entry, as clear() does, while delivered entries of the queue are still
+   * unacknowledged (queue.purge), without reading back the entries only in the store: the
+   * ones in memory leave the store one by one, which leaves below the stored range only the
+   * delivered entries (every store entry from stored.from on is stored or held: the
+   * invariants above). Those are read, the queue's store entries are deleted at once
+   * (MessageStore.deleteQueue, which the store sweeps in the background) and the delivered
+   * ones written again under the same key. Returns what the store then holds for the queue
+   * (the delivered entries); undefined, having done nothing, when no entry is only in the
+   * store (taking them one by one then costs no more than memory holds).
+   */
+  clearKeepingDelivered(): EntryCounts | undefined {
+    const stored = this.stored;
+    if (stored.count === 0) return undefined;
+    const key = stored.key;
+    for (const list of [this.window, this.held]) for (const m of list.entries()) if (m.persisted) this.store.remove(key, m.seq);
+    const delivered: Array<[QueueEntry, PersistedMessage]> = [];
+    for (let from = 0, more = true; more; ) {
+      const page = this.store.readEntries(key, from, READ_PAGE);
+      more = page.length === READ_PAGE;
+      for (const e of page) {
+        if (e.seq >= stored.from) {
+          more = false;
+          break;
+        }
+        const msg = this.store.readMessage(e.msgId);
+        if (msg) delivered.push([e, msg]);
+        from = e.seq + 1;
+      }
+    }
+    this.clear();
+    this.store.deleteQueue(key);
+    let bytes = 0;
+    for (const [e, msg] of delivered) {
+      this.store.enqueue(key, e, msg);
+      bytes += msg.body.length;
+    }
+    return { messages: delivered.length, bytes };
   }
 
   /**

@@ -506,14 +506,16 @@ export class Queue {
   }
 
   /**
-   * queue.purge: removes every ready message. With none delivered and unacknowledged (and no
-   * per-message bookkeeping: deduplication, last-value), every stored entry of the queue is a
-   * ready one: the store drops them all at once (MessageStore.deleteQueue), reading no message
-   * back. Otherwise they are taken one by one, paged-out ones read back a window at a time.
+   * queue.purge: removes every ready message. Without per-message bookkeeping (deduplication,
+   * last-value) no ready message is read back: with none delivered and unacknowledged, every
+   * stored entry of the queue is a ready one and the store drops them all at once
+   * (MessageStore.deleteQueue); with some, the delivered ones are stored again under the queue's
+   * key before the rest are dropped (PagedReadyList.clearKeepingDelivered). Otherwise they are
+   * taken one by one, paged-out ones read back a window at a time.
    */
   purge(): number {
+    const count = this.ready.length;
     if (this.unackedCount === 0 && this.keyed === undefined) {
-      const count = this.ready.length;
       this.ready.clear();
       if (this.persistent.count > 0) {
         this.deps.store.deleteQueue(this.storeKey);
@@ -522,14 +524,20 @@ export class Queue {
       this.changed();
       return count;
     }
-    let count = 0;
+    const left = this.keyed === undefined ? this.ready.clearKeepingDelivered() : undefined;
+    if (left) {
+      this.persistent = { count: left.messages, bytes: left.bytes };
+      this.changed();
+      return count;
+    }
+    let taken = 0;
     for (let entry = this.ready.shift(); entry; entry = this.ready.shift()) {
       if (this.keyed !== undefined) this.keyed.gone(entry);
       if (entry.persisted) this.unstore(entry);
-      count++;
+      taken++;
     }
     this.changed();
-    return count;
+    return taken;
   }
 
   /**

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
-import type { ConfirmChannel } from 'amqplib';
+import type { ConfirmChannel, GetMessage } from 'amqplib';
 import { channel, confirmChannel, connect, consumeAll } from '../support/amqp.js';
 
 /**
@@ -134,6 +134,34 @@ describe('queue paging (durable queues beyond the memory window)', () => {
     const got: string[] = [];
     for (const q of ['deep-p', 'deep-d']) for (let m = await ch2.get(q, { noAck: true }); m; m = await ch2.get(q, { noAck: true })) got.push(m.content.toString());
     expect(got).to.deep.equal([String(deep), String(deep + 1), '0']);
+    await conn2.close();
+  });
+
+  it('purges a deep queue while messages are unacknowledged: they stay stored, and come back redelivered after a restart', async function () {
+    this.timeout(30_000);
+    const deep = 10_000;
+    const conn = await connect(broker.url);
+    const ch = await confirmChannel(conn);
+    await ch.assertQueue('deep-u', { durable: true });
+    await persist(ch, 'deep-u', 0, deep);
+    const held = [];
+    for (let i = 0; i < 3; i++) held.push((await ch.get('deep-u')) as GetMessage);
+    expect(held.map((m) => m.content.toString())).to.deep.equal(['0', '1', '2']);
+    expect((await ch.purgeQueue('deep-u')).messageCount).to.equal(deep - 3);
+    await persist(ch, 'deep-u', deep, deep + 2);
+    ch.ack(held[0]!);
+    ch.nack(held[1]!, false, true);
+    expect((await ch.checkQueue('deep-u')).messageCount).to.equal(3);
+    await conn.close(); // '2' was still unacknowledged: requeued
+    await broker.close();
+    broker = await start();
+    await broker.broker.store.messages.swept();
+    expect(broker.broker.store.messages.stats()).to.deep.equal({ messages: 4, entries: 4 });
+    const conn2 = await connect(broker.url);
+    const ch2 = await conn2.createChannel();
+    const after: Array<[string, boolean]> = [];
+    for (let m = await ch2.get('deep-u', { noAck: true }); m; m = await ch2.get('deep-u', { noAck: true })) after.push([m.content.toString(), m.fields.redelivered]);
+    expect(after).to.deep.equal([['1', true], ['2', true], [String(deep), false], [String(deep + 1), false]]);
     await conn2.close();
   });
 });
