@@ -16,6 +16,7 @@ import { makeTmpDir, removeDir } from './tmp-dir.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const writerScript = path.join(repoRoot, 'test/store/fixtures/store-writer.ts');
+const sweepScript = path.join(repoRoot, 'test/store/fixtures/sweep-writer.ts');
 
 interface ChildRun {
   lines: string[];
@@ -24,9 +25,9 @@ interface ChildRun {
   stderr: string;
 }
 
-/** Runs the writer fixture; `killWhen` is checked after each stdout line and SIGKILLs the child when true. */
-function runWriter(args: string[], opts: { killWhen?: (lines: string[]) => boolean; fileSizeLimitKiB?: number }): Promise<ChildRun> {
-  const nodeArgs = ['--import', 'tsx', writerScript, ...args];
+/** Runs the writer fixture (or `script`); `killWhen` is checked after each stdout line and SIGKILLs the child when true. */
+function runWriter(args: string[], opts: { script?: string; killWhen?: (lines: string[]) => boolean; fileSizeLimitKiB?: number }): Promise<ChildRun> {
+  const nodeArgs = ['--import', 'tsx', opts.script ?? writerScript, ...args];
   const child = opts.fileSizeLimitKiB
     ? spawn('bash', ['-c', `ulimit -f ${opts.fileSizeLimitKiB} && exec "$0" "$@"`, process.execPath, ...nodeArgs], { cwd: repoRoot })
     : spawn(process.execPath, nodeArgs, { cwd: repoRoot });
@@ -276,6 +277,24 @@ describe('LMDB store', () => {
     expect(s.verify().problems).to.deep.equal([]);
     expect(logs.join('\n')).not.to.match(/full check|disagree/);
     expect([s.messages.sweepsLeft, s.messages.readEntries('deep', 0, 10).map((e) => e.msgId)]).to.deep.equal([0, [fresh.id]]);
+  });
+
+  it('goes on with a sweep the process was SIGKILLed in the middle of, without a full check', async function () {
+    this.timeout(20_000);
+    const run = await runWriter([dataDir], { script: sweepScript, killWhen: (lines) => lines.filter((l) => l.startsWith('left')).length >= 5 });
+    expect(run.signal, run.stderr).to.equal('SIGKILL');
+    const left = Number(run.lines.filter((l) => l.startsWith('left')).at(-1)!.split(' ')[1]);
+    expect(left).to.be.above(10).and.below(5010);
+    const logs: string[] = [];
+    store = openLmdbStore(dataDir, { log: (m) => logs.push(m) });
+    expect(logs.join('\n')).to.match(/1 deleted queue\(s\) still to sweep/);
+    expect(logs.join('\n')).not.to.match(/full check|disagree/);
+    expect(store.verify().problems).to.deep.equal([]);
+    expect(store.messages.queues()).to.deep.equal(['keep']);
+    await store.messages.swept();
+    expect(store.messages.stats()).to.deep.equal({ messages: 10, entries: 10 });
+    expect(store.messages.readEntries('keep', 0, 100).map((e) => e.seq)).to.deep.equal([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(store.verify().problems).to.deep.equal([]);
   });
 
   it('stops sweeping when a commit fails, and goes on after resume()', async () => {
