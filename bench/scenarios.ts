@@ -266,8 +266,50 @@ export const other = (system: number, broker: number, clients: number) => Math.m
 
 // ---- publish ---------------------------------------------------------------------------------
 
+/**
+ * The round of a publish into a queue nobody consumes: the queue's depth rate ("into the
+ * queue") and the publishers' own rate, checking that the queue holds what they published.
+ */
+export async function publishRound(t: Target, o: BenchOptions, queue: string, publisher: PublishSpec): Promise<RoundOutcome> {
+  await resetQueue(t, queue, false);
+  const run = await windowRun(t, o, [publisher], [], false, queue);
+  const published = run.publishers[0]?.result?.total ?? 0;
+  if (published > 0) {
+    const depth = await awaitDepth(t, queue, published);
+    if (depth !== published) run.problems.push(`queue holds ${depth} of ${published} published messages`);
+  } else {
+    run.problems.push('nothing published');
+  }
+  await t.ch.deleteQueue(queue);
+  return outcome(run, { rate: run.depthRate, clientRate: sum(run.publishers.map((p) => rateOf(p.marks))) });
+}
+
+/**
+ * The round of confirmed persistent publishes into a durable queue: the publishers' summed
+ * rate, checking that every publish was confirmed and that the queue holds them all.
+ */
+export async function confirmRound(t: Target, o: BenchOptions, queue: string, publishers: PublishSpec[]): Promise<RoundOutcome> {
+  await resetQueue(t, queue, true);
+  const run = await windowRun(t, o, publishers, [], false);
+  let total = 0;
+  for (const p of run.publishers) {
+    const r = p.result;
+    if (!r) continue;
+    total += r.total;
+    if (r.nacked) run.problems.push(`${p.name}: ${r.nacked} publishes nacked`);
+    if ((r.confirmed ?? 0) + (r.nacked ?? 0) !== r.total) run.problems.push(`${p.name}: ${r.total - (r.confirmed ?? 0) - (r.nacked ?? 0)} of ${r.total} publishes never confirmed`);
+  }
+  if (total > 0) {
+    const depth = await awaitDepth(t, queue, total);
+    if (depth !== total) run.problems.push(`queue holds ${depth} of ${total} published messages`);
+  } else {
+    run.problems.push('nothing published');
+  }
+  await t.ch.deleteQueue(queue);
+  return outcome(run, { rate: sum(run.publishers.map((p) => rateOf(p.marks))) });
+}
+
 function transientPublish(size: number, name: string, label: string): Scenario {
-  const queue = `bench-${name}`;
   return {
     name,
     title: `transient publish, ${label} bodies, 1 publisher, no consumer`,
@@ -276,17 +318,7 @@ function transientPublish(size: number, name: string, label: string): Scenario {
       { key: 'clientRate', label: `publish ${label}, client side`, unit: 'msg/s', better: 'higher' },
     ],
     runsOnRef: true,
-    async round(t, o) {
-      await resetQueue(t, queue, false);
-      const run = await windowRun(t, o, [publishSpec(t, { routingKey: queue, size })], [], false, queue);
-      const published = run.publishers[0]?.result?.total ?? 0;
-      if (published > 0) {
-        const depth = await awaitDepth(t, queue, published);
-        if (depth !== published) run.problems.push(`queue holds ${depth} of ${published} published messages`);
-      }
-      await t.ch.deleteQueue(queue);
-      return outcome(run, { rate: run.depthRate, clientRate: sum(run.publishers.map((p) => rateOf(p.marks))) });
-    },
+    round: (t, o) => publishRound(t, o, `bench-${name}`, publishSpec(t, { routingKey: `bench-${name}`, size })),
   };
 }
 
@@ -297,19 +329,7 @@ function confirmedPublish(size: number, name: string, label: string): Scenario {
     title: `confirmed persistent publish, ${label} bodies, durable queue, window of 1000 unconfirmed`,
     metrics: [{ key: 'rate', label: `confirmed publish ${label}`, unit: 'msg/s', better: 'higher', targetRatio: 1.5 }],
     runsOnRef: true,
-    async round(t, o) {
-      await resetQueue(t, queue, true);
-      const run = await windowRun(t, o, [publishSpec(t, { routingKey: queue, size, persistent: true, confirmWindow: 1000 })], [], false);
-      const r = run.publishers[0]?.result;
-      if (r) {
-        if (r.nacked) run.problems.push(`${r.nacked} publishes nacked`);
-        if ((r.confirmed ?? 0) + (r.nacked ?? 0) !== r.total) run.problems.push(`${r.total - (r.confirmed ?? 0) - (r.nacked ?? 0)} of ${r.total} publishes never confirmed`);
-        const depth = await awaitDepth(t, queue, r.total);
-        if (depth !== r.total) run.problems.push(`queue holds ${depth} of ${r.total} published messages`);
-      }
-      await t.ch.deleteQueue(queue);
-      return outcome(run, { rate: rateOf(run.publishers[0]?.marks ?? []) });
-    },
+    round: (t, o) => confirmRound(t, o, queue, [publishSpec(t, { routingKey: queue, size, persistent: true, confirmWindow: 1000 })]),
   };
 }
 
@@ -368,16 +388,16 @@ const e2e: Scenario = {
   title: 'end-to-end: 1 publisher → queue → 1 consumer (ack each, prefetch 1000), 16 B, publisher ≤ 20k ahead',
   metrics: [{ key: 'rate', label: 'end-to-end', unit: 'msg/s', better: 'higher', targetRatio: 2 }],
   runsOnRef: true,
-  async round(t, o) {
-    const queue = 'bench-e2e';
-    await resetQueue(t, queue, false);
-    const run = await windowRun(t, o,
-      [publishSpec(t, { routingKey: queue, aheadLimit: 20000 })],
-      [consumeSpec(t, { queues: [queue], progress: true })], true);
-    await t.ch.deleteQueue(queue);
-    return outcome(run, { rate: rateOf(run.consumers[0]?.marks ?? []) });
-  },
+  round: (t, o) => e2eRound(t, o, 'bench-e2e', (queue) => publishSpec(t, { routingKey: queue, aheadLimit: 20000 }), (queue) => consumeSpec(t, { queues: [queue], progress: true })),
 };
+
+/** The round of one publisher → a queue → one consumer: the consumer's rate, every message delivered once. */
+export async function e2eRound(t: Target, o: BenchOptions, queue: string, publisher: (queue: string) => PublishSpec, consumer: (queue: string) => ConsumeSpec): Promise<RoundOutcome> {
+  await resetQueue(t, queue, false);
+  const run = await windowRun(t, o, [publisher(queue)], [consumer(queue)], true);
+  await t.ch.deleteQueue(queue);
+  return outcome(run, { rate: rateOf(run.consumers[0]?.marks ?? []) });
+}
 
 const latency: Scenario = {
   name: 'latency',
@@ -409,24 +429,25 @@ const fanout: Scenario = {
   title: 'fanout to 10 queues: 1 publisher (16 B, ≤ 5k ahead), 2 consumer processes × 5 queues, no-ack',
   metrics: [{ key: 'rate', label: 'fanout ×10 deliveries', unit: 'deliveries/s', better: 'higher', targetRatio: 2 }],
   runsOnRef: true,
-  async round(t, o) {
-    const ex = 'bench-fanout';
-    const queues = QUEUES10.map((i) => `bench-fanout-${i}`);
-    await t.ch.assertExchange(ex, 'fanout', { durable: false });
-    for (const q of queues) {
-      await resetQueue(t, q, false);
-      await t.ch.bindQueue(q, ex, '');
-    }
-    const run = await windowRun(t, o,
-      [publishSpec(t, { exchange: ex, aheadLimit: 5000, deliveriesPerMessage: 10 })],
-      [0, 1].map((k) => consumeSpec(t, { queues: queues.slice(k * 5, k * 5 + 5), noAck: true, progress: true })), true);
-    for (const q of queues) await t.ch.deleteQueue(q);
-    await t.ch.deleteExchange(ex);
-    return outcome(run, {
-      rate: sum(run.consumers.map((c) => rateOf(c.marks))),
-    });
-  },
+  round: (t, o) => fanoutRound(t, o, 'bench-fanout', (ex) => publishSpec(t, { exchange: ex, aheadLimit: 5000, deliveriesPerMessage: 10 }), (queues) => consumeSpec(t, { queues, noAck: true, progress: true })),
 };
+
+/**
+ * The round of a fanout exchange (`name`) to 10 queues: one publisher, two consumer processes
+ * of 5 queues each; the deliveries per second of both, every delivery made once.
+ */
+export async function fanoutRound(t: Target, o: BenchOptions, name: string, publisher: (exchange: string) => PublishSpec, consumer: (queues: string[]) => ConsumeSpec): Promise<RoundOutcome> {
+  const queues = QUEUES10.map((i) => `${name}-${i}`);
+  await t.ch.assertExchange(name, 'fanout', { durable: false });
+  for (const q of queues) {
+    await resetQueue(t, q, false);
+    await t.ch.bindQueue(q, name, '');
+  }
+  const run = await windowRun(t, o, [publisher(name)], [0, 1].map((k) => consumer(queues.slice(k * 5, k * 5 + 5))), true);
+  for (const q of queues) await t.ch.deleteQueue(q);
+  await t.ch.deleteExchange(name);
+  return outcome(run, { rate: sum(run.consumers.map((c) => rateOf(c.marks))) });
+}
 
 export const TOPIC_EX = 'bench-topic';
 export const topicQueues = QUEUES10.map((i) => `bench-topic-${i}`);
@@ -470,14 +491,15 @@ const topic: Scenario = {
   runsOnRef: true,
   setupTarget: setupTopic10k,
   teardownRef: teardownTopic10k,
-  async round(t, o) {
-    for (const q of topicQueues) await t.ch.purgeQueue(q);
-    const run = await windowRun(t, o,
-      [publishSpec(t, { exchange: TOPIC_EX, routingKey: 'topic10k', aheadLimit: 20000 })],
-      [0, 1].map((k) => consumeSpec(t, { queues: topicQueues.slice(k * 5, k * 5 + 5), noAck: true, progress: true })), true);
-    return outcome(run, { rate: sum(run.consumers.map((c) => rateOf(c.marks))) });
-  },
+  round: (t, o) => topicRound(t, o, publishSpec(t, { exchange: TOPIC_EX, routingKey: 'topic10k', aheadLimit: 20000 }), (queues) => consumeSpec(t, { queues, noAck: true, progress: true })),
 };
+
+/** The round of the topic exchange set up by setupTopic10k: one publisher, two consumer processes of 5 queues each. */
+export async function topicRound(t: Target, o: BenchOptions, publisher: PublishSpec, consumer: (queues: string[]) => ConsumeSpec): Promise<RoundOutcome> {
+  for (const q of topicQueues) await t.ch.purgeQueue(q);
+  const run = await windowRun(t, o, [publisher], [0, 1].map((k) => consumer(topicQueues.slice(k * 5, k * 5 + 5))), true);
+  return outcome(run, { rate: sum(run.consumers.map((c) => rateOf(c.marks))) });
+}
 
 // ---- deduplication exchange ----------------------------------------------------------------
 
