@@ -16,9 +16,19 @@ import { LIMITS_NAME, limitsOf, validateVhostLimits, VHOST_LIMITS } from './vhos
  * registers a runtime_parameter module: its parameters are stored, listed, exported and
  * recovered here; the component validates values and acts on changes.
  */
+/**
+ * Who sets a parameter: rabbit_runtime_parameters hands a component's validation the #user{}
+ * of an HTTP request, and `none` for definitions imports and recovery (undefined here).
+ */
+export interface ActingUser {
+  readonly name: string;
+  /** RabbitMQ's check_vhost_access: the vhost exists and the user holds a permission entry there. */
+  mayAccessVhost(vhost: string): boolean;
+}
+
 export interface ParameterComponent {
   /** The errors, in RabbitMQ's print order; may throw ParameterValidationError / ParameterInternalError. */
-  validate(vhost: string, name: string, value: JsonValue): ErrorParts[];
+  validate(vhost: string, name: string, value: JsonValue, user: ActingUser | undefined): ErrorParts[];
   /** The parameter was set (also at recovery). */
   notify(vhost: string, name: string, value: JsonValue): void;
   /** The parameter was cleared (deleted, its vhost deleted, broker reset). */
@@ -96,10 +106,10 @@ export class RuntimeParameters {
    * the vhost must exist (VHostNotFoundError, 404 vhost_not_found, before the body is looked
    * at), the body must hold "value" (400 "[{key_missing,value}]"), then put().
    */
-  putBody(component: string, vhost: string, name: string, body: Record<string, unknown>): 'created' | 'updated' {
+  putBody(component: string, vhost: string, name: string, body: Record<string, unknown>, user?: ActingUser): 'created' | 'updated' {
     if (!this.deps.vhosts.has(vhost)) throw new VHostNotFoundError(vhost);
     if (!('value' in body) || body['value'] === undefined) throw keyMissing('value');
-    return this.put(component, vhost, name, body['value']);
+    return this.put(component, vhost, name, body['value'], user);
   }
 
   /**
@@ -108,17 +118,18 @@ export class RuntimeParameters {
    * (400: "policies may not be set using this method" for the policy component, "Validation
    * failed…" for an unknown component or a value the component refuses) or
    * ParameterInternalError (500: a vhost-limits parameter not named `limits`, or a value that
-   * crashes RabbitMQ's policy validators).
+   * crashes RabbitMQ's policy validators). `user` is who sets it (an HTTP request's user; none
+   * for imports): a component may check what that user may do (ActingUser).
    */
-  put(component: string, vhost: string, name: string, value: unknown): 'created' | 'updated' {
+  put(component: string, vhost: string, name: string, value: unknown, user?: ActingUser): 'created' | 'updated' {
     const v = this.deps.vhosts.get(vhost);
     if (!v) throw new VHostNotFoundError(vhost);
-    return this.set(v, component, name, storedValue(value));
+    return this.set(v, component, name, storedValue(value), user);
   }
 
-  private set(v: VHost, component: string, name: string, value: JsonValue): 'created' | 'updated' {
+  private set(v: VHost, component: string, name: string, value: JsonValue, user?: ActingUser): 'created' | 'updated' {
     if (component === 'policy') throw new ParameterValidationError('policies may not be set using this method', true);
-    const errors = this.validate(component, name, value);
+    const errors = this.validate(component, name, value, user);
     if (errors.length > 0) throw new ParameterValidationError(validationFailedText(errors), true);
     if (component === OPERATOR_POLICY_COMPONENT) {
       const input = policyInputOf(value as Record<string, JsonValue>);
@@ -153,10 +164,10 @@ export class RuntimeParameters {
   }
 
   /** The component's validation (rabbit_runtime_parameters:set_any0), errors in print order. */
-  private validate(component: string, name: string, value: JsonValue): ErrorParts[] {
+  private validate(component: string, name: string, value: JsonValue, user: ActingUser | undefined): ErrorParts[] {
     if (component === VHOST_LIMITS) return validateVhostLimits(name, value);
     const registered = this.components.get(component);
-    if (registered) return registered.validate('', name, value);
+    if (registered) return registered.validate('', name, value, user);
     if (component === OPERATOR_POLICY_COMPONENT) {
       try {
         return validatePolicyParameter('operator-policy', name, value);
@@ -209,7 +220,7 @@ export class RuntimeParameters {
           continue;
         }
         if (r.component === 'policy') throw new ParameterValidationError('policies may not be set using this method', true);
-        const errors = this.validate(r.component, r.name, value);
+        const errors = this.validate(r.component, r.name, value, undefined);
         if (errors.length > 0) throw new ParameterValidationError(validationFailedText(errors), true);
         throw new VHostNotFoundError(r.vhost);
       } catch (e) {
@@ -241,7 +252,7 @@ export class RuntimeParameters {
       if (registered) {
         let valid = false;
         try {
-          valid = registered.validate(r.vhost, r.name, r.value).length === 0;
+          valid = registered.validate(r.vhost, r.name, r.value, undefined).length === 0;
         } catch {
           // refused: skipped below
         }

@@ -7,6 +7,7 @@
  */
 import { binary, list, type ErlTerm } from '../erlang/term.js';
 import { ParameterInternalError, ParameterValidationError } from '../parameters/errors.js';
+import type { ActingUser } from '../parameters/runtime-parameters.js';
 import { proplistErrors, s, type Constraint, type ErrorParts, type Validator } from '../parameters/parameter-validation.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../parameters/value.js';
 import { jsonTerm } from '../policy/json-term.js';
@@ -56,11 +57,18 @@ const deleteAfter: Validator = (k, v) =>
   v === 'never' || v === 'queue-length' || (typeof v === 'number' && Number.isInteger(v) && v >= 0)
     ? undefined
     : [`${s(k)} should be a number greater than or equal to 0, "never" or "queue-length", actually was `, p(v)];
-const uri: Validator = (k, v) => {
+/**
+ * rabbit_shovel_util:validate_uri/3: each URI parses, and a direct one (`amqp://` without a host:
+ * the broker itself, with every permission) names a vhost that exists and that the user who sets
+ * the shovel may open; without a user (definitions imports, recovery) it is not checked.
+ */
+const uriOf = (user: ActingUser | undefined): Validator => (k, v) => {
   const one = (u: JsonValue): ErrorParts | undefined => {
     if (typeof u !== 'string') return [`${s(k)} should be binary, actually was `, p(u)];
     const parsed = parseAmqpUri(u);
-    return isUriError(parsed) ? [`"${s(u)}" not a valid URI: `, { p: parsed.term }] : undefined;
+    if (isUriError(parsed)) return [`"${s(u)}" not a valid URI: `, { p: parsed.term }];
+    if (user && parsed.host === undefined && !user.mayAccessVhost(parsed.vhost)) return [`user "${s(user.name)}" may not connect to vhost "${s(parsed.vhost)}"`];
+    return undefined;
   };
   if (typeof v === 'string') return one(v);
   if (!Array.isArray(v)) return [`${s(k)} should be list, actually was `, p(v)];
@@ -74,41 +82,44 @@ const uri: Validator = (k, v) => {
 const table: Validator = (k, v) => (isJsonObject(v) ? undefined : [`${s(k)} not a list `, p(v)]);
 const properties: Validator = (k, v) => (isJsonObject(v) ? undefined : [`${s(k)} not a list `, p(v)]);
 
-/** shovel_validation() ++ amqp091_src_validation() ++ amqp091_dest_validation(), in that order. */
-const CONSTRAINTS: readonly Constraint[] = [
-  { key: 'reconnect-delay', validate: number },
-  { key: 'ack-mode', validate: oneOf(['no-ack', 'on-publish', 'on-confirm']) },
-  { key: 'src-protocol', validate: oneOf(['amqp10', 'amqp091']) },
-  { key: 'dest-protocol', validate: oneOf(['amqp10', 'amqp091']) },
-  { key: 'src-uri', validate: uri, mandatory: true },
-  { key: 'src-exchange', validate: bin },
-  { key: 'src-exchange-key', validate: bin },
-  { key: 'src-queue', validate: bin },
-  { key: 'src-queue-args', validate: table },
-  { key: 'src-consumer-args', validate: table },
-  { key: 'prefetch-count', validate: number },
-  { key: 'src-prefetch-count', validate: number },
-  { key: 'delete-after', validate: deleteAfter },
-  { key: 'src-delete-after', validate: deleteAfter },
-  { key: 'dest-uri', validate: uri, mandatory: true },
-  { key: 'dest-exchange', validate: bin },
-  { key: 'dest-exchange-key', validate: bin },
-  { key: 'dest-queue', validate: queueName },
-  { key: 'dest-queue-args', validate: table },
-  { key: 'add-forward-headers', validate: bool },
-  { key: 'add-timestamp-header', validate: bool },
-  { key: 'dest-add-forward-headers', validate: bool },
-  { key: 'dest-add-timestamp-header', validate: bool },
-  { key: 'publish-properties', validate: properties },
-  { key: 'dest-publish-properties', validate: properties },
-];
+/** shovel_validation() ++ amqp091_src_validation(User) ++ amqp091_dest_validation(User), in that order. */
+const constraints = (user: ActingUser | undefined): readonly Constraint[] => {
+  const uri = uriOf(user);
+  return [
+    { key: 'reconnect-delay', validate: number },
+    { key: 'ack-mode', validate: oneOf(['no-ack', 'on-publish', 'on-confirm']) },
+    { key: 'src-protocol', validate: oneOf(['amqp10', 'amqp091']) },
+    { key: 'dest-protocol', validate: oneOf(['amqp10', 'amqp091']) },
+    { key: 'src-uri', validate: uri, mandatory: true },
+    { key: 'src-exchange', validate: bin },
+    { key: 'src-exchange-key', validate: bin },
+    { key: 'src-queue', validate: bin },
+    { key: 'src-queue-args', validate: table },
+    { key: 'src-consumer-args', validate: table },
+    { key: 'prefetch-count', validate: number },
+    { key: 'src-prefetch-count', validate: number },
+    { key: 'delete-after', validate: deleteAfter },
+    { key: 'src-delete-after', validate: deleteAfter },
+    { key: 'dest-uri', validate: uri, mandatory: true },
+    { key: 'dest-exchange', validate: bin },
+    { key: 'dest-exchange-key', validate: bin },
+    { key: 'dest-queue', validate: queueName },
+    { key: 'dest-queue-args', validate: table },
+    { key: 'add-forward-headers', validate: bool },
+    { key: 'add-timestamp-header', validate: bool },
+    { key: 'dest-add-forward-headers', validate: bool },
+    { key: 'dest-add-timestamp-header', validate: bool },
+    { key: 'publish-properties', validate: properties },
+    { key: 'dest-publish-properties', validate: properties },
+  ];
+};
 
 /**
  * rabbit_shovel_parameters:validate/5. A value that is not an object, or a src-protocol or
  * dest-protocol that is neither amqp091 nor amqp10, crashes RabbitMQ's validator (500):
  * ParameterInternalError. AMQP 1.0 shovels are refused (Warren speaks AMQP 0-9-1 only).
  */
-export function validateShovel(name: string, value0: JsonValue): ErrorParts[] {
+export function validateShovel(name: string, value0: JsonValue, user?: ActingUser): ErrorParts[] {
   // A top-level {} is kept as [] (src/parameters/value.ts): the empty proplist.
   const value = Array.isArray(value0) && value0.length === 0 ? {} : value0;
   if (!isJsonObject(value)) throw new ParameterInternalError('a shovel definition must be an object');
@@ -125,7 +136,7 @@ export function validateShovel(name: string, value0: JsonValue): ErrorParts[] {
   const da = value['src-delete-after'] ?? value['delete-after'];
   if (typeof da === 'number' && Number.isInteger(da) && value['ack-mode'] === 'no-ack') errors.push(["Cannot specify 'no-ack' and numerical 'delete-after'"]);
   if (has('dest-exchange') && has('dest-queue')) errors.push(["Cannot specify 'dest-exchange' and 'dest-queue'"]);
-  return [...errors, ...proplistErrors(name, CONSTRAINTS, value)];
+  return [...errors, ...proplistErrors(name, constraints(user), value)];
 }
 
 const uris = (v: JsonValue | undefined): string[] => (typeof v === 'string' ? [v] : Array.isArray(v) ? (v as string[]) : []);

@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
-import type { ParameterComponent } from '../parameters/runtime-parameters.js';
+import type { ActingUser, ParameterComponent } from '../parameters/runtime-parameters.js';
 import type { JsonValue } from '../parameters/value.js';
 import { isUriError, parseAmqpUri } from './amqp-uri.js';
 import { shovelDefinition, validateShovel, type ShovelDefinition } from './shovel-parameters.js';
@@ -44,8 +44,8 @@ export class Shovels implements ParameterComponent {
 
   // ---- the runtime parameter component ---------------------------------------------------------
 
-  validate(_vhost: string, name: string, value: JsonValue) {
-    return validateShovel(name, value);
+  validate(_vhost: string, name: string, value: JsonValue, user: ActingUser | undefined) {
+    return validateShovel(name, value, user);
   }
 
   /** rabbit_shovel_dyn_worker_sup_sup:adjust: a new or changed definition (re)starts its worker. */

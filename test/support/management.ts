@@ -16,6 +16,8 @@ export interface RecordedRequest {
   method: string;
   path: string;
   body?: unknown;
+  /** Made as this user, whose password is its name (default guest). */
+  user?: string;
   status: number;
   response: unknown;
 }

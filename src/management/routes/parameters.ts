@@ -4,6 +4,7 @@
  * broker's runtime parameters, vhost limits and global parameters (src/parameters).
  */
 import { ParameterInternalError, ParameterValidationError } from '../../parameters/errors.js';
+import type { ActingUser } from '../../parameters/runtime-parameters.js';
 import { VHostNotFoundError } from '../../policy/policy-operations.js';
 import { PolicyInternalError, PolicyValidationError } from '../../policy/validation.js';
 import { badRequest, HttpError, noContent, notFound, objectNotFound, ok, type Reply } from '../http.js';
@@ -46,7 +47,8 @@ export const parameterRoutes: Route[] = [
     GET: (ctx) => found(ctx, run(() => ctx.broker.parameters.get(p(ctx, 'component'), p(ctx, 'vhost'), p(ctx, 'name')))),
     PUT: async (ctx) => {
       const body = await ctx.body();
-      return done(run(() => ctx.broker.parameters.putBody(p(ctx, 'component'), p(ctx, 'vhost'), p(ctx, 'name'), body)));
+      const user: ActingUser = { name: ctx.user.name, mayAccessVhost: (vhost) => ctx.broker.access.mayAccessVhost(ctx.user.name, vhost) };
+      return done(run(() => ctx.broker.parameters.putBody(p(ctx, 'component'), p(ctx, 'vhost'), p(ctx, 'name'), body, user)));
     },
     DELETE: (ctx) => {
       if (!run(() => ctx.broker.parameters.delete(p(ctx, 'component'), p(ctx, 'vhost'), p(ctx, 'name')))) throw objectNotFound();
