@@ -18,7 +18,14 @@ export type Validator = (key: string, value: JsonValue) => ErrorParts | undefine
 
 export interface Constraint {
   key: string;
-  validate: Validator;
+  /** The value's validator; or, with `nested`, none: the value is a proplist of its own. */
+  validate?: Validator;
+  /**
+   * The value is itself a proplist with these constraints (a validator that calls proplist/3,
+   * such as rabbit_shovel_parameters:validate_properties/2): its errors, in their own order,
+   * take this constraint's place.
+   */
+  nested?: readonly Constraint[];
   /** A mandatory key that is absent is an error ("Key \"k\" not found in name"); default optional. */
   mandatory?: boolean;
 }
@@ -53,8 +60,13 @@ export function proplistErrors(name: string, constraints: readonly Constraint[],
       if (c.mandatory) results.unshift([`Key "${s(c.key)}" not found in ${s(name)}`]);
       continue;
     }
-    const err = c.validate(c.key, items[i]!.value);
+    const v = items[i]!.value;
     items.splice(i, 1);
+    if (c.nested) {
+      results.unshift(...proplistErrors(c.key, c.nested, v));
+      continue;
+    }
+    const err = c.validate?.(c.key, v);
     if (err) results.unshift(err);
   }
   if (items.length > 0) results.unshift(['Unrecognised terms ', { p: list(items.map((item) => item.term)) }, ` in ${s(name)}`]);

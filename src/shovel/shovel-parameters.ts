@@ -38,6 +38,8 @@ export interface ShovelDefinition {
   addTimestampHeader: boolean;
   /** Seconds. */
   reconnectDelay: number;
+  /** Basic properties set on every message published (`dest-publish-properties`), by P_basic field name. */
+  publishProperties: Readonly<Record<string, string | number>>;
 }
 
 const p = (v: JsonValue): { p: ErlTerm } => ({ p: jsonTerm(v) });
@@ -80,7 +82,25 @@ const uriOf = (user: ActingUser | undefined): Validator => (k, v) => {
 };
 /** Queue and consumer arguments: a table (the keys RabbitMQ knows are not checked here). */
 const table: Validator = (k, v) => (isJsonObject(v) ? undefined : [`${s(k)} not a list `, p(v)]);
-const properties: Validator = (k, v) => (isJsonObject(v) ? undefined : [`${s(k)} not a list `, p(v)]);
+/**
+ * rabbit_shovel_parameters:validate_properties/2: the basic properties a shovel sets on what it
+ * publishes (`dest-publish-properties`), by their P_basic field names.
+ */
+const PUBLISH_PROPERTIES: readonly Constraint[] = [
+  { key: 'content_type', validate: bin },
+  { key: 'content_encoding', validate: bin },
+  { key: 'delivery_mode', validate: number },
+  { key: 'priority', validate: number },
+  { key: 'correlation_id', validate: bin },
+  { key: 'reply_to', validate: bin },
+  { key: 'expiration', validate: bin },
+  { key: 'message_id', validate: bin },
+  { key: 'timestamp', validate: number },
+  { key: 'type', validate: bin },
+  { key: 'user_id', validate: bin },
+  { key: 'app_id', validate: bin },
+  { key: 'cluster_id', validate: bin },
+];
 
 /** shovel_validation() ++ amqp091_src_validation(User) ++ amqp091_dest_validation(User), in that order. */
 const constraints = (user: ActingUser | undefined): readonly Constraint[] => {
@@ -109,8 +129,8 @@ const constraints = (user: ActingUser | undefined): readonly Constraint[] => {
     { key: 'add-timestamp-header', validate: bool },
     { key: 'dest-add-forward-headers', validate: bool },
     { key: 'dest-add-timestamp-header', validate: bool },
-    { key: 'publish-properties', validate: properties },
-    { key: 'dest-publish-properties', validate: properties },
+    { key: 'publish-properties', nested: PUBLISH_PROPERTIES },
+    { key: 'dest-publish-properties', nested: PUBLISH_PROPERTIES },
   ];
 };
 
@@ -146,6 +166,7 @@ const str = (v: JsonValue | undefined): string | undefined => (typeof v === 'str
 export function shovelDefinition(vhost: string, name: string, value: JsonValue): ShovelDefinition {
   const v = value as JsonObject;
   const bool = (k: string, legacy: string): boolean => (v[k] ?? v[legacy] ?? false) === true;
+  const publishProperties = v['dest-publish-properties'] ?? v['publish-properties'];
   return {
     vhost,
     name,
@@ -163,5 +184,6 @@ export function shovelDefinition(vhost: string, name: string, value: JsonValue):
     addForwardHeaders: bool('dest-add-forward-headers', 'add-forward-headers'),
     addTimestampHeader: bool('dest-add-timestamp-header', 'add-timestamp-header'),
     reconnectDelay: (v['reconnect-delay'] ?? 5) as number,
+    publishProperties: isJsonObject(publishProperties) ? (publishProperties as Record<string, string | number>) : {},
   };
 }

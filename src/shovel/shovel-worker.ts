@@ -213,6 +213,8 @@ export class ShovelWorker {
       conn.on('error', () => {});
       conn.on('close', (err?: Error) => this.lost?.(err ? closeReason(err, name) : `"${name} connection failed"`));
     }
+    const unsendable = unsendableProperty(def.publishProperties);
+    if (unsendable) throw new Error(`dest-publish-properties: ${unsendable}`);
     // Destination first (rabbit_shovel_worker: init_dest before init_source).
     if (def.destQueue !== undefined) await ensureQueue(dest.conn, def.destQueue);
     const onConfirm = def.ackMode === 'on-confirm';
@@ -263,7 +265,7 @@ export class ShovelWorker {
         remainingUnacked--;
         const exchange = def.destQueue !== undefined ? '' : (def.destExchange ?? msg.fields.exchange);
         const routingKey = def.destQueue ?? def.destExchangeKey ?? msg.fields.routingKey;
-        const props = publishOptions(msg, forwardTable, def.addTimestampHeader, this.deps.clock);
+        const props = publishOptions(msg, def.publishProperties, forwardTable, def.addTimestampHeader, this.deps.clock);
         this.counts.forwarded++;
         let room: boolean;
         if (onConfirm) {
@@ -355,8 +357,47 @@ function forwardHeaderTable(def: ShovelDefinition, clusterName: string, srcUri: 
   return t;
 }
 
-/** The delivered message's properties as publish options, with the forwarding headers added. */
-function publishOptions(msg: ConsumeMessage, forward: Record<string, string> | undefined, timestamp: boolean, clock: Clock): Options.Publish {
+/**
+ * dest-publish-properties' P_basic field names as amqplib's publish options. cluster_id has
+ * none: amqplib does not send it (it is deprecated in AMQP 0-9-1).
+ */
+const PUBLISH_OPTIONS: Readonly<Record<string, keyof Options.Publish>> = {
+  content_type: 'contentType',
+  content_encoding: 'contentEncoding',
+  delivery_mode: 'deliveryMode',
+  priority: 'priority',
+  correlation_id: 'correlationId',
+  reply_to: 'replyTo',
+  expiration: 'expiration',
+  message_id: 'messageId',
+  timestamp: 'timestamp',
+  type: 'type',
+  user_id: 'userId',
+  app_id: 'appId',
+};
+
+/**
+ * Why a validated dest-publish-properties value cannot go on the wire (a shortstr over 255
+ * bytes, an octet or a timestamp out of range), or undefined. RabbitMQ's validation lets such
+ * values through and its shovel then fails as it publishes; Warren's session fails before it
+ * consumes (amqplib would throw in the middle of a delivery), and is retried like any failure.
+ */
+function unsendableProperty(props: Readonly<Record<string, string | number>>): string | undefined {
+  for (const [k, v] of Object.entries(props)) {
+    if (typeof v === 'string') {
+      if (Buffer.byteLength(v) > 255) return `${k} is longer than 255 bytes`;
+    } else if (k === 'timestamp') {
+      if (!Number.isSafeInteger(v) || v < 0) return `${k} ${v} is not a timestamp`;
+    } else if (!(v >= 0 && v <= 255)) return `${k} ${v} is out of range (0-255)`;
+  }
+  return undefined;
+}
+
+/**
+ * The delivered message's properties as publish options: dest-publish-properties set over them
+ * (rabbit_shovel_parameters:set_properties), then the forwarding headers added.
+ */
+function publishOptions(msg: ConsumeMessage, set: Readonly<Record<string, string | number>>, forward: Record<string, string> | undefined, timestamp: boolean, clock: Clock): Options.Publish {
   const p = msg.properties;
   const o: Options.Publish = {};
   if (p.contentType !== undefined) o.contentType = p.contentType;
@@ -371,6 +412,10 @@ function publishOptions(msg: ConsumeMessage, forward: Record<string, string> | u
   if (p.type !== undefined) o.type = p.type;
   if (p.userId !== undefined) o.userId = p.userId;
   if (p.appId !== undefined) o.appId = p.appId;
+  for (const [k, v] of Object.entries(set)) {
+    const option = PUBLISH_OPTIONS[k];
+    if (option) (o as Record<string, unknown>)[option] = v;
+  }
   let headers = p.headers as Record<string, unknown> | undefined;
   if (forward || timestamp) {
     headers = { ...(headers ?? {}) };

@@ -33,7 +33,7 @@ describe('shovel parameters: /api/parameters/shovel replayed from RabbitMQ 3.10.
         expect(JSON.stringify(res.json ?? null), label).to.equal(JSON.stringify(s.response));
         compared++;
       }
-      expect(compared).to.equal(64);
+      expect(compared).to.equal(72);
     } finally {
       await running.close();
     }

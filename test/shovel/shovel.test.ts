@@ -155,6 +155,61 @@ describe('shovels between two Warrens', function () {
   });
 });
 
+describe('shovels: dest-publish-properties', function () {
+  this.timeout(30_000);
+  let a: RunningBroker;
+  let b: RunningBroker;
+  before(async () => {
+    a = await startBroker({ port: 0, managementPort: 0, ...silent });
+    b = await startBroker({ port: 0, managementPort: 0, ...silent });
+  });
+  after(async () => {
+    await a.close();
+    await b.close();
+  });
+
+  it('are set over the message\'s own properties, its headers kept, as RabbitMQ 3.10.8 sets them', async () => {
+    const c = await amqp.connect(a.url);
+    const ch = await c.createConfirmChannel();
+    await ch.assertQueue('pp-src', { durable: true });
+    ch.sendToQueue('pp-src', Buffer.from('hello'), { contentType: 'a/b', priority: 3, headers: { h: 'v' }, appId: 'orig' });
+    await ch.waitForConfirms();
+    await c.close();
+    const set = {
+      delivery_mode: 2, app_id: 'shov', content_type: 'x/y', priority: 7, message_id: 'm-1', timestamp: 1700000000, type: 't',
+      user_id: 'guest', correlation_id: 'c', reply_to: 'r', expiration: '60000', content_encoding: 'e',
+    };
+    await putShovel(a, 'pp', { 'src-uri': 'amqp://', 'src-queue': 'pp-src', 'dest-uri': `amqp://guest:guest@127.0.0.1:${b.port}`, 'dest-queue': 'pp-dst', 'dest-publish-properties': set });
+    await b.until.queueLength('pp-dst', 1);
+    const bc = await amqp.connect(b.url);
+    const m = await (await bc.createChannel()).get('pp-dst', { noAck: true });
+    await bc.close();
+    // What RabbitMQ's shovel delivered for the same message and definition (management API, /get).
+    expect(m && m.properties).to.deep.include({
+      appId: 'shov', userId: 'guest', type: 't', timestamp: 1700000000, messageId: 'm-1', expiration: '60000', replyTo: 'r',
+      correlationId: 'c', priority: 7, deliveryMode: 2, headers: { h: 'v' }, contentEncoding: 'e', contentType: 'x/y',
+    });
+    await call(a.managementUrl!, 'DELETE', '/api/parameters/shovel/%2F/pp');
+  });
+
+  it('a value that cannot go on the wire fails each session before it consumes, and the broker goes on', async () => {
+    const c = await amqp.connect(a.url);
+    const ch = await c.createConfirmChannel();
+    await ch.assertQueue('pp-bad', { durable: true });
+    ch.sendToQueue('pp-bad', Buffer.from('kept'));
+    await ch.waitForConfirms();
+    await putShovel(a, 'bad', { 'src-uri': 'amqp://', 'src-queue': 'pp-bad', 'dest-uri': `amqp://guest:guest@127.0.0.1:${b.port}`, 'dest-queue': 'pp-none', 'dest-publish-properties': { priority: 300 } });
+    const w = a.broker.shovels.get('/', 'bad')!;
+    await new Promise<void>((resolve) => {
+      const stop = w.watch(() => w.counts.restarts >= 1 && (stop(), resolve()));
+    });
+    expect([w.current.state, w.counts.forwarded]).to.deep.equal(['starting', 0]);
+    expect((await ch.checkQueue('pp-bad')).messageCount).to.equal(1);
+    await c.close();
+    await call(a.managementUrl!, 'DELETE', '/api/parameters/shovel/%2F/bad');
+  });
+});
+
 describe('shovels: reconnection on the injected clock, and restart with the broker', function () {
   this.timeout(30_000);
 
