@@ -181,7 +181,7 @@ export class Broker implements BrokerContext, PrometheusSource {
       log: this.log,
       loopbackUsers: this.config.loopbackUsers,
       vhostExists: (name) => this.vhosts.has(name),
-      onUserDeleted: (user) => this.forceClose((conn) => conn.username === user, `user '${user}' is deleted`),
+      onUserDeleted: (user) => this.forceClose((conn) => conn.username === user && !conn.direct, `user '${user}' is deleted`),
     });
     this.loadDefinitions();
     this.policies = new PolicyOperations(this.vhosts, this.store.metadata, this.log);
@@ -193,6 +193,7 @@ export class Broker implements BrokerContext, PrometheusSource {
       node: () => this.identity.node,
       clusterName: () => this.identity.cluster,
       clearParameter: (vhost, name) => this.parameters.delete(SHOVEL_COMPONENT, vhost, name),
+      directSecret: this.access.directSecret,
     });
     this.parameters.register(SHOVEL_COMPONENT, this.shovels);
     this.onVhostDeleted((name) => this.parameters.vhostDeleted(name));

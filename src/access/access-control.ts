@@ -1,3 +1,4 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Logger } from '../log.js';
 import type { DefinitionRecord, MetadataStore } from '../store/metadata-store.js';
 import { Authorizer } from './authorizer.js';
@@ -40,6 +41,12 @@ export interface UserSpec {
   /** Replaces the user's limits; undefined keeps them (a new user has none). */
   limits?: UserLimits;
 }
+
+/**
+ * The user a direct connection without credentials runs as: RabbitMQ names its
+ * rabbit_auth_backend_dummy user `none` (GET /api/connections shows it).
+ */
+export const DIRECT_USER = 'none';
 
 /** A logged-in user as the management API sees one (its ManagementUser). */
 export interface AuthenticatedUser {
@@ -149,6 +156,20 @@ export class AccessControl {
   /** RabbitMQ's loopback_users rule: whether username may log in from remoteAddress. */
   loopbackAllows(username: string, remoteAddress: string): boolean {
     return !this.deps.loopbackUsers.includes(username) || isLoopbackAddress(remoteAddress);
+  }
+
+  /**
+   * The password of the broker's own direct connections: a shovel's `amqp://` without a host,
+   * which RabbitMQ opens inside the node (rabbit_direct) and Warren over its own listener.
+   * Random for this process; never stored, logged or shown.
+   */
+  readonly directSecret = randomBytes(32).toString('base64url');
+
+  /** Whether password is this process's direct secret (constant time). */
+  isDirectSecret(password: string): boolean {
+    const given = Buffer.from(password);
+    const secret = Buffer.from(this.directSecret);
+    return given.length === secret.length && timingSafeEqual(given, secret);
   }
 
   /** A password login from remoteAddress, as the management API checks HTTP basic auth. */
@@ -356,6 +377,11 @@ export class AccessControl {
   /** The checks of one connection: username on vhost, with a cache for the publish path. */
   authorizer(username: string, vhost: string): Authorizer {
     return new Authorizer(this, username, vhost);
+  }
+
+  /** The checks of a direct connection without a user (DIRECT_USER): every one passes. */
+  directAuthorizer(vhost: string): Authorizer {
+    return new Authorizer(this, DIRECT_USER, vhost, true);
   }
 
   // ---- internals ----------------------------------------------------------------------------

@@ -37,6 +37,11 @@ export class Authorizer {
     private readonly access: AccessControl,
     readonly username: string,
     readonly vhost: string,
+    /**
+     * The broker's own direct connection without a user (AccessControl.directAuthorizer): every
+     * check passes, any user_id too, as for RabbitMQ's rabbit_auth_backend_dummy user.
+     */
+    private readonly unrestricted = false,
   ) {}
 
   /** configure on a queue or exchange: declare and delete. */
@@ -69,12 +74,13 @@ export class Authorizer {
    * that user has the impersonator tag (rabbit_channel:check_user_id_header).
    */
   checkUserId(claimed: string | undefined): void {
-    if (claimed === undefined || claimed === this.username) return;
+    if (claimed === undefined || claimed === this.username || this.unrestricted) return;
     this.refresh();
     checkUserIdHeader(this.username, this.impersonator, claimed);
   }
 
   private check(permission: PermissionName, kind: 'queue' | 'exchange', name: string): void {
+    if (this.unrestricted) return;
     if (this.generation !== this.access.generation) this.refresh();
     const passed = (this.passed[permission] ??= new Set());
     // The default exchange is checked as 'amq.default' (rabbit_access_control), a name no
@@ -87,7 +93,7 @@ export class Authorizer {
   }
 
   private checkTopic(permission: 'write' | 'read', exchange: TopicExchangeRef, routingKey: string): void {
-    if (exchange.type.name !== 'topic') return;
+    if (exchange.type.name !== 'topic' || this.unrestricted) return;
     if (this.generation !== this.access.generation) this.refresh();
     const topics = (this.topics ??= new Map());
     let patterns = topics.get(exchange.name);

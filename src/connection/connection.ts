@@ -72,6 +72,8 @@ export class Connection implements HeartbeatPeer {
   /** The user's permission checks in the vhost (set with the vhost at connection.open). */
   access: Authorizer | undefined;
   username = '';
+  /** Logged in as DIRECT_USER with the broker's direct secret (a shovel's amqp://): no checks apply. */
+  direct = false;
   /**
    * connection.start-ok's client properties, kept encoded as a latin1 string: one small heap
    * object per connection instead of a table of objects holding views into the frame it came in

@@ -61,8 +61,6 @@ export interface WorkerDeps {
   onDone(): void;
 }
 
-const CLIENT_PROPERTIES = { connection_name: 'Shovel' };
-
 /** amqplib, loaded when the first shovel connects: a broker without shovels starts without it. */
 let client: Promise<typeof import('amqplib')> | undefined;
 function amqplib(): Promise<typeof import('amqplib')> {
@@ -158,7 +156,8 @@ export class ShovelWorker {
     let last: unknown;
     for (const uri of uris) {
       try {
-        const conn = await (await amqplib()).connect(this.deps.connectUri(uri), { clientProperties: CLIENT_PROPERTIES });
+        // rabbit_amqp091_shovel:get_connection_name: "Shovel <name>" (/api/connections, the UI).
+        const conn = await (await amqplib()).connect(this.deps.connectUri(uri), { clientProperties: { connection_name: `Shovel ${this.def.name}` } });
         return { conn, uri };
       } catch (e) {
         last = e;

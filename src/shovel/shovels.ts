@@ -7,6 +7,7 @@
  */
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
+import { DIRECT_USER } from '../access/access-control.js';
 import type { ActingUser, ParameterComponent } from '../parameters/runtime-parameters.js';
 import type { JsonValue } from '../parameters/value.js';
 import { isUriError, parseAmqpUri } from './amqp-uri.js';
@@ -22,6 +23,8 @@ export interface ShovelsDeps {
   clusterName(): string;
   /** Clears the shovel's parameter (src-delete-after reached). */
   clearParameter(vhost: string, name: string): void;
+  /** The password of the broker's direct connections (AccessControl.directSecret). */
+  directSecret: string;
 }
 
 /** One entry of /api/shovels, keys in RabbitMQ's order. */
@@ -96,15 +99,16 @@ export class Shovels implements ParameterComponent {
 
   /**
    * The URI amqplib opens for a shovel URI. `amqp://` with no host is RabbitMQ's direct
-   * connection to the local node; Warren connects to its own listener, as the URI's user or,
-   * without one, as guest/guest (RabbitMQ's direct connection needs no credentials).
+   * connection to the local node (rabbit_direct); Warren connects to its own listener with the
+   * direct secret: without a user as DIRECT_USER, which may do anything (any user_id too), with a
+   * user and no password as that user, unasked for a password; with both, as a client would.
    */
   private connectUri(uri: string): string {
     const p = parseAmqpUri(uri);
     if (isUriError(p) || p.host !== undefined) return uri;
     const local = this.local ?? { host: '127.0.0.1', port: 5672 };
-    const user = encodeURIComponent(p.username ?? 'guest');
-    const pass = encodeURIComponent(p.password ?? (p.username === undefined ? 'guest' : ''));
+    const user = encodeURIComponent(p.username ?? DIRECT_USER);
+    const pass = encodeURIComponent(p.password ?? this.deps.directSecret);
     const host = local.host.includes(':') ? `[${local.host}]` : local.host;
     return `${p.tls ? 'amqps' : 'amqp'}://${user}:${pass}@${host}:${local.port}/${encodeURIComponent(p.vhost)}${p.query ? `?${p.query}` : ''}`;
   }

@@ -210,6 +210,55 @@ describe('shovels: dest-publish-properties', function () {
   });
 });
 
+describe('shovels: direct connections (amqp:// without a host)', function () {
+  this.timeout(30_000);
+  let a: RunningBroker;
+  const admin = { user: 'admin', password: 'admin' };
+  const api = (method: string, path: string, body?: unknown) => call(a.managementUrl!, method, path, body === undefined ? admin : { ...admin, body });
+  before(async () => {
+    a = await startBroker({ port: 0, managementPort: 0, ...silent });
+    await call(a.managementUrl!, 'PUT', '/api/users/admin', { body: { password: 'admin', tags: 'administrator' } });
+    await call(a.managementUrl!, 'PUT', '/api/users/bob', { body: { password: 'bob', tags: '' } });
+    for (const u of ['admin', 'bob']) await call(a.managementUrl!, 'PUT', `/api/permissions/%2F/${u}`, { body: { configure: '.*', write: '.*', read: '.*' } });
+    // Without guest, as production brokers run: RabbitMQ's direct connection needs no user.
+    expect((await api('DELETE', '/api/users/guest')).status).to.equal(204);
+  });
+  after(async () => {
+    await a.close();
+  });
+  const urlOf = (user: string) => a.url.replace('guest:guest', `${user}:${user}`);
+
+  it('run as the user RabbitMQ calls none, which may do anything: messages keep a user_id their publisher set', async () => {
+    const c = await amqp.connect(urlOf('bob'));
+    const ch = await c.createConfirmChannel();
+    await ch.assertQueue('direct-src', { durable: true });
+    ch.sendToQueue('direct-src', Buffer.from('from bob'), { userId: 'bob' });
+    await ch.waitForConfirms();
+    await c.close();
+    const put = await api('PUT', '/api/parameters/shovel/%2F/direct', { value: { 'src-uri': 'amqp://', 'src-queue': 'direct-src', 'dest-uri': 'amqp://', 'dest-queue': 'direct-dst' } });
+    expect(put.status, put.text).to.equal(201);
+    await a.until.queueLength('direct-dst', 1);
+    const conns = (await api('GET', '/api/connections')).json as Array<{ user: string; client_properties: { connection_name?: string } }>;
+    expect(conns.filter((x) => x.client_properties.connection_name === 'Shovel direct').map((x) => x.user)).to.deep.equal(['none', 'none']);
+    const r = await amqp.connect(urlOf('bob'));
+    const m = await (await r.createChannel()).get('direct-dst', { noAck: true });
+    expect(m && [m.content.toString(), m.properties.userId]).to.deep.equal(['from bob', 'bob']);
+    await r.close();
+    expect((await api('DELETE', '/api/parameters/shovel/%2F/direct')).status).to.equal(204);
+  });
+
+  it('a user in the URI without a password runs it as that user; nobody else logs in as none', async () => {
+    const put = await api('PUT', '/api/parameters/shovel/%2F/as-bob', { value: { 'src-uri': 'amqp://bob@', 'src-queue': 'bob-src', 'dest-uri': 'amqp://', 'dest-queue': 'bob-dst' } });
+    expect(put.status, put.text).to.equal(201);
+    await a.broker.shovels.whenState('/', 'as-bob', 'running');
+    const conns = (await api('GET', '/api/connections')).json as Array<{ user: string; client_properties: { connection_name?: string } }>;
+    expect(conns.filter((x) => x.client_properties.connection_name === 'Shovel as-bob').map((x) => x.user).sort()).to.deep.equal(['bob', 'none']);
+    expect((await api('DELETE', '/api/parameters/shovel/%2F/as-bob')).status).to.equal(204);
+    const refused = await amqp.connect(a.url.replace('guest:guest', 'none:guess')).then(() => 'connected', (e: Error) => e.message);
+    expect(refused).to.match(/ACCESS_REFUSED|403/);
+  });
+});
+
 describe('shovels: reconnection on the injected clock, and restart with the broker', function () {
   this.timeout(30_000);
 

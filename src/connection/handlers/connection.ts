@@ -1,3 +1,4 @@
+import { DIRECT_USER } from '../../access/access-control.js';
 import { ConnectionError, ReplyCode } from '../../errors.js';
 import { decodeTable, toJS, type FieldTable } from '../../frame/field-table.js';
 import type { Method } from '../../frame/generated/methods.js';
@@ -73,11 +74,12 @@ export function handleConnectionMethod(conn: Connection, method: Method): void {
       checkVhostConnectionLimit(conn, vhost);
       checkUserConnectionLimit(conn);
       // Deny by default: only a permission entry in the vhost opens it (check_vhost_access).
-      if (!conn.broker.access.mayAccessVhost(conn.username, vhost.name)) {
+      const access = conn.broker.access;
+      if (!conn.direct && !access.mayAccessVhost(conn.username, vhost.name)) {
         throw new ConnectionError(ReplyCode.NOT_ALLOWED, `access to vhost '${vhost.name}' refused for user '${conn.username}'`).at(method.classId, method.methodId);
       }
       conn.send(0, 'connection.open-ok', { reserved1: '' });
-      conn.opened(vhost, conn.broker.access.authorizer(conn.username, vhost.name));
+      conn.opened(vhost, conn.direct ? access.directAuthorizer(vhost.name) : access.authorizer(conn.username, vhost.name));
       // Through the broker's logger with the connection's fields: the same line, without a
       // child logger for every connection (most never log anything else).
       conn.broker.log.info({ ...conn.logFields(), user: conn.username, vhost: vhost.name }, 'connection opened');
@@ -139,8 +141,21 @@ function parseCredentials(mechanism: string, response: Buffer): { username: stri
 
 /** The user a PLAIN or AMQPLAIN login authenticates, or undefined (logged) if it is refused. */
 function passwordLogin(conn: Connection, { username, password }: { username: string; password: string }): string | undefined {
+  const access = conn.broker.access;
+  if (access.isDirectSecret(password)) {
+    // The broker's own direct connection (a shovel's amqp://; rabbit_direct:auth_fun): without a
+    // user it runs as DIRECT_USER, which may do anything; with one, as that user, whose password
+    // is not asked for.
+    if (username === DIRECT_USER) {
+      conn.direct = true;
+      return username;
+    }
+    if (access.hasUser(username)) return username;
+    conn.log.warn({ user: username }, 'login refused: no such user for a direct connection');
+    return undefined;
+  }
   // The password is compared with the stored hash in constant time, and never logged.
-  if (!conn.broker.access.authenticate(username, password)) {
+  if (!access.authenticate(username, password)) {
     conn.log.warn({ user: username }, password === '' ? 'login refused: empty password' : 'login refused: invalid credentials');
     return undefined;
   }
