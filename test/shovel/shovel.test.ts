@@ -153,22 +153,8 @@ describe('shovels between two Warrens', function () {
     await ac.close();
     await bc.close();
   });
-});
 
-describe('shovels: dest-publish-properties', function () {
-  this.timeout(30_000);
-  let a: RunningBroker;
-  let b: RunningBroker;
-  before(async () => {
-    a = await startBroker({ port: 0, managementPort: 0, ...silent });
-    b = await startBroker({ port: 0, managementPort: 0, ...silent });
-  });
-  after(async () => {
-    await a.close();
-    await b.close();
-  });
-
-  it('are set over the message\'s own properties, its headers kept, as RabbitMQ 3.10.8 sets them', async () => {
+  it('dest-publish-properties are set over the message\'s own properties, its headers kept, as RabbitMQ 3.10.8 sets them', async () => {
     const c = await amqp.connect(a.url);
     const ch = await c.createConfirmChannel();
     await ch.assertQueue('pp-src', { durable: true });
@@ -189,10 +175,9 @@ describe('shovels: dest-publish-properties', function () {
       appId: 'shov', userId: 'guest', type: 't', timestamp: 1700000000, messageId: 'm-1', expiration: '60000', replyTo: 'r',
       correlationId: 'c', priority: 7, deliveryMode: 2, headers: { h: 'v' }, contentEncoding: 'e', contentType: 'x/y',
     });
-    await call(a.managementUrl!, 'DELETE', '/api/parameters/shovel/%2F/pp');
   });
 
-  it('a value that cannot go on the wire fails each session before it consumes, and the broker goes on', async () => {
+  it('a dest-publish-properties value that cannot go on the wire fails each session before it consumes, and the broker goes on', async () => {
     const c = await amqp.connect(a.url);
     const ch = await c.createConfirmChannel();
     await ch.assertQueue('pp-bad', { durable: true });
@@ -206,7 +191,6 @@ describe('shovels: dest-publish-properties', function () {
     expect([w.current.state, w.counts.forwarded]).to.deep.equal(['starting', 0]);
     expect((await ch.checkQueue('pp-bad')).messageCount).to.equal(1);
     await c.close();
-    await call(a.managementUrl!, 'DELETE', '/api/parameters/shovel/%2F/bad');
   });
 });
 
