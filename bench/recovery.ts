@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import amqp from 'amqplib';
+import { warrenEntry } from './lib/brokers.js';
 
 const { values } = parseArgs({
   options: { messages: { type: 'string', default: '1000000' }, size: { type: 'string', default: '16' } },
@@ -30,7 +31,7 @@ interface Running {
 
 function startWarren(dataDir: string): Promise<Running> {
   const started = performance.now();
-  const child = spawn(process.execPath, ['dist/main.js', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--log-level', 'info', '--management-port', 'off'], {
+  const child = spawn(process.execPath, [warrenEntry(), '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--log-level', 'info', '--management-port', 'off'], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {

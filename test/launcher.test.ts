@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { heapSizeFor } from '../src/memory-monitor.js';
 import { makeTmpDir, removeDir } from './store/tmp-dir.js';
+import { confirmChannel, connect } from './support/amqp.js';
 
 const MiB = 1024 * 1024;
 
@@ -75,5 +76,48 @@ describe('launcher (bin/warren.js)', function () {
       };
       poll();
     });
+  });
+
+  /**
+   * What a user runs: bin/warren.js from the build (`npm test` builds first). Its broker process
+   * runs the bundle (dist/bundle/main.js), which must find what the modules find beside them:
+   * the web UI's files and package.json's version.
+   */
+  it('the built command runs the broker from the bundle: AMQP, the web UI and the version work', async () => {
+    const launcher = spawn(process.execPath, ['bin/warren.js', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir,
+      '--ready-json', '--management-port', '0', '--prometheus-port', 'off', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    launcher.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => launcher.once('exit', (code) => resolve(code)));
+    try {
+      const ready = await new Promise<{ amqp: string; management: string }>((resolve, reject) => {
+        createInterface({ input: launcher.stdout! }).once('line', (line) => resolve(JSON.parse(line) as { amqp: string; management: string }));
+        void exited.then((code) => reject(new Error(`warren exited with ${code}: ${stderr}`)));
+      });
+      if (process.platform === 'linux') {
+        const [broker] = children(launcher.pid as number);
+        const argv = readFileSync(`/proc/${broker}/cmdline`, 'utf8').split('\0');
+        expect(argv.some((a) => a.endsWith('dist/bundle/main.js'))).to.equal(true, argv.join(' '));
+      }
+      const conn = await connect(ready.amqp);
+      const ch = await confirmChannel(conn);
+      await ch.assertQueue('bundled', { durable: true });
+      ch.sendToQueue('bundled', Buffer.from('from the bundle'), { persistent: true });
+      await ch.waitForConfirms();
+      const got = await ch.get('bundled', { noAck: true });
+      expect(got && got.content.toString()).to.equal('from the bundle');
+      await conn.close();
+      const ui = await fetch(`${ready.management}/`);
+      expect(ui.status).to.equal(200);
+      expect(ui.headers.get('content-type')).to.equal('text/html; charset=utf-8');
+      expect(await ui.text()).to.match(/<html/i);
+      const auth = { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` };
+      const overview = (await (await fetch(`${ready.management}/api/overview`, { headers: auth })).json()) as { warren_version: string };
+      const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+      expect(overview.warren_version).to.equal(pkg.version);
+    } finally {
+      launcher.kill('SIGTERM');
+      expect(await exited).to.equal(0);
+    }
   });
 });

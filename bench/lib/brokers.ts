@@ -1,9 +1,9 @@
 /**
- * Starting Warren as a child process (compiled dist/main.js, or src/main.ts through tsx), and
- * finding the reference broker's pid.
+ * Starting Warren as a child process (what the `warren` command runs: the bundle of dist/main.js,
+ * or src/main.ts through tsx), and finding the reference broker's pid.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync, readdirSync, rmSync, statSync, closeSync } from 'node:fs';
+import { existsSync, mkdtempSync, openSync, readdirSync, rmSync, statSync, closeSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,8 +11,17 @@ import { performance } from 'node:perf_hooks';
 
 export const ROOT = new URL('../..', import.meta.url).pathname.replace(/\/$/, '');
 
+/**
+ * The script the `warren` command's broker process runs in the checkout root (src/launcher.ts):
+ * dist/bundle/main.js, or dist/main.js in a checkout built before there was a bundle.
+ */
+export function warrenEntry(root = ROOT): string {
+  const bundle = join(root, 'dist', 'bundle', 'main.js');
+  return existsSync(bundle) ? bundle : join(root, 'dist', 'main.js');
+}
+
 export interface WarrenLaunch {
-  /** Run src/main.ts through tsx instead of dist/main.js. */
+  /** Run src/main.ts through tsx instead of the built broker (warrenEntry). */
   fromSource: boolean;
   /** Directory for --cpu-prof output (undefined: no profiling). */
   cpuProfDir: string | undefined;
@@ -43,9 +52,9 @@ function newestMtime(dir: string): number {
   return newest;
 }
 
-/** Builds dist/ when a file under src/ is newer than dist/main.js. Returns a note for the log. */
+/** Builds dist/ when a file under src/ is newer than the bundle. Returns a note for the log. */
 export function ensureBuilt(): string {
-  const main = join(ROOT, 'dist', 'main.js');
+  const main = join(ROOT, 'dist', 'bundle', 'main.js');
   let built = 0;
   try {
     built = statSync(main).mtimeMs;
@@ -56,7 +65,7 @@ export function ensureBuilt(): string {
   const r = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8' });
   if (r.status === 0) return 'rebuilt dist/ (npm run build)';
   if (built > 0) return `npm run build failed, using the existing (stale) dist/:\n${(r.stdout + r.stderr).slice(-2000)}`;
-  throw new Error(`npm run build failed and there is no dist/main.js:\n${r.stdout}${r.stderr}`);
+  throw new Error(`npm run build failed and there is no dist/bundle/main.js:\n${r.stdout}${r.stderr}`);
 }
 
 export function freePort(): Promise<number> {
@@ -102,7 +111,7 @@ export async function startWarren(launch: WarrenLaunch, tag: string): Promise<Ru
   const args = [...launch.nodeFlags];
   if (launch.cpuProfDir) args.push('--cpu-prof', `--cpu-prof-dir=${launch.cpuProfDir}`, `--cpu-prof-name=warren-${tag}.cpuprofile`);
   if (launch.fromSource) args.push('--import', 'tsx', join(ROOT, 'src', 'main.ts'));
-  else args.push(join(ROOT, 'dist', 'main.js'));
+  else args.push(warrenEntry());
   args.push('--port', String(port), '--host', '127.0.0.1', '--data-dir', dataDir, '--log-level', 'warn', '--prometheus-port', 'off', '--management-port', 'off');
   const t0 = performance.now();
   const proc = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', fd, fd] });

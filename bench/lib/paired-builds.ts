@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import amqp from 'amqplib';
 import type { ChannelModel } from 'amqplib';
-import { freePort } from './brokers.js';
+import { freePort, warrenEntry } from './brokers.js';
 
 export interface BuildBroker {
   proc: ChildProcess;
@@ -28,7 +28,7 @@ export interface BuildBroker {
 export async function withBuild<T>(dir: string, tag: string, f: (b: BuildBroker) => Promise<T>): Promise<T> {
   const port = await freePort();
   const data = mkdtempSync(join(tmpdir(), `${tag}-`));
-  const args = ['--max-semi-space-size=64', join(dir, 'dist/main.js'), '--port', String(port), '--host', '127.0.0.1', '--data-dir', data,
+  const args = ['--max-semi-space-size=64', warrenEntry(dir), '--port', String(port), '--host', '127.0.0.1', '--data-dir', data,
     '--log-level', 'warn', '--prometheus-port', 'off', '--management-port', 'off'];
   const proc = spawn(process.execPath, args, { stdio: 'ignore' });
   const url = `amqp://guest:guest@127.0.0.1:${port}`;

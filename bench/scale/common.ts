@@ -4,8 +4,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { join } from 'node:path';
-import { ROOT, freePort, pidListeningOn, tryConnect } from '../lib/brokers.js';
+import { ROOT, freePort, pidListeningOn, tryConnect, warrenEntry } from '../lib/brokers.js';
 import { processCpuMs } from '../lib/proc.js';
 
 export const log = (s: string) => process.stderr.write(`${s}\n`);
@@ -34,14 +33,14 @@ export interface ScaleWarren {
 }
 
 /**
- * Starts `node dist/main.js` (flags as `npm start`) on `dataDir`. `nodeFlags` are extra V8 flags
+ * Starts the broker as `warren` does (warrenEntry, flags as `npm start`) on `dataDir`. `nodeFlags` are extra V8 flags
  * (e.g. --cpu-prof). The bench's ulimit -n is inherited (npm run bench:scale raises it).
  */
 export async function startWarrenAt(dataDir: string, logFile: string, nodeFlags: string[] = [], port?: number): Promise<ScaleWarren> {
   const p = port ?? await freePort();
   const fd = openSync(logFile, 'a');
   const t0 = performance.now();
-  const proc = spawn(process.execPath, ['--max-semi-space-size=64', ...nodeFlags, join(ROOT, 'dist', 'main.js'),
+  const proc = spawn(process.execPath, ['--max-semi-space-size=64', ...nodeFlags, warrenEntry(),
     '--port', String(p), '--host', '127.0.0.1', '--data-dir', dataDir, '--log-level', 'warn',
     '--prometheus-port', 'off', '--management-port', 'off'], { cwd: ROOT, stdio: ['ignore', fd, fd] });
   closeSync(fd);

@@ -29,7 +29,7 @@ export const AUTH_MECHANISMS: JsonObject[] = [
   { name: 'AMQPLAIN', description: 'QPid AMQPLAIN mechanism', enabled: true },
 ];
 
-/** Warren's own version (package.json, one level above src/ and dist/). */
+/** Warren's own version (package.json, one level above src/ and dist/; dist/bundle/ is as deep as dist/management/). */
 export const WARREN_VERSION: string = (() => {
   try {
     return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;

@@ -18,8 +18,12 @@ const CONTENT_TYPES: Record<string, string> = {
   '.ico': 'image/x-icon',
 };
 
-/** The UI folder beside this module (src/management/ui with tsx, dist/management/ui when built). */
-export const UI_DIR = fileURLToPath(new URL('./ui/', import.meta.url));
+/**
+ * The UI folder beside this module: src/management/ui with tsx, dist/management/ui when built.
+ * Named from the parent folder, so that the bundle (dist/bundle/main.js, one level below dist/
+ * too) finds dist/management/ui as well.
+ */
+export const UI_DIR = fileURLToPath(new URL('../management/ui/', import.meta.url));
 
 /** A fallback for ManagementServer: answers requests for the UI's files, false for the rest. */
 export function uiFiles(dir = UI_DIR): (req: IncomingMessage, res: ServerResponse, segments: readonly string[]) => boolean {
