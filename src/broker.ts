@@ -145,8 +145,8 @@ export class Broker implements BrokerContext, PrometheusSource {
     // The cluster name and the persistent cluster id, before anything reports them.
     this.globalParameters = new GlobalParameters({ metadata: this.store.metadata, log: this.log });
     this.globalParameters.recover(this.config.clusterName);
-    this.identity = nodeIdentity(() => this.globalParameters);
-    this.tracing = new Tracing({ log: this.log, vhosts: this.vhosts, node: () => this.identity.node, nextMessageId: () => this.nextMessageId(), creation: Math.floor(this.clock.now() / 1000) });
+    this.identity = nodeIdentity(() => this.globalParameters, this.clock.now());
+    this.tracing = new Tracing({ log: this.log, vhosts: this.vhosts, node: () => this.identity.node, nextMessageId: () => this.nextMessageId(), nextProcessName: () => this.identity.nextProcessName() });
     this.commits = new CommitBatcher(this.store.messages, (err) => this.log.error({ err }, 'internal error after a store commit'));
     // Under memory pressure transient messages are paged out to the store; without a data dir
     // there is no store to page them out to.
@@ -181,7 +181,7 @@ export class Broker implements BrokerContext, PrometheusSource {
       log: this.log,
       loopbackUsers: this.config.loopbackUsers,
       vhostExists: (name) => this.vhosts.has(name),
-      onUserDeleted: (user) => this.forceClose((conn) => conn.username === user && !conn.direct, `user '${user}' is deleted`),
+      onUserDeleted: (user) => this.forceClose((conn) => conn.username === user && !conn.unrestricted, `user '${user}' is deleted`),
     });
     this.loadDefinitions();
     this.policies = new PolicyOperations(this.vhosts, this.store.metadata, this.log);

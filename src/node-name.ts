@@ -21,6 +21,13 @@ export interface NodeIdentity {
    * `internal_cluster_id`, made at the first boot (and again if it is deleted) and stored.
    */
   readonly clusterPermanentId: string;
+  /**
+   * A new name in the form of an Erlang pid on this node, "<rabbit@vm.1795449011.1822.0>": what
+   * RabbitMQ shows for a process without a socket, such as a direct connection (a shovel's
+   * `amqp://`, the management API's publish and get). The middle numbers are the broker's start
+   * (seconds since the epoch) and a counter, so a name is never given twice in its life.
+   */
+  nextProcessName(): string;
 }
 
 /** RabbitMQ's default node name for this host: `rabbit@` and the host name up to its first dot. */
@@ -28,11 +35,17 @@ export function nodeName(host = hostname()): string {
   return `rabbit@${host.split('.')[0]}`;
 }
 
-/** The broker's identity, read from its global parameters whenever it is asked for. */
-export function nodeIdentity(globals: () => GlobalParameters, host = hostname()): NodeIdentity {
+/**
+ * The broker's identity, read from its global parameters whenever it is asked for; `startedAt`
+ * (ms since the epoch) is the "creation" of its process names.
+ */
+export function nodeIdentity(globals: () => GlobalParameters, startedAt: number, host = hostname()): NodeIdentity {
   const node = nodeName(host);
+  const creation = Math.floor(startedAt / 1000);
+  let processes = 0;
   return {
     node,
+    nextProcessName: () => `<${node}.${creation}.${++processes}.0>`,
     get cluster() {
       return globals().clusterNameText();
     },

@@ -11,6 +11,7 @@ import type { Logger } from '../log.js';
 import { ConnectionCounters } from '../metrics/counters.js';
 import type { VHost } from '../vhost/vhost.js';
 import type { Authorizer } from '../access/authorizer.js';
+import { DIRECT_USER } from '../access/access-control.js';
 import { isLoopbackAddress } from '../access/loopback.js';
 import { hostPort, plainAddress } from '../peer-address.js';
 import { AbruptClose, unexpectedFrameError } from '../frame/frame-errors.js';
@@ -72,7 +73,11 @@ export class Connection implements HeartbeatPeer {
   /** The user's permission checks in the vhost (set with the vhost at connection.open). */
   access: Authorizer | undefined;
   username = '';
-  /** Logged in as DIRECT_USER with the broker's direct secret (a shovel's amqp://): no checks apply. */
+  /**
+   * A direct connection: logged in with the broker's direct secret (a shovel's `amqp://`), which
+   * RabbitMQ opens inside the node (rabbit_direct) and Warren over its own listener. The
+   * management API shows it as RabbitMQ shows those (type `direct`, named as a process).
+   */
   direct = false;
   /**
    * connection.start-ok's client properties, kept encoded as a latin1 string: one small heap
@@ -82,8 +87,11 @@ export class Connection implements HeartbeatPeer {
   private clientPropertiesKept: string | FieldTable | undefined;
   channelMax: number;
   heartbeat = 0;
-  /** RabbitMQ's name for the connection: "peer:port -> local:port". */
-  readonly name: string;
+  /**
+   * RabbitMQ's name for the connection: "peer:port -> local:port"; a direct connection's is a
+   * process name ("<rabbit@vm.1795449011.12.0>", loggedInDirect).
+   */
+  name: string;
   /** When the socket was accepted (wall clock ms). */
   readonly connectedAt: number;
   /** The SASL mechanism of connection.start-ok. */
@@ -174,7 +182,17 @@ export class Connection implements HeartbeatPeer {
     return { conn: this.id, peer: `${this.socket.remoteAddress}:${this.socket.remotePort}` };
   }
 
-  /** Whether the client came through the AMQPS listener. */
+  /** Logged in with the broker's direct secret: a direct connection from now on (see direct). */
+  loggedInDirect(): void {
+    this.direct = true;
+    this.name = this.broker.identity.nextProcessName();
+  }
+
+  /** A direct connection without a user (DIRECT_USER): every check passes, no user limit applies. */
+  get unrestricted(): boolean {
+    return this.direct && this.username === DIRECT_USER;
+  }
+
   /** The client properties of connection.start-ok (empty before it); a fresh decoding each time. */
   get clientProperties(): FieldTable {
     const kept = this.clientPropertiesKept;

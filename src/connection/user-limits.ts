@@ -7,7 +7,7 @@ import type { Connection } from './connection.js';
  * limit is no limit; 0 refuses every one.
  */
 function limitOf(conn: Connection, name: 'max-connections' | 'max-channels'): number | undefined {
-  if (conn.direct) return undefined; // DIRECT_USER is no user of the database
+  if (conn.unrestricted) return undefined; // DIRECT_USER is no user of the database
   const limit = conn.broker.access.user(conn.username)?.limits[name];
   return limit === undefined || limit < 0 ? undefined : limit;
 }

@@ -172,7 +172,36 @@ export function implicitBinding(queue: string): Parameters<typeof formatBinding>
 
 /** The connection a channel or an exclusive queue belongs to. */
 function connectionDetails(conn: Connection): JsonObject {
-  return { name: conn.name, peer_host: conn.remoteAddress, peer_port: conn.socket.remotePort ?? 0 };
+  return { name: conn.name, ...peer(conn) };
+}
+
+/**
+ * Where a connection comes from. A direct connection has no socket in RabbitMQ: its peer_host
+ * and peer_port are the Erlang atom undefined, which the API writes as the string "undefined".
+ */
+function peer(conn: Connection): { peer_host: string; peer_port: number | string } {
+  if (conn.direct) return { peer_host: 'undefined', peer_port: 'undefined' };
+  return { peer_host: conn.remoteAddress, peer_port: conn.socket.remotePort ?? 0 };
+}
+
+/**
+ * A direct connection as RabbitMQ lists one (rabbit_direct's connection_created event, recorded
+ * from 3.10.8 with a shovel's `amqp://`): no socket, so none of a network connection's
+ * addresses, counters, tuning or TLS fields; its client properties are what the shovel names it.
+ */
+function formatDirectConnection(conn: Connection): JsonObject {
+  const name = conn.clientProperties['connection_name'];
+  return {
+    client_properties: name === undefined ? {} : tableToJson({ connection_name: name }),
+    connected_at: conn.connectedAt,
+    name: conn.name,
+    node: NODE,
+    protocol: 'Direct 0-9-1',
+    type: 'direct',
+    user: conn.username,
+    user_who_performed_action: conn.username,
+    vhost: conn.vhost?.name ?? '',
+  };
 }
 
 function connectionState(conn: Connection): string {
@@ -217,6 +246,7 @@ function tlsInfo(socket: TLSSocket): Record<string, string | null> {
  * absent TLS fields as "" where the list writes null, as RabbitMQ does.
  */
 export function formatConnection(conn: Connection, detail = false): JsonObject {
+  if (conn.direct) return detail ? asMap(formatDirectConnection(conn)) : formatDirectConnection(conn);
   const socket = conn.socket;
   const none = detail ? '' : null;
   const userProvided = fieldString(conn.clientProperties['connection_name']);
@@ -322,8 +352,7 @@ export function formatConsumer(c: Consumer): JsonObject {
       name: channelName(ch),
       node: NODE,
       number: ch.id,
-      peer_host: ch.conn.remoteAddress,
-      peer_port: ch.conn.socket.remotePort ?? 0,
+      ...peer(ch.conn),
       user: ch.conn.username,
     },
     consumer_tag: c.tag,

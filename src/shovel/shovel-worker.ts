@@ -69,11 +69,13 @@ function amqplib(): Promise<typeof import('amqplib')> {
 
 class Stop extends Error {}
 
+/** No URI of one end could be connected to (rabbit_shovel_worker's init: {stop, shutdown}). */
+class ConnectFailed extends Error {}
+
 export class ShovelWorker {
   private status: ShovelStatus;
   readonly counts: ShovelCounts = { forwarded: 0, acked: 0, pending: 0, restarts: 0 };
   private stopped = false;
-  private reachedRunning = false;
   private retryTimer: Timer | undefined;
   private src: ChannelModel | undefined;
   private dest: ChannelModel | undefined;
@@ -164,18 +166,19 @@ export class ShovelWorker {
         this.deps.log.warn({ shovel: this.def.name, vhost: this.def.vhost, uri: displayUri(uri), err: (e as Error).message }, `shovel could not connect to its ${which}`);
       }
     }
-    throw last instanceof Error ? last : new Error('failed_to_connect_using_provided_uris');
+    throw new ConnectFailed(last instanceof Error ? last.message : 'failed_to_connect_using_provided_uris');
   }
 
   /** One connect-transfer-fail cycle; schedules the next unless stopped. */
   private async session(): Promise<void> {
     if (this.stopped) return;
     this.report('starting');
-    this.reachedRunning = false;
     let reason: string;
+    let connected = true;
     try {
       reason = await this.run();
     } catch (e) {
+      connected = !(e instanceof ConnectFailed);
       reason = e instanceof Stop ? 'stopped' : errorReason(e);
     }
     this.quiesce = undefined;
@@ -191,9 +194,10 @@ export class ShovelWorker {
     }
     this.counts.restarts++;
     this.deps.log.error({ shovel: this.def.name, vhost: this.def.vhost, reason }, 'shovel is stopping');
-    // A worker that never got running (a connection or declaration failed) stays `starting`, as
-    // RabbitMQ's does while its supervisor retries; one that ran reports why it ended.
-    if (this.reachedRunning) this.report('terminated', { reason });
+    // A worker that could not connect stays `starting` while it retries, as RabbitMQ's does (its
+    // init stops with `shutdown`, which reports nothing); one that connected and then failed (a
+    // declaration refused, a connection lost) reports `terminated` and why (terminate/2).
+    if (connected) this.report('terminated', { reason });
     else this.report('starting');
     this.retryTimer = this.deps.clock.setTimeout(() => void this.session(), Math.max(0, this.def.reconnectDelay) * 1000);
   }
@@ -311,7 +315,6 @@ export class ShovelWorker {
         });
       };
     });
-    this.reachedRunning = true;
     this.report('running', { info: runningInfo(def, srcUri, destUri) });
     this.deps.log.info({ shovel: def.name, vhost: def.vhost }, 'shovel running');
     return await Promise.race([lost, done]);
@@ -461,6 +464,10 @@ function closeReason(err: Error, which: 'source' | 'destination'): string {
 function errorReason(e: unknown): string {
   const err = e as Error & { code?: string | number };
   if (typeof err.code === 'string' && /^E[A-Z]+$/.test(err.code)) return `{error,${err.code.toLowerCase()}}`;
+  // A channel error answering a method the shovel called (amqplib: "Operation failed:
+  // QueueDeclare; 403 (ACCESS-REFUSED) ..."): the Erlang client exits with
+  // {{shutdown, {server_initiated_close, Code, Text}}, _}, which terminate/2 reports so.
+  if (typeof err.code === 'number' && /^Operation failed: /.test(err.message ?? '')) return '"needed a restart"';
   if (/Connection closed/.test(err.message ?? '')) return closeReason(err, 'source');
   return JSON.stringify(String(err.message ?? e));
 }

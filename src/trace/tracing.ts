@@ -9,8 +9,8 @@ export interface TracingDeps {
   /** The node name the traced copies carry. */
   node(): string;
   nextMessageId(): number;
-  /** When the broker started, in seconds since the epoch (the "creation" of its direct connections' pids). */
-  readonly creation: number;
+  /** A new pid-like name (NodeIdentity.nextProcessName). */
+  nextProcessName(): string;
 }
 
 /**
@@ -26,8 +26,6 @@ export interface TracingDeps {
  */
 export class Tracing {
   private readonly traced = new Set<string>();
-  /** Direct connections named so far (directOrigin). */
-  private direct = 0;
 
   constructor(private readonly deps: TracingDeps) {}
 
@@ -82,7 +80,7 @@ export class Tracing {
    * and uses its channel 1. One origin per request.
    */
   directOrigin(user: string): TraceOrigin {
-    return { connection: `<${this.deps.node()}.${this.deps.creation}.${++this.direct}.0>`, channel: 1, user };
+    return { connection: this.deps.nextProcessName(), channel: 1, user };
   }
 
   /** A vhost was created: traced if its name is (Broker.putVhost calls this). */

@@ -7,7 +7,7 @@
  */
 import amqp, { type ChannelModel } from 'amqplib';
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
@@ -188,7 +188,8 @@ describe('shovels between two Warrens', function () {
     await new Promise<void>((resolve) => {
       const stop = w.watch(() => w.counts.restarts >= 1 && (stop(), resolve()));
     });
-    expect([w.current.state, w.counts.forwarded]).to.deep.equal(['starting', 0]);
+    expect([w.current.state, w.counts.forwarded]).to.deep.equal(['terminated', 0]);
+    expect(w.current.reason).to.equal('"dest-publish-properties: priority 300 is out of range (0-255)"');
     expect((await ch.checkQueue('pp-bad')).messageCount).to.equal(1);
     await c.close();
   });
@@ -240,6 +241,91 @@ describe('shovels: direct connections (amqp:// without a host)', function () {
     expect((await api('DELETE', '/api/parameters/shovel/%2F/as-bob')).status).to.equal(204);
     const refused = await amqp.connect(a.url.replace('guest:guest', 'none:guess')).then(() => 'connected', (e: Error) => e.message);
     expect(refused).to.match(/ACCESS_REFUSED|403/);
+  });
+});
+
+/** What RabbitMQ 3.10.8's management API showed of its shovels' direct connections. */
+const recordedDirect = JSON.parse(readFileSync(new URL('./fixtures/direct-connections-3.10.8.json', import.meta.url), 'utf8')) as {
+  connections: Array<Record<string, unknown>>;
+  connection: Record<string, unknown>;
+  channels: Array<{ connection_details: Record<string, unknown> }>;
+  consumers: Array<{ channel_details: Record<string, unknown> }>;
+  connectionsAsBob: Array<Record<string, unknown>>;
+};
+
+describe('shovels: direct connections in the management API, as RabbitMQ lists them', function () {
+  this.timeout(30_000);
+  let a: RunningBroker;
+  const api = (method: string, path: string, body?: unknown) => call(a.managementUrl!, method, path, body === undefined ? {} : { body });
+  type Listed = Record<string, unknown> & { name: string; client_properties: { connection_name?: string } };
+  const shovelConnections = async (shovel: string): Promise<Listed[]> =>
+    ((await api('GET', '/api/connections')).json as Listed[]).filter((c) => c.client_properties.connection_name === `Shovel ${shovel}`);
+  before(async () => {
+    a = await startBroker({ port: 0, managementPort: 0, ...silent });
+  });
+  after(async () => {
+    await a.close();
+  });
+
+  it('type direct, protocol Direct 0-9-1, a process name, no socket fields; channels and consumers without a peer', async () => {
+    const value = { 'src-uri': 'amqp://', 'src-queue': 'listed-src', 'dest-uri': 'amqp://', 'dest-queue': 'listed-dst', 'reconnect-delay': 1 };
+    expect((await api('PUT', '/api/parameters/shovel/%2F/listed', { value })).status).to.equal(201);
+    await a.until.consumerCount('listed-src', 1);
+    const node = ((await api('GET', '/api/overview')).json as { node: string }).node;
+    const conns = await shovelConnections('listed');
+    expect(conns).to.have.length(2);
+    const [recorded] = recordedDirect.connections;
+    for (const c of conns) {
+      expect(Object.keys(c)).to.deep.equal(Object.keys(recorded!));
+      expect(c).to.deep.include({ client_properties: { connection_name: 'Shovel listed' }, node, protocol: 'Direct 0-9-1', type: 'direct', user: 'none', user_who_performed_action: 'none', vhost: '/' });
+      // RabbitMQ names it by its Erlang pid: <node.creation.id.serial>.
+      expect(c.name).to.match(/^<rabbit@[^.>]+\.\d+\.\d+\.0>$/);
+      expect(c.name.startsWith(`<${node}.`)).to.equal(true);
+      const one = await api('GET', `/api/connections/${encodeURIComponent(c.name)}`);
+      expect(Object.keys(one.json as object)).to.deep.equal(Object.keys(recordedDirect.connection));
+      expect(one.json).to.deep.equal(c);
+    }
+    const names = conns.map((c) => c.name);
+    expect(new Set(names).size).to.equal(2);
+    const channels = ((await api('GET', '/api/channels')).json as Array<{ connection_details: { name: string } }>).filter((ch) => names.includes(ch.connection_details.name));
+    expect(channels).to.have.length(2);
+    for (const ch of channels) {
+      expect(ch.connection_details).to.deep.equal({ ...recordedDirect.channels[0]!.connection_details, name: ch.connection_details.name });
+    }
+    const consumers = ((await api('GET', '/api/consumers')).json as Array<{ channel_details: Record<string, unknown> }>).filter((c) => names.includes(c.channel_details['connection_name'] as string));
+    expect(consumers).to.have.length(1);
+    const { peer_host, peer_port } = recordedDirect.consumers[0]!.channel_details;
+    expect(consumers[0]!.channel_details).to.include({ peer_host, peer_port, user: 'none' });
+    // Closing one (RabbitMQ: 204, and the shovel starts again with new connections).
+    expect((await api('DELETE', `/api/connections/${encodeURIComponent(names[0]!)}`)).status).to.equal(204);
+    await a.broker.shovels.whenState('/', 'listed', 'terminated');
+    await a.broker.shovels.whenState('/', 'listed', 'running');
+    await a.until.consumerCount('listed-src', 1);
+    const again = (await shovelConnections('listed')).map((c) => c.name);
+    expect(again).to.have.length(2);
+    expect(again.some((n) => names.includes(n))).to.equal(false);
+    expect((await api('DELETE', '/api/parameters/shovel/%2F/listed')).status).to.equal(204);
+  });
+
+  it('a user in the URI: a direct connection of that user, under the same checks as its network ones', async () => {
+    expect((await api('PUT', '/api/users/bob', { password: 'bob', tags: '' })).status).to.equal(201);
+    expect((await api('PUT', '/api/permissions/%2F/bob', { configure: '^bob-', write: '^bob-', read: '^bob-' })).status).to.equal(201);
+    const value = { 'src-uri': 'amqp://bob@', 'src-queue': 'bob-src', 'dest-uri': 'amqp://', 'dest-queue': 'bob-dst' };
+    expect((await api('PUT', '/api/parameters/shovel/%2F/as-bob', { value })).status).to.equal(201);
+    await a.broker.shovels.whenState('/', 'as-bob', 'running');
+    const listed = (await shovelConnections('as-bob')).map(({ user, type, protocol }) => ({ user, type, protocol }));
+    const recorded = recordedDirect.connectionsAsBob.map(({ user, type, protocol }) => ({ user, type, protocol }));
+    expect(listed.sort((x, y) => String(x.user).localeCompare(String(y.user)))).to.deep.equal(recorded.sort((x, y) => String(x.user).localeCompare(String(y.user))));
+    expect((await api('DELETE', '/api/parameters/shovel/%2F/as-bob')).status).to.equal(204);
+    // bob's permissions still hold on his direct connection: a queue outside ^bob- is refused.
+    const refused = { 'src-uri': 'amqp://bob@', 'src-queue': 'other-src', 'dest-uri': 'amqp://', 'dest-queue': 'other-dst', 'reconnect-delay': 1 };
+    expect((await api('PUT', '/api/parameters/shovel/%2F/bob-refused', { value: refused })).status).to.equal(201);
+    await a.broker.shovels.whenState('/', 'bob-refused', 'terminated');
+    // RabbitMQ 3.10.8 reports the refused declaration so (recorded), and bob declared nothing.
+    const status = ((await api('GET', '/api/shovels/%2F')).json as Array<{ name: string; state: string; reason?: string }>).find((s) => s.name === 'bob-refused');
+    expect(status).to.include({ state: 'terminated', reason: '"needed a restart"' });
+    expect((await api('GET', '/api/queues/%2F/other-src')).status).to.equal(404);
+    expect((await api('DELETE', '/api/parameters/shovel/%2F/bob-refused')).status).to.equal(204);
   });
 });
 

@@ -73,6 +73,19 @@ describe('web UI: the Shovels page (headless Chromium)', function () {
     await other.waitFor({ state: 'detached' });
   });
 
+  it("the Connections page shows a shovel's direct connection under the shovel's name, as direct", async () => {
+    await page.click('nav a[data-page=connections]');
+    const row = page.locator('table[data-table=connections] tbody tr', { hasText: 'Shovel to-b' });
+    await row.locator('.badge', { hasText: 'direct' }).waitFor();
+    // Named as RabbitMQ names it (a process), run as its user none.
+    expect(await row.textContent()).to.match(/<rabbit@[^>]+\.0>/).and.to.contain('Direct 0-9-1').and.to.contain('none');
+    await row.locator('td').first().click();
+    await page.locator('h1', { hasText: 'Shovel to-b' }).waitFor();
+    expect(await page.locator('dl.props').first().textContent()).to.contain('Direct 0-9-1');
+    await page.click('nav a[data-page=shovels]');
+    await page.locator('table[data-table=shovels] tbody tr', { hasText: 'to-b' }).waitFor();
+  });
+
   it('adds a shovel from the form, which moves messages, and deletes one after confirming', async () => {
     const c = await amqp.connect(a.url);
     const ch = await c.createConfirmChannel();

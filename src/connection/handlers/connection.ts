@@ -75,11 +75,11 @@ export function handleConnectionMethod(conn: Connection, method: Method): void {
       checkUserConnectionLimit(conn);
       // Deny by default: only a permission entry in the vhost opens it (check_vhost_access).
       const access = conn.broker.access;
-      if (!conn.direct && !access.mayAccessVhost(conn.username, vhost.name)) {
+      if (!conn.unrestricted && !access.mayAccessVhost(conn.username, vhost.name)) {
         throw new ConnectionError(ReplyCode.NOT_ALLOWED, `access to vhost '${vhost.name}' refused for user '${conn.username}'`).at(method.classId, method.methodId);
       }
       conn.send(0, 'connection.open-ok', { reserved1: '' });
-      conn.opened(vhost, conn.direct ? access.directAuthorizer(vhost.name) : access.authorizer(conn.username, vhost.name));
+      conn.opened(vhost, conn.unrestricted ? access.directAuthorizer(vhost.name) : access.authorizer(conn.username, vhost.name));
       // Through the broker's logger with the connection's fields: the same line, without a
       // child logger for every connection (most never log anything else).
       conn.broker.log.info({ ...conn.logFields(), user: conn.username, vhost: vhost.name }, 'connection opened');
@@ -146,11 +146,10 @@ function passwordLogin(conn: Connection, { username, password }: { username: str
     // The broker's own direct connection (a shovel's amqp://; rabbit_direct:auth_fun): without a
     // user it runs as DIRECT_USER, which may do anything; with one, as that user, whose password
     // is not asked for.
-    if (username === DIRECT_USER) {
-      conn.direct = true;
+    if (username === DIRECT_USER || access.hasUser(username)) {
+      conn.loggedInDirect();
       return username;
     }
-    if (access.hasUser(username)) return username;
     conn.log.warn({ user: username }, 'login refused: no such user for a direct connection');
     return undefined;
   }

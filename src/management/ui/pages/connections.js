@@ -10,8 +10,23 @@ import { setQuery, refreshNow } from '../app.js';
 import { channelColumns } from './channels.js';
 
 function client(c) {
+  if (c.type === 'direct') return c.protocol;
   const p = c.client_properties ?? {};
   return [p.product, p.version].filter(Boolean).join(' ') || (p.platform ?? '–');
+}
+
+/**
+ * The name a person gave the connection: the client's connection_name (user_provided_name); a
+ * direct connection (a shovel's) has none, only its client properties' connection_name.
+ */
+function givenName(c) {
+  return c.user_provided_name || (c.type === 'direct' ? c.client_properties?.connection_name : undefined);
+}
+
+/** A direct connection has no state of its own (RabbitMQ lists none): it is shown as direct. */
+function stateBadge(c) {
+  if (c.type === 'direct') return badge('direct', 'info');
+  return badge(c.state ?? '–', c.state === 'running' ? 'ok' : 'warn');
 }
 
 /** Asks for a reason and closes the connection. Resolves true when it was closed. */
@@ -19,7 +34,7 @@ export async function closeConnection(c) {
   const reason = h('input', { type: 'text', name: 'reason', value: 'Closed via management UI', spellcheck: 'false' });
   const ok = await confirmDialog({
     title: 'Close connection',
-    message: `Close ${c.user_provided_name ? `“${c.user_provided_name}” (${c.name})` : c.name}? The client gets a connection.close with code 320 and this reason.`,
+    message: `Close ${givenName(c) ? `“${givenName(c)}” (${c.name})` : c.name}? The client gets a connection.close with code 320 and this reason.`,
     confirmLabel: 'Close connection',
     danger: true,
     body: field('Reason', reason),
@@ -44,13 +59,13 @@ export async function mount(root, { ctx, query }) {
       {
         key: 'name',
         label: 'Connection',
-        get: (c) => c.user_provided_name || c.name,
-        render: (c) => (c.user_provided_name ? [h('span', { class: 'name' }, c.user_provided_name), h('span', { class: 'sub-name' }, c.name)] : h('span', { class: 'name' }, c.name)),
+        get: (c) => givenName(c) || c.name,
+        render: (c) => (givenName(c) ? [h('span', { class: 'name' }, givenName(c)), h('span', { class: 'sub-name' }, c.name)] : h('span', { class: 'name' }, c.name)),
       },
       { key: 'user', label: 'User' },
       vhost === null && ctx.vhosts.length > 1 ? { key: 'vhost', label: 'Vhost', cls: 'opt' } : null,
       { key: 'client', label: 'Client', cls: 'opt', get: client, render: client },
-      { key: 'state', label: 'State', render: (c) => badge(c.state ?? '–', c.state === 'running' ? 'ok' : 'warn') },
+      { key: 'state', label: 'State', get: (c) => (c.type === 'direct' ? 'direct' : c.state), render: stateBadge },
       { key: 'ssl', label: 'TLS', cls: 'opt', get: (c) => (c.ssl ? 1 : 0), render: (c) => (c.ssl ? badge('TLS', 'info') : '–') },
       { key: 'channels', label: 'Channels', num: true },
       { key: 'recv_oct', label: 'Received', num: true, cls: 'opt', render: (c) => bytes(c.recv_oct) },
@@ -68,7 +83,7 @@ export async function mount(root, { ctx, query }) {
     ].filter(Boolean),
     rowKey: (c) => c.name,
     rowHref: (c) => `#${path('connections', c.name)}`,
-    filterOn: (c) => `${c.user_provided_name ?? ''} ${c.name} ${c.user}`,
+    filterOn: (c) => `${givenName(c) ?? ''} ${c.name} ${c.user}`,
     emptyText: 'No client is connected.',
   });
   table.el.addEventListener('shown', (ev) => {
@@ -110,7 +125,7 @@ export async function mountDetail(root, { segments }) {
   }, { kind: 'danger' });
   fill(
     root,
-    pageHeader(h('span', { class: 'name' }, c.user_provided_name || c.name), { crumbs, sub: c.user_provided_name ? h('code', {}, c.name) : null, actions: [closeBtn] }),
+    pageHeader(h('span', { class: 'name' }, givenName(c) || c.name), { crumbs, sub: givenName(c) ? h('code', {}, c.name) : null, actions: [closeBtn] }),
     h('div', { class: 'grid-main' }, h('div', { class: 'stack' }, card('Channels', channels.el)), h('div', { class: 'stack' }, card('Details', details), card('Client properties', clientProps))),
   );
 
@@ -120,18 +135,18 @@ export async function mountDetail(root, { segments }) {
       props([
         ['User', c.user],
         ['Vhost', h('code', {}, c.vhost)],
-        ['State', badge(c.state ?? '–', c.state === 'running' ? 'ok' : 'warn')],
+        ['State', stateBadge(c)],
         ['Protocol', c.protocol],
         ['Client address', c.peer_host !== undefined ? `${c.peer_host}:${c.peer_port}` : null],
         ['Server address', c.host !== undefined ? `${c.host}:${c.port}` : null],
-        ['TLS', c.ssl ? `${c.ssl_protocol ?? 'yes'}` : 'no'],
+        ['TLS', c.type === 'direct' ? null : c.ssl ? `${c.ssl_protocol ?? 'yes'}` : 'no'],
         ['Auth mechanism', c.auth_mechanism],
         ['Heartbeat', c.timeout !== undefined ? `${c.timeout} s` : null],
         ['Frame max', c.frame_max !== undefined ? num(c.frame_max) : null],
         ['Channel max', c.channel_max !== undefined ? num(c.channel_max) : null],
         ['Connected', when(c.connected_at)],
-        ['Received', `${bytes(c.recv_oct)} (${num(c.recv_cnt)} packets)`],
-        ['Sent', `${bytes(c.send_oct)} (${num(c.send_cnt)} packets)`],
+        ['Received', c.recv_oct !== undefined ? `${bytes(c.recv_oct)} (${num(c.recv_cnt)} packets)` : null],
+        ['Sent', c.send_oct !== undefined ? `${bytes(c.send_oct)} (${num(c.send_cnt)} packets)` : null],
       ]),
     );
     const p = c.client_properties ?? {};
