@@ -8,6 +8,7 @@ import { ConnectionLimits, FD_RESERVE, procFdProbe, REFUSALS, type FdProbe, type
 import { Connection } from './connection/connection.js';
 import type { BrokerContext } from './connection/context.js';
 import { ReplyToRegistry } from './connection/direct-reply-to.js';
+import { DirectListener } from './direct-listener.js';
 import { DiskMonitor } from './disk-monitor.js';
 import { ReplyCode, replyText } from './errors.js';
 import { Hooks } from './hooks.js';
@@ -115,6 +116,8 @@ export class Broker implements BrokerContext, PrometheusSource {
   prometheusUrl: string | undefined;
   private prometheus: PrometheusServer | undefined;
   private server: Server | undefined;
+  /** Where the shovels' direct connections (`amqp://`) come in: not the AMQP listener. */
+  private readonly directListener = new DirectListener();
   /** Sockets refused since the last warning about it (logged at most every REFUSAL_LOG_MS). */
   private refused = { count: 0, loggedAt: -Infinity };
   private connectionIds = 0;
@@ -547,8 +550,8 @@ export class Broker implements BrokerContext, PrometheusSource {
       this.server?.close();
       throw err;
     }
-    // Shovels (recovered or set before now) connect once the listener is up: `amqp://` is it.
-    this.shovels.listening(this.config.host, port);
+    // Shovels (recovered or set before now) connect once the direct listener is up: `amqp://` is it.
+    this.shovels.listening(await this.directListener.listen((socket) => this.startConnection(socket, true)));
     this.log.info('Server startup complete');
     return port;
   }
@@ -683,14 +686,17 @@ export class Broker implements BrokerContext, PrometheusSource {
     };
   })();
 
-  /** An admitted socket (plain, or TLS after its handshake) becomes an AMQP connection. */
-  private startConnection(socket: Socket): void {
+  /**
+   * An admitted socket (plain, or TLS after its handshake), or one from the direct listener,
+   * becomes an AMQP connection.
+   */
+  private startConnection(socket: Socket, viaDirectListener = false): void {
     if (this.closing) {
       socket.destroy();
       return;
     }
     // The connection calls connectionOpened, connectionClosed and noteInput (no closures per connection).
-    this.connections.add(new Connection(socket, this, ++this.connectionIds));
+    this.connections.add(new Connection(socket, this, ++this.connectionIds, viaDirectListener));
   }
 
   /**
@@ -747,6 +753,7 @@ export class Broker implements BrokerContext, PrometheusSource {
       const serverClosed = Promise.all([
         new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve())),
         this.tlsListener?.close(),
+        this.directListener.close(),
         this.prometheus?.close(),
       ]);
       // Shovels stop first, waiting for their destinations' confirms (this broker's too).

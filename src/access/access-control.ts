@@ -160,7 +160,7 @@ export class AccessControl {
 
   /**
    * The password of the broker's own direct connections: a shovel's `amqp://` without a host,
-   * which RabbitMQ opens inside the node (rabbit_direct) and Warren over its own listener.
+   * which RabbitMQ opens inside the node (rabbit_direct) and Warren over its direct listener.
    * Random for this process; never stored, logged or shown.
    */
   readonly directSecret = randomBytes(32).toString('base64url');

@@ -12,7 +12,6 @@ import { ConnectionCounters } from '../metrics/counters.js';
 import type { VHost } from '../vhost/vhost.js';
 import type { Authorizer } from '../access/authorizer.js';
 import { DIRECT_USER } from '../access/access-control.js';
-import { isLoopbackAddress } from '../access/loopback.js';
 import { hostPort, plainAddress } from '../peer-address.js';
 import { AbruptClose, unexpectedFrameError } from '../frame/frame-errors.js';
 import { Channel } from './channel.js';
@@ -74,9 +73,9 @@ export class Connection implements HeartbeatPeer {
   access: Authorizer | undefined;
   username = '';
   /**
-   * A direct connection: logged in with the broker's direct secret (a shovel's `amqp://`), which
-   * RabbitMQ opens inside the node (rabbit_direct) and Warren over its own listener. The
-   * management API shows it as RabbitMQ shows those (type `direct`, named as a process).
+   * A direct connection: one logged in on the broker's direct listener (a shovel's `amqp://`),
+   * which RabbitMQ opens inside the node (rabbit_direct). The management API shows it as
+   * RabbitMQ shows those (type `direct`, named as a process).
    */
   direct = false;
   /**
@@ -115,6 +114,8 @@ export class Connection implements HeartbeatPeer {
     readonly socket: Socket,
     readonly broker: BrokerContext,
     readonly id: number,
+    /** Accepted on the broker's direct listener (src/direct-listener.ts), not the AMQP one. */
+    readonly viaDirectListener = false,
   ) {
     const { config } = broker;
     this.counters = new ConnectionCounters(broker.metrics.nextPid());
@@ -182,7 +183,7 @@ export class Connection implements HeartbeatPeer {
     return { conn: this.id, peer: `${this.socket.remoteAddress}:${this.socket.remotePort}` };
   }
 
-  /** Logged in with the broker's direct secret: a direct connection from now on (see direct). */
+  /** Logged in on the direct listener: a direct connection from now on (see direct). */
   loggedInDirect(): void {
     this.direct = true;
     this.name = this.broker.identity.nextProcessName();
@@ -243,10 +244,6 @@ export class Connection implements HeartbeatPeer {
   /** The client's address; an IPv4-mapped IPv6 address as the IPv4 address. */
   get remoteAddress(): string {
     return plainAddress(this.socket.remoteAddress);
-  }
-
-  get isLoopback(): boolean {
-    return isLoopbackAddress(this.socket.remoteAddress ?? '');
   }
 
   private onOpenHooks: Array<() => void> | undefined;

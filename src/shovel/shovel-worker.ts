@@ -53,12 +53,18 @@ export interface ShovelCounts {
 export interface WorkerDeps {
   clock: Clock;
   log: Logger;
-  /** The URI amqplib connects to for a shovel URI (`amqp://` with no host: the local broker). */
-  connectUri(uri: string): string;
+  /** Where amqplib connects for a shovel URI (`amqp://` with no host: the local broker). */
+  connectTarget(uri: string): ConnectTarget;
   /** rabbit_nodes:cluster_name(): the x-shovelled header's shovelled-by. */
   clusterName(): string;
   /** src-delete-after reached: the supervisor deletes the parameter. */
   onDone(): void;
+}
+
+/** An amqplib URL, and for a direct connection the local socket it goes over instead of its host. */
+export interface ConnectTarget {
+  url: string;
+  path?: string;
 }
 
 /** amqplib, loaded when the first shovel connects: a broker without shovels starts without it. */
@@ -159,7 +165,8 @@ export class ShovelWorker {
     for (const uri of uris) {
       try {
         // rabbit_amqp091_shovel:get_connection_name: "Shovel <name>" (/api/connections, the UI).
-        const conn = await (await amqplib()).connect(this.deps.connectUri(uri), { clientProperties: { connection_name: `Shovel ${this.def.name}` } });
+        const { url, path } = this.deps.connectTarget(uri);
+        const conn = await (await amqplib()).connect(url, { path, clientProperties: { connection_name: `Shovel ${this.def.name}` } });
         return { conn, uri };
       } catch (e) {
         last = e;

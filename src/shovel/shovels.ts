@@ -3,7 +3,7 @@
  * one ShovelWorker per `shovel` runtime parameter, started, replaced and stopped as the
  * parameter is set and cleared (the `shovel` component that src/parameters calls), and their
  * status as /api/shovels lists it. Workers start once the broker listens (`amqp://` with no host
- * is the broker's own listener), so parameters recovered at boot start with the broker.
+ * goes to the broker's direct listener), so parameters recovered at boot start with the broker.
  */
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
@@ -12,7 +12,7 @@ import type { ActingUser, ParameterComponent } from '../parameters/runtime-param
 import type { JsonValue } from '../parameters/value.js';
 import { isUriError, parseAmqpUri } from './amqp-uri.js';
 import { shovelDefinition, validateShovel, type ShovelDefinition } from './shovel-parameters.js';
-import { ShovelWorker, type ShovelCounts, type ShovelState } from './shovel-worker.js';
+import { ShovelWorker, type ConnectTarget, type ShovelCounts, type ShovelState } from './shovel-worker.js';
 
 export interface ShovelsDeps {
   clock: Clock;
@@ -40,8 +40,8 @@ const key = (vhost: string, name: string) => `${vhost}\0${name}`;
 
 export class Shovels implements ParameterComponent {
   private readonly workers = new Map<string, ShovelWorker>();
-  /** The local listener, once the broker listens: where `amqp://` without a host goes. */
-  private local: { host: string; port: number } | undefined;
+  /** The broker's direct listener (its socket path), once it listens: where `amqp://` without a host goes. */
+  private local: string | undefined;
 
   constructor(private readonly deps: ShovelsDeps) {}
 
@@ -63,7 +63,7 @@ export class Shovels implements ParameterComponent {
     const worker: ShovelWorker = new ShovelWorker(def, {
       clock: this.deps.clock,
       log: this.deps.log,
-      connectUri: (uri) => this.connectUri(uri),
+      connectTarget: (uri) => this.connectTarget(uri),
       clusterName: this.deps.clusterName,
       onDone: () => {
         if (this.workers.get(k) !== worker) return;
@@ -85,9 +85,9 @@ export class Shovels implements ParameterComponent {
 
   // ---- lifecycle ---------------------------------------------------------------------------
 
-  /** The broker listens on host:port: start every worker. */
-  listening(host: string, port: number): void {
-    this.local = { host: host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host, port };
+  /** The broker listens, its direct connections on the local socket path: start every worker. */
+  listening(path: string): void {
+    this.local = path;
     for (const w of this.workers.values()) w.start();
   }
 
@@ -98,19 +98,20 @@ export class Shovels implements ParameterComponent {
   }
 
   /**
-   * The URI amqplib opens for a shovel URI. `amqp://` with no host is RabbitMQ's direct
-   * connection to the local node (rabbit_direct); Warren connects to its own listener with the
-   * direct secret: without a user as DIRECT_USER, which may do anything (any user_id too), with a
-   * user and no password as that user, unasked for a password; with both, as a client would.
+   * Where amqplib connects for a shovel URI. `amqp://` with no host is RabbitMQ's direct
+   * connection to the local node (rabbit_direct); Warren's goes to the broker's direct listener
+   * (src/direct-listener.ts), with the direct secret: without a user as DIRECT_USER, which may do
+   * anything (any user_id too), with a user and no password as that user, unasked for a password;
+   * with both, as that user with that password.
    */
-  private connectUri(uri: string): string {
+  private connectTarget(uri: string): ConnectTarget {
     const p = parseAmqpUri(uri);
-    if (isUriError(p) || p.host !== undefined) return uri;
-    const local = this.local ?? { host: '127.0.0.1', port: 5672 };
+    if (isUriError(p) || p.host !== undefined) return { url: uri };
+    if (this.local === undefined) throw new Error('the broker is not listening');
     const user = encodeURIComponent(p.username ?? DIRECT_USER);
     const pass = encodeURIComponent(p.password ?? this.deps.directSecret);
-    const host = local.host.includes(':') ? `[${local.host}]` : local.host;
-    return `${p.tls ? 'amqps' : 'amqp'}://${user}:${pass}@${host}:${local.port}/${encodeURIComponent(p.vhost)}${p.query ? `?${p.query}` : ''}`;
+    // The host is not used (the path is); a direct connection has no TLS, as in RabbitMQ.
+    return { url: `amqp://${user}:${pass}@localhost/${encodeURIComponent(p.vhost)}${p.query ? `?${p.query}` : ''}`, path: this.local };
   }
 
   // ---- status ------------------------------------------------------------------------------

@@ -242,6 +242,73 @@ describe('shovels: direct connections (amqp:// without a host)', function () {
     const refused = await amqp.connect(a.url.replace('guest:guest', 'none:guess')).then(() => 'connected', (e: Error) => e.message);
     expect(refused).to.match(/ACCESS_REFUSED|403/);
   });
+
+  it('the direct secret opens nothing on the AMQP listener: there it is a wrong password like any other', async () => {
+    const secret = encodeURIComponent(a.broker.access.directSecret);
+    for (const user of ['none', 'bob']) {
+      const refused = await amqp.connect(a.url.replace('guest:guest', `${user}:${secret}`)).then(() => 'connected', (e: Error) => e.message);
+      expect(refused, user).to.match(/ACCESS_REFUSED|403/);
+    }
+  });
+
+  it('a user and password in the URI: a direct connection of that user', async () => {
+    const value = { 'src-uri': 'amqp://bob:bob@', 'src-queue': 'pw-src', 'dest-uri': 'amqp://', 'dest-queue': 'pw-dst' };
+    expect((await api('PUT', '/api/parameters/shovel/%2F/with-password', { value })).status).to.equal(201);
+    await a.broker.shovels.whenState('/', 'with-password', 'running');
+    const conns = (await api('GET', '/api/connections')).json as Array<{ user: string; type: string; client_properties: { connection_name?: string } }>;
+    const listed = conns.filter((x) => x.client_properties.connection_name === 'Shovel with-password').map(({ user, type }) => `${user} ${type}`);
+    expect(listed.sort()).to.deep.equal(['bob direct', 'none direct']);
+    expect((await api('DELETE', '/api/parameters/shovel/%2F/with-password')).status).to.equal(204);
+  });
+
+  it('a wrong password in the URI leaves the shovel starting, and its failed logins throttle no other shovel', async () => {
+    const clock = new FakeClock();
+    const b = await startBroker({ port: 0, managementPort: 0, clock, loginFailureLimit: 2, ...silent });
+    try {
+      await call(b.managementUrl!, 'PUT', '/api/users/bob', { body: { password: 'bob', tags: '' } });
+      await call(b.managementUrl!, 'PUT', '/api/permissions/%2F/bob', { body: { configure: '.*', write: '.*', read: '.*' } });
+      await putShovel(b, 'wrong', { 'src-uri': 'amqp://bob:wrong@', 'src-queue': 'pw-src', 'dest-uri': 'amqp://', 'dest-queue': 'pw-dst', 'reconnect-delay': 1 });
+      const worker = b.broker.shovels.get('/', 'wrong')!;
+      const restarts = (n: number) => new Promise<void>((resolve) => {
+        if (worker.counts.restarts >= n) return resolve();
+        const unwatch = worker.watch(() => worker.counts.restarts >= n && (unwatch(), resolve()));
+      });
+      // Three failed logins, more than loginFailureLimit allows one network address.
+      for (let n = 1; n <= 3; n++) {
+        await restarts(n);
+        if (n < 3) await clock.advance(1000);
+      }
+      expect(worker.current.state).to.equal('starting');
+      // On the same (unmoving) clock another shovel's direct logins go through.
+      await putShovel(b, 'fine', { 'src-uri': 'amqp://bob:bob@', 'src-queue': 'pw-src', 'dest-uri': 'amqp://', 'dest-queue': 'pw-dst' });
+      await b.broker.shovels.whenState('/', 'fine', 'running', 5000);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('do not count against connection_max, as RabbitMQ\'s direct connections do not: a shovel runs while clients fill it', async () => {
+    const full = await startBroker({ port: 0, managementPort: 0, connectionMax: 1, ...silent });
+    try {
+      const client = await amqp.connect(full.url);
+      const second = await amqp.connect(full.url).then(() => 'connected', (e: Error) => e.message);
+      expect(second).to.not.equal('connected');
+      const ch = await client.createConfirmChannel();
+      await ch.assertQueue('full-src', { durable: true });
+      for (let i = 0; i < 10; i++) ch.sendToQueue('full-src', Buffer.from(String(i)), { persistent: true });
+      await ch.waitForConfirms();
+      const value = { 'src-uri': 'amqp://', 'src-queue': 'full-src', 'dest-uri': 'amqp://', 'dest-queue': 'full-dst' };
+      const put = await call(full.managementUrl!, 'PUT', '/api/parameters/shovel/%2F/while-full', { body: { value } });
+      expect(put.status, put.text).to.equal(201);
+      await full.until.queueLength('full-dst', 10);
+      const bodies: string[] = [];
+      for (let m = await ch.get('full-dst', { noAck: true }); m; m = await ch.get('full-dst', { noAck: true })) bodies.push(m.content.toString());
+      expect(bodies).to.deep.equal(['0', '1', '2', '3', '4', '5', '6', '7', '8', '9']);
+      await client.close();
+    } finally {
+      await full.close();
+    }
+  });
 });
 
 /** What RabbitMQ 3.10.8's management API showed of its shovels' direct connections. */

@@ -23,19 +23,21 @@ export function handleConnectionMethod(conn: Connection, method: Method): void {
       expect('starting');
       const { mechanism, response } = method.args;
       conn.clientProperties = method.args.clientProperties;
-      const throttle = conn.broker.loginThrottle;
+      // Failed logins back off per client address; the direct listener's connections (the
+      // broker's own shovels) have none and are not throttled, as RabbitMQ's are not.
+      const throttle = conn.viaDirectListener ? undefined : conn.broker.loginThrottle;
       const peer = conn.remoteAddress;
-      const refusedFor = throttle.refusedFor(peer);
+      const refusedFor = throttle?.refusedFor(peer) ?? 0;
       let username: string | undefined;
       if (refusedFor > 0) {
         conn.log.warn({ retryInMs: Math.ceil(refusedFor) }, 'login refused: too many failed logins from this address');
       } else {
-        username = mechanism === 'EXTERNAL' && conn.isTls ? externalLogin(conn) : passwordLogin(conn, parseCredentials(mechanism, response));
+        username = login(conn, mechanism, response);
         if (username === undefined) {
-          const backoff = throttle.failed(peer);
+          const backoff = throttle?.failed(peer);
           if (backoff !== undefined) conn.log.warn({ backoffMs: backoff }, `failed logins from ${peer}: refusing its logins for ${backoff / 1000} s`);
         } else {
-          throttle.succeeded(peer);
+          throttle?.succeeded(peer);
         }
       }
       conn.broker.metrics.authAttempt('amqp091', username !== undefined);
@@ -139,26 +141,38 @@ function parseCredentials(mechanism: string, response: Buffer): { username: stri
   throw new ConnectionError(ReplyCode.COMMAND_INVALID, `invalid authentication mechanism '${mechanism}'`);
 }
 
-/** The user a PLAIN or AMQPLAIN login authenticates, or undefined (logged) if it is refused. */
+/** The user connection.start-ok's mechanism and response authenticate, or undefined (logged) if refused. */
+function login(conn: Connection, mechanism: string, response: Buffer): string | undefined {
+  if (mechanism === 'EXTERNAL' && conn.isTls) return externalLogin(conn);
+  const credentials = parseCredentials(mechanism, response);
+  return conn.viaDirectListener ? directLogin(conn, credentials) : passwordLogin(conn, credentials);
+}
+
+/** The user a PLAIN or AMQPLAIN login on the AMQP listeners authenticates, or undefined (logged) if it is refused. */
 function passwordLogin(conn: Connection, { username, password }: { username: string; password: string }): string | undefined {
-  const access = conn.broker.access;
-  if (access.isDirectSecret(password)) {
-    // The broker's own direct connection (a shovel's amqp://; rabbit_direct:auth_fun): without a
-    // user it runs as DIRECT_USER, which may do anything; with one, as that user, whose password
-    // is not asked for.
-    if (username === DIRECT_USER || access.hasUser(username)) {
-      conn.loggedInDirect();
-      return username;
-    }
-    conn.log.warn({ user: username }, 'login refused: no such user for a direct connection');
-    return undefined;
-  }
   // The password is compared with the stored hash in constant time, and never logged.
-  if (!access.authenticate(username, password)) {
+  if (!conn.broker.access.authenticate(username, password)) {
     conn.log.warn({ user: username }, password === '' ? 'login refused: empty password' : 'login refused: invalid credentials');
     return undefined;
   }
   return loopbackAllows(conn, username) ? username : undefined;
+}
+
+/**
+ * A login on the direct listener (a shovel's `amqp://`; rabbit_direct:auth_fun). With the
+ * broker's direct secret: without a user as DIRECT_USER, which may do anything, with one as
+ * that user, whose password is not asked for. Otherwise the user's password, with no loopback
+ * rule (rabbit_direct has none). The direct secret is accepted nowhere else.
+ */
+function directLogin(conn: Connection, { username, password }: { username: string; password: string }): string | undefined {
+  const access = conn.broker.access;
+  const known = access.isDirectSecret(password) ? username === DIRECT_USER || access.hasUser(username) : access.authenticate(username, password) !== undefined;
+  if (!known) {
+    conn.log.warn({ user: username }, 'login refused: invalid credentials for a direct connection');
+    return undefined;
+  }
+  conn.loggedInDirect();
+  return username;
 }
 
 /**
