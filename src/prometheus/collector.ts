@@ -274,9 +274,13 @@ const channelQueue: Group<ChannelQueueCounters> = {
   ],
 };
 
-/** RabbitMQ labels connection rows with `channel` (the connection process's pid). */
+/**
+ * RabbitMQ labels connection rows with `channel` (the connection process's pid). A direct
+ * connection (a shovel's `amqp://`) has no reader process and so no rows (recorded from 3.10.8);
+ * it counts in rabbitmq_connections and its channels have theirs.
+ */
 function* connections(ctx: Context): Iterable<Row<Connection>> {
-  for (const conn of openConnections(ctx.source)) yield { labels: labels(['channel', conn.counters.pid]), item: conn };
+  for (const conn of openConnections(ctx.source)) if (!conn.direct) yield { labels: labels(['channel', conn.counters.pid]), item: conn };
 }
 
 const connectionCoarse: Group<Connection> = {

@@ -396,6 +396,34 @@ describe('shovels: direct connections in the management API, as RabbitMQ lists t
   });
 });
 
+/** RabbitMQ 3.10.8's Prometheus samples with only a shovel's two direct connections open. */
+const recordedPrometheus = JSON.parse(readFileSync(new URL('./fixtures/direct-connections-prometheus-3.10.8.json', import.meta.url), 'utf8')) as { metrics: string[]; perObject: string[] };
+
+describe('shovels: direct connections in Prometheus, as RabbitMQ counts them', function () {
+  this.timeout(30_000);
+
+  it('counted in rabbitmq_connections, without connection rows of their own; their channels have theirs', async () => {
+    const b = await startBroker({ port: 0, managementPort: 0, prometheusPort: 0, ...silent });
+    try {
+      await putShovel(b, 'd', { 'src-uri': 'amqp://', 'src-queue': 'dsrc', 'dest-uri': 'amqp://', 'dest-queue': 'ddst' });
+      await b.until.consumerCount('dsrc', 1);
+      const samples = async (path: string) => (await (await fetch(`${b.broker.prometheusUrl}${path}`)).text())
+        .split('\n').filter((l) => /^rabbitmq_(connection_|connections |channels |channel_consumers)/.test(l));
+      const value = (lines: string[], name: string) => lines.find((l) => l.startsWith(`${name} `));
+      // Every connection and channel sample Warren gives is the one RabbitMQ gave.
+      const aggregated = await samples('/metrics');
+      expect(aggregated.length).to.be.greaterThan(3);
+      for (const line of aggregated) expect(line).to.equal(value(recordedPrometheus.metrics, line.split(' ')[0]!));
+      expect(value(aggregated, 'rabbitmq_connections')).to.equal('rabbitmq_connections 2');
+      const perObject = await samples('/metrics/per-object');
+      const shape = (lines: string[]) => lines.map((l) => l.replace(/\{channel="[^"]+"\}/, '{channel}')).sort();
+      expect(shape(perObject)).to.deep.equal(shape(recordedPrometheus.perObject));
+    } finally {
+      await b.close();
+    }
+  });
+});
+
 describe('shovels: reconnection on the injected clock, and restart with the broker', function () {
   this.timeout(30_000);
 
