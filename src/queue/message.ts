@@ -1,5 +1,6 @@
 import type { FieldTable, FieldValue } from '../frame/field-table.js';
 import { decodeContentHeader, encodeContentHeaderPayload, type BasicProperties } from '../frame/generated/properties.js';
+import type { PersistedMessage } from '../store/message-store.js';
 import type { BodyRange } from './kept-body.js';
 
 /**
@@ -73,10 +74,17 @@ export class Message implements BodyRange {
   /**
    * The BCC routing keys of the message as published, on the copy withoutBcc made (the header is
    * gone, RabbitMQ still lists them in its routing keys): the firehose tracer shows them
-   * (src/trace). Not stored: a message read back from the store has none.
+   * (src/trace). Stored with the message (PersistedMessage.bccRoutingKeys) and read back with it.
    */
   get bccRoutingKeys(): string[] | undefined {
     return this.extra?.bccRoutingKeys;
+  }
+
+  /** A message read back from the store (paged in or recovered), with the BCC keys it was stored with. */
+  static fromStored(stored: PersistedMessage): Message {
+    const msg = new Message(stored.id, stored.exchange, stored.routingKey, stored.header, stored.body);
+    if (stored.bccRoutingKeys !== undefined) msg.extras().bccRoutingKeys = stored.bccRoutingKeys;
+    return msg;
   }
 
   /** The body as a Buffer: its memory itself, or a view made on each call (hot paths use the range). */

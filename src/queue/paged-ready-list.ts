@@ -427,7 +427,7 @@ export class PagedReadyList {
       return undefined;
     }
     range.taken(e, stored.body.length);
-    return new Message(stored.id, stored.exchange, stored.routingKey, stored.header, stored.body);
+    return Message.fromStored(stored);
   }
 
   private entry(e: QueueEntry, msg: Message, persisted: boolean): QueuedMessage {
@@ -469,11 +469,11 @@ export class PagedReadyList {
       } else if (sSeq <= pSeq) {
         si++;
         const stored = this.store.readMessage(se!.msgId);
-        if (stored) yield this.entry(se!, new Message(stored.id, stored.exchange, stored.routingKey, stored.header, stored.body), true);
+        if (stored) yield this.entry(se!, Message.fromStored(stored), true);
       } else {
         pi++;
         const stored = this.store.readMessage(pe!.msgId);
-        if (stored) yield this.entry(pe!, new Message(stored.id, stored.exchange, stored.routingKey, stored.header, stored.body), false);
+        if (stored) yield this.entry(pe!, Message.fromStored(stored), false);
       }
     }
   }

@@ -18,6 +18,11 @@ export interface PersistedMessage {
   /** Raw AMQP content-header frame payload (properties), kept as received. */
   header: Buffer;
   body: Buffer;
+  /**
+   * The keys of the BCC header the message was published with, which routing removed from its
+   * header (RabbitMQ keeps them in basic_message.routing_keys: trace deliveries list them).
+   */
+  bccRoutingKeys?: string[] | undefined;
 }
 
 export interface QueueEntry {

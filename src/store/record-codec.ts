@@ -7,7 +7,10 @@
 import type { PersistedMessage, QueueEntry } from './message-store.js';
 
 const TWO_32 = 0x1_0000_0000;
+/** A message value: format byte, exchange, routing key, header, body. */
 const MESSAGE_FORMAT = 1;
+/** The same with the BCC routing keys after the routing key: u16 count, then per key a u32 length and its UTF-8. */
+const MESSAGE_FORMAT_BCC = 2;
 
 /** Writes a non-negative integer below 2^53 as 8 big-endian bytes (so keys sort numerically). */
 export function writeU64(buf: Buffer, offset: number, n: number): void {
@@ -134,19 +137,33 @@ export function checkEntryOf(op: 'enqueue' | 'move', entry: QueueEntry, msg: Per
 
 /** Bytes of the message value layout (without anything the caller appends). */
 export function messageSize(msg: PersistedMessage): number {
-  return 1 + 1 + Buffer.byteLength(msg.exchange) + 1 + Buffer.byteLength(msg.routingKey) + 4 + msg.header.length + msg.body.length;
+  let n = 1 + 1 + Buffer.byteLength(msg.exchange) + 1 + Buffer.byteLength(msg.routingKey) + 4 + msg.header.length + msg.body.length;
+  const bcc = msg.bccRoutingKeys;
+  if (bcc !== undefined) {
+    n += 2;
+    for (const k of bcc) n += 4 + Buffer.byteLength(k);
+  }
+  return n;
 }
 
 /** Writes the message value layout at buf[offset...]; returns where it ends. */
 export function encodeMessageInto(buf: Buffer, offset: number, msg: PersistedMessage): number {
   let p = offset;
-  buf[p++] = MESSAGE_FORMAT;
+  const bcc = msg.bccRoutingKeys;
+  buf[p++] = bcc === undefined ? MESSAGE_FORMAT : MESSAGE_FORMAT_BCC;
   const exLen = buf.write(msg.exchange, p + 1, 'utf8');
   buf[p] = exLen;
   p += 1 + exLen;
   const rkLen = buf.write(msg.routingKey, p + 1, 'utf8');
   buf[p] = rkLen;
   p += 1 + rkLen;
+  if (bcc !== undefined) {
+    p = buf.writeUInt16BE(bcc.length, p);
+    for (const k of bcc) {
+      const n = buf.write(k, p + 4, 'utf8');
+      p = buf.writeUInt32BE(n, p) + n;
+    }
+  }
   buf.writeUInt32BE(msg.header.length, p);
   p += 4;
   p += msg.header.copy(buf, p);
@@ -163,7 +180,8 @@ export function encodeMessage(msg: PersistedMessage, reserve = 0): Buffer {
 
 /** Decodes a message value; header and body are views of `buf` (which must be the caller's own copy). */
 export function decodeMessage(id: number, buf: Buffer): PersistedMessage {
-  if (buf[0] !== MESSAGE_FORMAT) throw new Error(`message ${id}: unknown stored format ${buf[0]}`);
+  const format = buf[0];
+  if (format !== MESSAGE_FORMAT && format !== MESSAGE_FORMAT_BCC) throw new Error(`message ${id}: unknown stored format ${format}`);
   let p = 1;
   const exLen = buf[p++]!;
   const exchange = buf.toString('utf8', p, p + exLen);
@@ -171,11 +189,24 @@ export function decodeMessage(id: number, buf: Buffer): PersistedMessage {
   const rkLen = buf[p++]!;
   const routingKey = buf.toString('utf8', p, p + rkLen);
   p += rkLen;
+  let bccRoutingKeys: string[] | undefined;
+  if (format === MESSAGE_FORMAT_BCC) {
+    bccRoutingKeys = [];
+    const count = (buf[p]! << 8) | buf[p + 1]!;
+    p += 2;
+    for (let i = 0; i < count; i++) {
+      const n = readU32(buf, p);
+      bccRoutingKeys.push(buf.toString('utf8', p + 4, p + 4 + n));
+      p += 4 + n;
+    }
+  }
   const headerLen = readU32(buf, p);
   p += 4;
   const header = buf.subarray(p, p + headerLen);
   p += headerLen;
-  return { id, exchange, routingKey, header, body: buf.subarray(p) };
+  const msg: PersistedMessage = { id, exchange, routingKey, header, body: buf.subarray(p) };
+  if (bccRoutingKeys !== undefined) msg.bccRoutingKeys = bccRoutingKeys;
+  return msg;
 }
 
 export function sameMessage(a: PersistedMessage, b: PersistedMessage): boolean {
@@ -183,6 +214,7 @@ export function sameMessage(a: PersistedMessage, b: PersistedMessage): boolean {
     a.id === b.id &&
     a.exchange === b.exchange &&
     a.routingKey === b.routingKey &&
+    String(a.bccRoutingKeys) === String(b.bccRoutingKeys) &&
     a.header.equals(b.header) &&
     a.body.length === b.body.length &&
     (a.body === b.body || a.body.equals(b.body))

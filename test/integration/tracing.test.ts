@@ -2,7 +2,9 @@ import { expect } from 'chai';
 import type { ChannelModel } from 'amqplib';
 import { RawClient, typedProperties } from '../../conformance/lib/raw-client.js';
 import { channel, closedWith, connect, type Channel } from '../support/amqp.js';
+import { startBroker } from '../../src/broker.js';
 import { useManagedBroker } from '../support/management.js';
+import { useTmpDir } from '../store/tmp-dir.js';
 
 /**
  * RabbitMQ's firehose tracer (https://www.rabbitmq.com/firehose.html, rabbit_trace.erl): while
@@ -303,5 +305,37 @@ describe('firehose tracing (amq.rabbitmq.trace)', () => {
     raw = await RawClient.open(broker.url);
     expect(broker.running.broker.tracing.enabled('/')).to.equal(false);
     expect((await broker.api('GET', '/api/vhosts/%2F')).json.tracing).to.equal(false);
+  });
+});
+
+describe('firehose tracing of messages read back from the store', () => {
+  const dir = useTmpDir('warren-trace-bcc-');
+
+  it('a delivery after a restart lists the BCC keys the message was published with, as RabbitMQ 3.10.8 does', async () => {
+    let b = await startBroker({ port: 0, dataDir: dir.path, logLevel: 'silent' });
+    try {
+      const c = await connect(b.url);
+      const ch = await c.createConfirmChannel();
+      await ch.assertQueue('bccq', { durable: true });
+      ch.publish('', 'nothing', Buffer.from('x'), { persistent: true, headers: { BCC: ['bccq'], CC: ['also-nothing'] } });
+      await ch.waitForConfirms();
+      await c.close();
+      await b.close();
+      b = await startBroker({ port: 0, dataDir: dir.path, logLevel: 'silent' });
+      b.broker.tracing.start('/');
+      const r = await connect(b.url);
+      const rch = await r.createChannel();
+      const t = await rch.assertQueue('', { exclusive: true });
+      await rch.bindQueue(t.queue, 'amq.rabbitmq.trace', '#');
+      const m = await rch.get('bccq', { noAck: true });
+      expect(m && m.properties.headers).to.deep.equal({ CC: ['also-nothing'] });
+      await b.until.queueLength(t.queue, 1);
+      const traced = await rch.get(t.queue, { noAck: true });
+      // Recorded: RabbitMQ 3.10.8, the same publish, rabbitmqctl stop_app/start_app, trace_on, basic.get.
+      expect(traced && [traced.fields.routingKey, traced.properties.headers?.['routing_keys']]).to.deep.equal(['deliver.bccq', ['nothing', 'also-nothing', 'bccq']]);
+      await r.close();
+    } finally {
+      await b.close();
+    }
   });
 });

@@ -232,7 +232,7 @@ describe('LMDB store: damaged records', () => {
     const s = await reopen();
     // 3 entries, 3 messages, 3 refcounts, the queue index record and the queue record; then
     // the refcount records of value 1 go
-    expect(logs.join('\n')).to.match(/migrated store format 1 to 2 \(record checksums\): 11 records, 2 to 3 \(refcount records only for shared messages\): 3 records/);
+    expect(logs.join('\n')).to.match(/migrated store format 1 to 2 \(record checksums\): 11 records, 2 to 3 \(refcount records only for shared messages\): 3 records, 3 to 4 \(message records may carry BCC keys\): 0 records/);
     expect(s.messages.readEntries(Q, 0, 10).map((e) => s.messages.readMessage(e.msgId)!.body.toString())).to.deep.equal(ids.map((id) => `body-${id}`));
     expect(s.metadata.load().queues.map((q) => q.name)).to.deep.equal(['orders']);
     expect(s.verify().problems).to.deep.equal([]);
@@ -258,7 +258,7 @@ describe('LMDB store: damaged records', () => {
     const report = await checkStore(dataDir, { repair: false });
     expect([report.format, report.verdict, report.problems, report.entries, report.messages]).to.deep.equal([2, 'clean', [], 5, 4]);
     s = await reopen();
-    expect(logs.join('\n')).to.match(/migrated store format 2 to 3 \(refcount records only for shared messages\): 3 records/);
+    expect(logs.join('\n')).to.match(/migrated store format 2 to 3 \(refcount records only for shared messages\): 3 records, 3 to 4 \(message records may carry BCC keys\): 0 records/);
     expect(logs.join('\n')).not.to.match(/full check/);
     expect(s.verify().problems).to.deep.equal([]);
     expect(s.messages.stats()).to.deep.equal({ messages: 4, entries: 5 });
@@ -278,7 +278,7 @@ describe('LMDB store: damaged records', () => {
   it('refuses a store format it does not know', async () => {
     await fill();
     await tamper(dataDir, (db) => db('meta').putSync(Buffer.from('format'), Buffer.from([9])));
-    expect(() => openLmdbStore(dataDir)).to.throw(/holds store format 9; this broker reads format 3 \(and migrates formats 1 and 2\)/);
+    expect(() => openLmdbStore(dataDir)).to.throw(/holds store format 9; this broker reads format 4 \(and migrates formats 1, 2 and 3\)/);
   });
 
   it('keeps two bindings that differ only by where a NUL sits, across a reopen', async () => {

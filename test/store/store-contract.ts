@@ -289,6 +289,18 @@ export function describeStoreContract(name: string, harness: () => StoreHarness)
       expect(ms.nextMessageId()).to.be.greaterThan(msg.id);
     });
 
+    it('keeps the BCC routing keys of a message, across a reopen, and none for a message without', async () => {
+      const bcc = { ...makeMessage(ms.nextMessageId()), bccRoutingKeys: ['q-b', 'ключ', 'x'.repeat(300)] };
+      const plain = makeMessage(ms.nextMessageId());
+      ms.enqueue('q', makeEntry(1, bcc.id), bcc);
+      ms.enqueue('q', makeEntry(2, plain.id), plain);
+      await ms.sync();
+      await reopenIfPersistent();
+      expect(ms.readMessage(bcc.id)?.bccRoutingKeys).to.deep.equal(bcc.bccRoutingKeys);
+      expect(ms.readMessage(bcc.id)?.body.toString()).to.equal(bcc.body.toString());
+      expect(ms.readMessage(plain.id)?.bccRoutingKeys).to.equal(undefined);
+    });
+
     describe('metadata', () => {
       const args = (s: string): Buffer => Buffer.from(s);
       const ex = (name: string): ExchangeRecord => ({

@@ -3,7 +3,10 @@
  * and `quarantine`) with a checksum (checksum.ts). Format 3 keeps a refcount record only for a
  * message that several entries refer to (one entry implies refcount 1: two puts per enqueue
  * instead of three) and the shared-reference counter `meta/sharedRefs` (databases.ts) that the
- * O(1) check on open needs instead. An older store is migrated on open, every step from its
+ * O(1) check on open needs instead. Format 4 lets a message record carry the BCC routing keys
+ * it was published with (record-codec.ts, message format 2); no record changes, but a broker
+ * that reads format 3 must not open a store that holds such records. An older store is
+ * migrated on open, every step from its
  * format up to FORMAT in one transaction; a newer or unknown format is refused.
  *
  * To change the layout: bump FORMAT, add a step from the previous format to MIGRATIONS, and
@@ -25,7 +28,7 @@ import {
   type Databases,
 } from './databases.js';
 
-export const FORMAT = 3;
+export const FORMAT = 4;
 const CHUNK = 10_000;
 
 interface Migration {
@@ -39,6 +42,7 @@ interface Migration {
 const MIGRATIONS: Record<number, Migration> = {
   1: { what: 'record checksums', run: (dbs) => checksummed(dbs).reduce((n, db) => n + addChecksums(db), 0) },
   2: { what: 'refcount records only for shared messages', run: dropSingleRefs },
+  3: { what: 'message records may carry BCC keys', run: () => 0 },
 };
 
 /** Whether this broker reads (or migrates) format n. */
@@ -59,7 +63,8 @@ export function checkFormat(dbs: Databases, log: (msg: string) => void): void {
   const from = format[0]!;
   if (from === FORMAT) return;
   if (!knownFormat(from)) {
-    const older = Object.keys(MIGRATIONS).join(' and ');
+    const known = Object.keys(MIGRATIONS);
+    const older = known.length > 1 ? `${known.slice(0, -1).join(', ')} and ${known.at(-1)}` : known.join('');
     throw new Error(`data dir ${dbs.dir} holds store format ${from}; this broker reads format ${FORMAT} (and migrates formats ${older})`);
   }
   const started = Date.now();
