@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_CONFIG, parseInformationUnit, readConfigFile } from '../src/config.js';
 import { parseCli } from '../src/main.js';
+import { makeTmpDir, removeDir } from './support/tmp-dir.js';
 
 /** Settings that mirror RabbitMQ's: disk_free_limit.absolute (default 50000000 in RabbitMQ 3.10's rabbit.app). */
 describe('config: disk free limit', () => {
@@ -26,7 +26,7 @@ describe('config: disk free limit', () => {
   });
 
   it('is set by --disk-free-limit, else WARREN_DISK_FREE_LIMIT, else the config file', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'warren-config-'));
+    const dir = makeTmpDir('warren-config-');
     try {
       const file = join(dir, 'warren.json');
       writeFileSync(file, JSON.stringify({ diskFreeLimit: '1GB' }));
@@ -38,7 +38,7 @@ describe('config: disk free limit', () => {
       writeFileSync(file, JSON.stringify({ diskFreeLimit: 'plenty' }));
       expect(() => readConfigFile(file)).to.throw(/diskFreeLimit: 'plenty' is not a byte count/);
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      removeDir(dir);
     }
   });
 });

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { heapSizeFor } from '../src/memory-monitor.js';
-import { makeTmpDir, removeDir } from './store/tmp-dir.js';
+import { makeTmpDir, removeDir } from './support/tmp-dir.js';
 import { confirmChannel, connect } from './support/amqp.js';
 
 const MiB = 1024 * 1024;

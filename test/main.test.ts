@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { parseCli } from '../src/main.js';
+import { makeTmpDir, removeDir } from './support/tmp-dir.js';
 
 describe('command line (src/main.ts)', () => {
   it('--connection-max and --connection-max-per-ip, or WARREN_CONNECTION_MAX(_PER_IP); flags win', () => {
@@ -37,7 +37,7 @@ describe('command line (src/main.ts)', () => {
     expect(parseCli(['--prometheus-port=off'], {})).to.include({ prometheusPort: 'off' });
     expect(parseCli([], { WARREN_PROMETHEUS_PORT: '9419' })).to.include({ prometheusPort: 9419 });
     expect(parseCli(['--prometheus-port', '9420'], { WARREN_PROMETHEUS_PORT: '9419' })).to.include({ prometheusPort: 9420 });
-    const dir = mkdtempSync(join(tmpdir(), 'warren-cli-'));
+    const dir = makeTmpDir('warren-cli-');
     try {
       const file = join(dir, 'config.json');
       writeFileSync(file, JSON.stringify({ prometheusPort: 'off' }));
@@ -48,7 +48,7 @@ describe('command line (src/main.ts)', () => {
       writeFileSync(file, JSON.stringify({ prometheusPort: 'nope' }));
       expect(() => parseCli(['--config', file], {})).to.throw(`config file ${file}: prometheusPort: 'nope' is not a port (0..65535) or "off"`);
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      removeDir(dir);
     }
     for (const bad of ['-1', '65536', '1.5', 'on', '']) {
       expect(() => parseCli([`--prometheus-port=${bad}`], {}), bad).to.throw('invalid Prometheus port');

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startBroker } from '../src/broker.js';
 import { memoryWatermark, resolveConfig } from '../src/config.js';
 import { parseCli } from '../src/main.js';
 import { availableMemory } from '../src/memory-monitor.js';
+import { makeTmpDir, removeDir } from './support/tmp-dir.js';
 
 /** RabbitMQ's vm_memory_high_watermark.relative and .absolute as Warren settings. */
 describe('memory watermark settings', () => {
@@ -29,7 +29,7 @@ describe('memory watermark settings', () => {
   });
 
   it('reads either from the config file; a share given as a flag replaces an absolute one from the file', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'warren-settings-'));
+    const dir = makeTmpDir('warren-settings-');
     try {
       const file = join(dir, 'warren.json');
       writeFileSync(file, JSON.stringify({ memoryHighWatermarkAbsolute: '2GB' }));
@@ -39,7 +39,7 @@ describe('memory watermark settings', () => {
       writeFileSync(file, JSON.stringify({ memoryHighWatermarkAbsolute: 'lots' }));
       expect(() => parse(['--config', file])).to.throw(/memoryHighWatermarkAbsolute: 'lots' is not a byte count/);
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      removeDir(dir);
     }
   });
 

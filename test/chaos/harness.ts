@@ -1,9 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { rng as seededRng } from '../frame/helpers.js';
 import { SmallDisk } from '../support/small-disk.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 import { check, History, type CheckResult } from './checker.js';
 import { ChaosBroker, findLibfaketime } from './faults.js';
 import { Consumer, drain, Publisher, type WorkerEvents, type WorkloadOptions } from './workload.js';
@@ -50,7 +49,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   if (!lib) skipped.push('clock: libfaketime is not installed (Debian package faketime); wall-clock steps were not tried');
   const disk = SmallDisk.mount(DISK_SIZE_MIB);
   if (!disk) skipped.push('disk: cannot mount a tmpfs here (needs root); the disk was not filled');
-  const scratch = mkdtempSync(join(tmpdir(), 'warren-chaos-'));
+  const scratch = makeTmpDir('warren-chaos-');
   const dataDir = disk ? join(disk.dir, 'data') : join(scratch, 'data');
   const broker = new ChaosBroker(dataDir, ['--disk-free-limit', String(DISK_LIMIT)], lib ? { lib, file: join(scratch, 'faketime') } : undefined);
   const available = FAULT_KINDS.filter((k) => (k !== 'clock' || lib) && (k !== 'disk' || disk));
@@ -203,6 +202,6 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     await Promise.all([...publishers, ...consumers].map((x) => x.stop().catch(() => undefined)));
     await broker.stop().catch(() => undefined);
     disk?.unmount();
-    rmSync(scratch, { recursive: true, force: true });
+    removeDir(scratch);
   }
 }

@@ -1,9 +1,7 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import { confirmChannel, connect } from '../support/amqp.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 /** Issue: a message routed to several durable queues stores its body once; transient ones never touch disk. */
 describe('what the LMDB store holds for published messages', () => {
@@ -11,12 +9,12 @@ describe('what the LMDB store holds for published messages', () => {
   let broker: RunningBroker;
 
   beforeEach(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'warren-bodyonce-'));
+    dataDir = makeTmpDir('warren-bodyonce-');
     broker = await startBroker({ port: 0, logLevel: 'silent', dataDir });
   });
   afterEach(async () => {
     await broker.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    removeDir(dataDir);
   });
 
   it('one body for a persistent message fanned out to three durable queues; nothing for a transient one', async () => {

@@ -1,12 +1,11 @@
 import { expect } from 'chai';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { connect as netConnect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { FD_RESERVE } from '../../src/connection-limits.js';
 import { AMQP_0_9_1_HEADER } from '../../src/frame/protocol-header.js';
 import { BrokerProcess } from '../support/broker-process.js';
 import { useBroker, waitUntil } from '../support/broker.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 import { RawClient } from '../../conformance/lib/raw-client.js';
 
 /**
@@ -77,13 +76,13 @@ describe('connection limits (issue 10)', () => {
     const limit = 128;
 
     before(async () => {
-      dir = mkdtempSync(join(tmpdir(), 'warren-fds-'));
+      dir = makeTmpDir('warren-fds-');
       broker = await BrokerProcess.start(dir, { openFilesLimit: limit });
     });
 
     after(async () => {
       await broker?.stop();
-      rmSync(dir, { recursive: true, force: true });
+      removeDir(dir);
     });
 
     it(`refuses sockets near the soft RLIMIT_NOFILE (ulimit -n ${limit}) instead of running out; existing clients keep working`, async () => {

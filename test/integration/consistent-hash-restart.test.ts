@@ -1,9 +1,7 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import { channel, connect, type Channel } from '../support/amqp.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 /**
  * x-consistent-hash after a restart: RabbitMQ re-adds durable bindings in (routing key,
@@ -15,7 +13,7 @@ describe('x-consistent-hash ring after a restart', () => {
   const brokers: RunningBroker[] = [];
   afterEach(async () => {
     for (const b of brokers.splice(0)) await b.close();
-    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+    for (const d of dirs.splice(0)) removeDir(d);
   });
 
   async function broker(dataDir: string): Promise<RunningBroker> {
@@ -47,8 +45,8 @@ describe('x-consistent-hash ring after a restart', () => {
   }
 
   it('maps every key as a broker whose bindings were made in sorted order', async () => {
-    const d1 = mkdtempSync(join(tmpdir(), 'warren-chash-'));
-    const d2 = mkdtempSync(join(tmpdir(), 'warren-chash-'));
+    const d1 = makeTmpDir('warren-chash-');
+    const d2 = makeTmpDir('warren-chash-');
     dirs.push(d1, d2);
     let b1 = await broker(d1);
     let conn = await connect(b1.url);

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, openSync, readSync, statSync, truncateSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { BrokerProcess, runWarren } from '../support/broker-process.js';
 import { publishDurable } from '../support/data-files.js';
+import { useTmpDir } from '../support/tmp-dir.js';
 
 /**
  * Issue 10, "Damaged files": LMDB keeps no checksums and trusts its file. A truncated data file
@@ -13,18 +13,14 @@ import { publishDurable } from '../support/data-files.js';
  */
 describe('damaged data files: a broker refuses them instead of crashing', function () {
   this.timeout(60000);
-  let dataDir: string;
-  const dataFile = (): string => join(dataDir, 'store', 'data.mdb');
-  const startArgs = (): string[] => ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir];
+  const dataDir = useTmpDir('warren-damaged-');
+  const dataFile = (): string => join(dataDir.path, 'store', 'data.mdb');
+  const startArgs = (): string[] => ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir.path];
 
   beforeEach(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'warren-damaged-'));
-    const broker = await BrokerProcess.start(dataDir);
+    const broker = await BrokerProcess.start(dataDir.path);
     await publishDurable(broker.url, 'kept', Array.from({ length: 300 }, (_, i) => Buffer.alloc(8192, i)));
     expect(await broker.stop()).to.equal(0);
-  });
-  afterEach(() => {
-    rmSync(dataDir, { recursive: true, force: true });
   });
 
   /** Zeroes the given pages (LMDB's page size is in meta page 0, at byte 48). */

@@ -1,12 +1,11 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import { createLogger } from '../../src/log.js';
 import { channel, confirmChannel, connect } from '../support/amqp.js';
 import { flipBitInEveryCopy, publishDurable } from '../support/data-files.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 /**
  * Issue 10, "Damaged files": LMDB keeps no checksums, so a flipped bit in a stored message was
@@ -32,12 +31,12 @@ describe('damaged records: a flipped bit in a stored message', function () {
   }
 
   beforeEach(() => {
-    dataDir = mkdtempSync(join(tmpdir(), 'warren-damaged-records-'));
+    dataDir = makeTmpDir('warren-damaged-records-');
   });
   afterEach(async () => {
     await broker?.close();
     broker = undefined;
-    rmSync(dataDir, { recursive: true, force: true });
+    removeDir(dataDir);
   });
 
   it('is quarantined and logged, never delivered; the consumer gets the next message', async () => {

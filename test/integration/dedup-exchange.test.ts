@@ -1,12 +1,10 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { ConfirmChannel, Message } from 'amqplib';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import { FakeClock } from '../../src/clock.js';
 import { channel, closedWith, confirmChannel, connect, connectionClosed, connectNamed } from '../support/amqp.js';
 import { useBroker } from '../support/broker.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 import { RawClient } from '../../conformance/lib/raw-client.js';
 import { F } from '../../src/frame/field-table.js';
 
@@ -277,12 +275,12 @@ describe('x-message-deduplication exchange: x-cache-persistence across a restart
   let broker: RunningBroker<FakeClock> | undefined;
 
   beforeEach(() => {
-    dataDir = mkdtempSync(join(tmpdir(), 'warren-dedup-'));
+    dataDir = makeTmpDir('warren-dedup-');
   });
   afterEach(async () => {
     await broker?.close();
     broker = undefined;
-    rmSync(dataDir, { recursive: true, force: true });
+    removeDir(dataDir);
   });
 
   const start = async (at: number) => {

@@ -1,12 +1,10 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { ConfirmChannel } from 'amqplib';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import { FakeClock } from '../../src/clock.js';
 import { channel, confirmChannel, connect, connectNamed, connectionClosed } from '../support/amqp.js';
 import { useBroker } from '../support/broker.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 /**
  * Queue-level deduplication (the plugin's `x-message-deduplication: true` queue argument,
@@ -173,11 +171,11 @@ describe('queue-level deduplication across a restart', () => {
   let broker: RunningBroker | undefined;
 
   beforeEach(() => {
-    dataDir = mkdtempSync(join(tmpdir(), 'warren-dedup-q-'));
+    dataDir = makeTmpDir('warren-dedup-q-');
   });
   afterEach(async () => {
     await broker?.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    removeDir(dataDir);
   });
 
   it('recovered messages hold their values again', async () => {

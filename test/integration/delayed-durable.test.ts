@@ -1,10 +1,8 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import { FakeClock } from '../../src/clock.js';
 import { channel, confirmChannel, connect } from '../support/amqp.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 /**
  * x-delayed-message on a durable exchange (rabbitmq-delayed-message-exchange README): a
@@ -17,11 +15,11 @@ describe('delayed messages of a durable x-delayed-message exchange survive a res
   const start = Date.UTC(2026, 5, 1);
 
   beforeEach(() => {
-    dataDir = mkdtempSync(join(tmpdir(), 'warren-delayed-'));
+    dataDir = makeTmpDir('warren-delayed-');
   });
   afterEach(async () => {
     await broker?.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    removeDir(dataDir);
   });
 
   it('routes the stored message at its due time after the broker restarted', async () => {

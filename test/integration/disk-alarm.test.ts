@@ -1,6 +1,4 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import { DEFAULT_CAPABILITIES, RawClient } from '../../conformance/lib/raw-client.js';
@@ -10,6 +8,7 @@ import { channel, confirmChannel, connect } from '../support/amqp.js';
 import { useBroker } from '../support/broker.js';
 import { captureLog } from '../support/capture-log.js';
 import { SmallDisk } from '../support/small-disk.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 /** Resolves with whether the confirm for one persistent publish was an ack. */
 function publishConfirmed(ch: Awaited<ReturnType<typeof confirmChannel>>, queue: string, body: Buffer): Promise<boolean> {
@@ -23,10 +22,10 @@ function publishConfirmed(ch: Awaited<ReturnType<typeof confirmChannel>>, queue:
  */
 describe('disk alarm (disk_free_limit)', () => {
   const clock = new FakeClock();
-  const dataDir = mkdtempSync(join(tmpdir(), 'warren-disk-alarm-'));
+  const dataDir = makeTmpDir('warren-disk-alarm-');
   let free = 10e9;
   const broker = useBroker({ clock, dataDir, heartbeat: 0, freeDiskSpace: () => free });
-  after(() => rmSync(dataDir, { recursive: true, force: true }));
+  after(() => removeDir(dataDir));
 
   it('blocks publishers below 50 MB free and unblocks them by itself when space returns; held-back publishes then go through', async () => {
     const publisher = await connect(broker.url);
@@ -68,11 +67,11 @@ describe('disk alarm (disk_free_limit)', () => {
  */
 describe('disk alarm during a handshake', () => {
   const clock = new FakeClock();
-  const dataDir = mkdtempSync(join(tmpdir(), 'warren-disk-alarm-'));
+  const dataDir = makeTmpDir('warren-disk-alarm-');
   let free = 50_000_000;
   // The alarm is checked again 10 s after it was raised: a longer handshake timeout than that.
   const broker = useBroker({ clock, dataDir, heartbeat: 0, handshakeTimeout: 60_000, freeDiskSpace: () => free });
-  after(() => rmSync(dataDir, { recursive: true, force: true }));
+  after(() => removeDir(dataDir));
 
   /** A connection that has sent its protocol header and got connection.start: in its handshake. */
   async function midHandshake(): Promise<RawClient> {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { useTmpDir } from '../store/tmp-dir.js';
+import { useTmpDir } from '../support/tmp-dir.js';
 import { channel, confirmChannel, connect, type ConsumeMessage } from '../support/amqp.js';
 import { collect } from '../support/broker.js';
 import { BrokerProcess } from '../support/broker-process.js';

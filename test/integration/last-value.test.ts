@@ -1,13 +1,11 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { ConfirmChannel } from 'amqplib';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import { FakeClock } from '../../src/clock.js';
 import { channel, closedWith, confirmChannel, connect } from '../support/amqp.js';
 import { useBroker } from '../support/broker.js';
 import { call } from '../support/management.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 /**
  * Versioned last-value queues (Warren's own; README, "Duplicates and ordering"):
@@ -174,11 +172,11 @@ describe('versioned last-value queues across a restart', () => {
   let broker: RunningBroker | undefined;
 
   beforeEach(() => {
-    dataDir = mkdtempSync(join(tmpdir(), 'warren-lvq-'));
+    dataDir = makeTmpDir('warren-lvq-');
   });
   afterEach(async () => {
     await broker?.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    removeDir(dataDir);
   });
 
   const start = async () => (broker = await startBroker({ port: 0, logLevel: 'silent', dataDir, heartbeat: 0 }));

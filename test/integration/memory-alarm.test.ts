@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { connect, confirmChannel, channel, type ChannelModel, type ConfirmChannel } from '../support/amqp.js';
 import { BrokerProcess } from '../support/broker-process.js';
-import { makeTmpDir, removeDir } from '../store/tmp-dir.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 const MiB = 1024 * 1024;
 

@@ -3,7 +3,7 @@ import { startBroker, type RunningBroker } from '../../src/broker.js';
 import { FakeClock } from '../../src/clock.js';
 import { TRANSIENT_PREFIX } from '../../src/queue/paged-ready-list.js';
 import { confirmChannel, connect, consumeAll } from '../support/amqp.js';
-import { makeTmpDir, removeDir } from '../store/tmp-dir.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 /**
  * With a data dir, transient messages beyond a queue's window are paged out to the store under

@@ -1,12 +1,10 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { FakeClock } from '../../src/clock.js';
 import { F } from '../../src/frame/field-table.js';
 import { HEARTBEAT_FRAME } from '../../src/frame/frame-writer.js';
 import { channel, connect } from '../support/amqp.js';
 import { useBroker } from '../support/broker.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 import { DEFAULT_CAPABILITIES, RawClient } from '../../conformance/lib/raw-client.js';
 
 /**
@@ -17,10 +15,10 @@ import { DEFAULT_CAPABILITIES, RawClient } from '../../conformance/lib/raw-clien
  */
 describe('heartbeats on monotonic time', () => {
   const clock = new FakeClock();
-  const dataDir = mkdtempSync(join(tmpdir(), 'warren-heartbeats-'));
+  const dataDir = makeTmpDir('warren-heartbeats-');
   let free = 1e12;
   const broker = useBroker({ clock, heartbeat: 10, dataDir, freeDiskSpace: () => free });
-  after(() => rmSync(dataDir, { recursive: true, force: true }));
+  after(() => removeDir(dataDir));
 
   /** A peer that has opened channel 1; alive() proves the broker still reads it (qos → qos-ok). */
   async function peer(capabilities: string[] = []): Promise<RawClient> {

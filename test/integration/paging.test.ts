@@ -1,10 +1,8 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import type { ConfirmChannel, GetMessage } from 'amqplib';
 import { channel, confirmChannel, connect, consumeAll } from '../support/amqp.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 /**
  * Durable queues keep a bounded window of ready messages in memory; persistent messages beyond
@@ -23,12 +21,12 @@ describe('queue paging (durable queues beyond the memory window)', () => {
   }
 
   beforeEach(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'warren-paging-'));
+    dataDir = makeTmpDir('warren-paging-');
     broker = await start();
   });
   afterEach(async () => {
     await broker.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    removeDir(dataDir);
   });
 
   it('keeps publish order across the window, with transient messages interleaved', async () => {

@@ -1,11 +1,9 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { RawClient } from '../../conformance/lib/raw-client.js';
 import { startBroker } from '../../src/broker.js';
 import { ParameterValidationError } from '../../src/parameters/errors.js';
 import { channel, closedWith, connect } from '../support/amqp.js';
+import { useTmpDir } from '../support/tmp-dir.js';
 
 /**
  * Runtime and global parameters are durable definitions (RabbitMQ keeps them in its metadata
@@ -15,14 +13,10 @@ import { channel, closedWith, connect } from '../support/amqp.js';
  */
 describe('parameters across restarts, vhost deletion and the config file', function () {
   this.timeout(30000);
-  let dataDir: string;
-  beforeEach(() => {
-    dataDir = mkdtempSync(join(tmpdir(), 'warren-parameters-'));
-  });
-  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+  const dataDir = useTmpDir('warren-parameters-');
 
   it('vhost limits, global parameters, the cluster name and the internal cluster id survive a restart', async () => {
-    const first = await startBroker({ port: 0, logLevel: 'silent', dataDir });
+    const first = await startBroker({ port: 0, logLevel: 'silent', dataDir: dataDir.path });
     const id = first.broker.globalParameters.internalClusterId();
     expect(id).to.match(/^rabbitmq-cluster-id-[A-Za-z0-9_-]{22}$/);
     first.broker.vhostLimits.put('/', 'max-queues', 1);
@@ -37,7 +31,7 @@ describe('parameters across restarts, vhost deletion and the config file', funct
     await conn.close();
     await first.close();
 
-    const second = await startBroker({ port: 0, logLevel: 'silent', dataDir });
+    const second = await startBroker({ port: 0, logLevel: 'silent', dataDir: dataDir.path });
     try {
       const { broker } = second;
       expect(broker.vhostLimits.list('/')).to.deep.equal([{ vhost: '/', value: { 'max-connections': 5, 'max-queues': 1 } }]);
@@ -61,7 +55,7 @@ describe('parameters across restarts, vhost deletion and the config file', funct
     } finally {
       await second.close();
     }
-    const third = await startBroker({ port: 0, logLevel: 'silent', dataDir });
+    const third = await startBroker({ port: 0, logLevel: 'silent', dataDir: dataDir.path });
     try {
       const again = third.broker.globalParameters.internalClusterId();
       expect(again).to.match(/^rabbitmq-cluster-id-[A-Za-z0-9_-]{22}$/);
@@ -72,7 +66,7 @@ describe('parameters across restarts, vhost deletion and the config file', funct
   });
 
   it("deleting a vhost deletes its parameters, also from the store: a vhost of the same name starts without limits", async () => {
-    const first = await startBroker({ port: 0, logLevel: 'silent', dataDir });
+    const first = await startBroker({ port: 0, logLevel: 'silent', dataDir: dataDir.path });
     const { broker } = first;
     broker.putVhost('doomed', {});
     broker.putVhost('kept', {});
@@ -85,7 +79,7 @@ describe('parameters across restarts, vhost deletion and the config file', funct
     expect(broker.vhostLimits.list('doomed')).to.deep.equal([]);
     await first.close();
 
-    const second = await startBroker({ port: 0, logLevel: 'silent', dataDir });
+    const second = await startBroker({ port: 0, logLevel: 'silent', dataDir: dataDir.path });
     try {
       expect(second.broker.parameters.list()!.map((p) => `${p.vhost}/${p.component}`)).to.deep.equal(['kept/vhost-limits']);
       expect(second.broker.vhosts.get('doomed')!.limits).to.deep.equal({});
@@ -97,7 +91,7 @@ describe('parameters across restarts, vhost deletion and the config file', funct
 
   it("applies the config file's parameters, global parameters and cluster name at each boot; refuses an invalid one with RabbitMQ's import text", async () => {
     const config = {
-      dataDir,
+      dataDir: dataDir.path,
       clusterName: 'configured',
       globalParameters: [{ name: 'from-config', value: {} }],
       parameters: [{ vhost: '/', component: 'vhost-limits', name: 'limits', value: { 'max-connections': 0 } }],

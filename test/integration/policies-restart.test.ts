@@ -1,11 +1,9 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { startBroker } from '../../src/broker.js';
 import { PolicyValidationError } from '../../src/policy/validation.js';
 import { channel, connect } from '../support/amqp.js';
 import { drainBodies } from '../support/session.js';
+import { useTmpDir } from '../support/tmp-dir.js';
 
 /**
  * Policies are durable definitions (RabbitMQ keeps them in its metadata store): they survive a
@@ -13,14 +11,10 @@ import { drainBodies } from '../support/session.js';
  */
 describe('policies across restarts and from the config file', function () {
   this.timeout(30000);
-  let dataDir: string;
-  beforeEach(() => {
-    dataDir = mkdtempSync(join(tmpdir(), 'warren-policy-'));
-  });
-  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+  const dataDir = useTmpDir('warren-policy-');
 
   it('a policy and an operator policy set before a restart are listed and in force after it', async () => {
-    const first = await startBroker({ port: 0, logLevel: 'silent', dataDir });
+    const first = await startBroker({ port: 0, logLevel: 'silent', dataDir: dataDir.path });
     first.broker.policies.put('policy', '/', 'cap', { pattern: '^durable\\.', definition: { 'max-length': 2 }, priority: 3, applyTo: 'queues' });
     first.broker.policies.put('operator-policy', '/', 'op', { pattern: '.*', definition: { 'max-length': 100 } });
     first.broker.policies.put('policy', '/', 'gone', { pattern: 'x', definition: { 'max-length': 1 } });
@@ -33,7 +27,7 @@ describe('policies across restarts and from the config file', function () {
     await conn.close();
     await first.close();
 
-    const second = await startBroker({ port: 0, logLevel: 'silent', dataDir });
+    const second = await startBroker({ port: 0, logLevel: 'silent', dataDir: dataDir.path });
     try {
       expect(second.broker.policies.list('policy')).to.deep.equal([
         { vhost: '/', name: 'cap', pattern: '^durable\\.', 'apply-to': 'queues', definition: { 'max-length': 2 }, priority: 3 },

@@ -4,22 +4,20 @@
  * same steps (conformance/cases/streams.ts records the same rules against it).
  */
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { FakeClock } from '../../src/clock.js';
 import { StreamQueue } from '../../src/stream/stream-queue.js';
 import { channel, closedWith, confirmChannel, connect, connectionClosed, type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from '../support/amqp.js';
 import { useBroker, waitUntil } from '../support/broker.js';
 import { call } from '../support/management.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 const STREAM = { 'x-queue-type': 'stream' };
 
 describe('stream queues (rabbitmq.com/streams.html)', function () {
-  const dataDir = mkdtempSync(join(tmpdir(), 'warren-streams-'));
+  const dataDir = makeTmpDir('warren-streams-');
   const clock = new FakeClock();
   const broker = useBroker({ clock, heartbeat: 0, managementPort: 0, prometheusPort: 0, dataDir });
-  after(() => rmSync(dataDir, { recursive: true, force: true }));
+  after(() => removeDir(dataDir));
 
   let n = 0;
   const uniq = (prefix: string) => `${prefix}-${++n}`;

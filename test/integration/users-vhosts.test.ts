@@ -1,7 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { networkInterfaces, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { networkInterfaces } from 'node:os';
 import type { ChannelModel } from 'amqplib';
 import { hashPassword } from '../../src/access/password.js';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
@@ -10,6 +8,7 @@ import { RawClient } from '../../conformance/lib/raw-client.js';
 import { channel, closedWith, confirmChannel, connect } from '../support/amqp.js';
 import { useBroker } from '../support/broker.js';
 import { captureLog } from '../support/capture-log.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 const FULL = { configure: '.*', write: '.*', read: '.*' };
 
@@ -133,12 +132,12 @@ describe('users and vhosts: persisted in the data dir, seeded from the config on
   };
 
   beforeEach(() => {
-    dataDir = mkdtempSync(join(tmpdir(), 'warren-access-'));
+    dataDir = makeTmpDir('warren-access-');
   });
   afterEach(async () => {
     await running?.close();
     running = undefined;
-    rmSync(dataDir, { recursive: true, force: true });
+    removeDir(dataDir);
   });
 
   it('users, vhosts, permissions and topic permissions made at run time survive a restart', async () => {

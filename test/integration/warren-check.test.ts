@@ -1,32 +1,28 @@
 import { expect } from 'chai';
-import { mkdtempSync, readFileSync, rmSync, statSync, truncateSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { startBroker } from '../../src/broker.js';
 import { channel, connect } from '../support/amqp.js';
 import { runWarren } from '../support/broker-process.js';
 import { flipBitInEveryCopy, publishDurable } from '../support/data-files.js';
+import { useTmpDir } from '../support/tmp-dir.js';
 
 /** `warren check --data-dir D [--repair]` (issue 10): an offline check of a stopped broker's data. */
 describe('warren check', function () {
   this.timeout(60000);
-  let dataDir: string;
+  const dataDir = useTmpDir('warren-check-');
   const bodies = ['first', `second ${'FLIPPED-'.repeat(40)}`, 'third'];
 
   beforeEach(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'warren-check-'));
-    const broker = await startBroker({ port: 0, logLevel: 'silent', dataDir });
+    const broker = await startBroker({ port: 0, logLevel: 'silent', dataDir: dataDir.path });
     await publishDurable(broker.url, 'orders', bodies.map((b) => Buffer.from(b)));
     await broker.close();
   });
-  afterEach(() => {
-    rmSync(dataDir, { recursive: true, force: true });
-  });
 
-  const dataFile = (): string => join(dataDir, 'store', 'data.mdb');
+  const dataFile = (): string => join(dataDir.path, 'store', 'data.mdb');
 
   it('says a sound data dir is sound (exit 0)', async () => {
-    const run = await runWarren(['check', '--data-dir', dataDir]);
+    const run = await runWarren(['check', '--data-dir', dataDir.path]);
     expect(run.code, run.stdout + run.stderr).to.equal(0);
     expect(run.stdout).to.match(/every page in place/);
     expect(run.stdout).to.match(/records: 3 entries, 3 messages, every checksum and reference right/);
@@ -36,22 +32,22 @@ describe('warren check', function () {
     expect(flipBitInEveryCopy(dataFile(), 'FLIPPED-FLIPPED-')).to.be.greaterThan(0);
     const data = readFileSync(dataFile());
 
-    const check = await runWarren(['check', '--data-dir', dataDir]);
+    const check = await runWarren(['check', '--data-dir', dataDir.path]);
     expect(check.code, check.stdout + check.stderr).to.equal(1);
     expect(check.stdout).to.match(/message \d+ is damaged → quarantine/);
     expect(check.stdout).to.match(/entry queue 'orders' in vhost '\/' seq \d+ refers to damaged message \d+ → remove/);
     expect(check.stdout).to.match(/--repair` with the broker stopped/);
     expect(readFileSync(dataFile()).equals(data), 'the check wrote to the file').to.equal(true);
 
-    const repair = await runWarren(['check', '--data-dir', dataDir, '--repair']);
+    const repair = await runWarren(['check', '--data-dir', dataDir.path, '--repair']);
     expect(repair.code, repair.stdout + repair.stderr).to.equal(1);
     expect(repair.stdout).to.match(/problem\(s\), repaired:/);
-    const after = await runWarren(['check', '--data-dir', dataDir]);
+    const after = await runWarren(['check', '--data-dir', dataDir.path]);
     expect(after.code, after.stdout).to.equal(0);
     expect(after.stdout).to.match(/1 record\(s\) were already in the quarantine/);
     expect(after.stdout).to.match(/records: 2 entries, 2 messages/);
 
-    const broker = await startBroker({ port: 0, logLevel: 'silent', dataDir });
+    const broker = await startBroker({ port: 0, logLevel: 'silent', dataDir: dataDir.path });
     try {
       const conn = await connect(broker.url);
       const ch = await channel(conn);
@@ -67,7 +63,7 @@ describe('warren check', function () {
   it('reports a truncated file as damage --repair cannot fix (exit 2)', async () => {
     truncateSync(dataFile(), Math.floor(statSync(dataFile()).size / 2));
     for (const args of [[], ['--repair']]) {
-      const run = await runWarren(['check', '--data-dir', dataDir, ...args]);
+      const run = await runWarren(['check', '--data-dir', dataDir.path, ...args]);
       expect(run.signal, run.stderr).to.equal(null);
       expect(run.code, run.stdout + run.stderr).to.equal(2);
       expect(run.stdout).to.match(/the data file is damaged \(\d+ problem\(s\)\); --repair cannot fix this/);
@@ -75,7 +71,7 @@ describe('warren check', function () {
   });
 
   it('says why it cannot run (exit 2)', async () => {
-    const missing = await runWarren(['check', '--data-dir', join(dataDir, 'nothing-here')]);
+    const missing = await runWarren(['check', '--data-dir', join(dataDir.path, 'nothing-here')]);
     expect(missing.code).to.equal(2);
     expect(missing.stdout).to.match(/no store in .*nothing-here/);
     const bad = await runWarren(['check', '--bogus']);

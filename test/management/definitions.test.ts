@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 import amqp from 'amqplib';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import { call, useManagedBroker } from '../support/management.js';
 import { rabbitmqadminUnavailable, runRabbitmqadmin } from '../support/rabbitmqadmin.js';
 import { connectError } from '../support/amqp.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 /** RabbitMQ 3.10.8's own export (guest/guest, app/s3cret), recorded from the reference. */
 const referenceExport = (): Record<string, unknown> => JSON.parse(readFileSync(new URL('../../../shared/reference/management-samples/definitions.json', import.meta.url), 'utf8'));
@@ -81,7 +81,7 @@ describe('definitions: GET/POST /api/definitions and definitions at boot', funct
 
     it("round-trips through Debian's rabbitmqadmin export and import", async function () {
       if (rabbitmqadminUnavailable()) this.skip();
-      const dir = mkdtempSync(join(tmpdir(), 'warren-defs-'));
+      const dir = makeTmpDir('warren-defs-');
       try {
         const port = Number(new URL(b.base).port);
         const file = join(dir, 'defs.json');
@@ -95,7 +95,7 @@ describe('definitions: GET/POST /api/definitions and definitions at boot', funct
         expect(imported.code, imported.stderr).to.equal(0);
         expect((await b.api('GET', '/api/queues/%2F/from.admin')).status).to.equal(200);
       } finally {
-        rmSync(dir, { recursive: true, force: true });
+        removeDir(dir);
       }
     });
   });
@@ -103,11 +103,11 @@ describe('definitions: GET/POST /api/definitions and definitions at boot', funct
   describe('at boot', () => {
     let running: RunningBroker | undefined;
     let dir: string;
-    beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'warren-defs-boot-'))));
+    beforeEach(() => (dir = makeTmpDir('warren-defs-boot-')));
     afterEach(async () => {
       await running?.close();
       running = undefined;
-      rmSync(dir, { recursive: true, force: true });
+      removeDir(dir);
     });
 
     it("loads RabbitMQ's export from a file on a blank node, which then has no default guest user", async () => {

@@ -1,10 +1,8 @@
 import { expect } from 'chai';
 import amqp, { type Channel, type ChannelModel } from 'amqplib';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { startBroker } from '../../src/broker.js';
 import { call, useManagedBroker } from '../support/management.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 import { nodeName } from '../../src/node-name.js';
 
 const NODE = nodeName();
@@ -200,7 +198,7 @@ describe('management API: queues', () => {
 
 describe('management API: a queue declared over HTTP is durable like one declared over AMQP', () => {
   it('survives a restart with its persistent messages', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'warren-mgmt-'));
+    const dataDir = makeTmpDir('warren-mgmt-');
     try {
       let running = await startBroker({ port: 0, managementPort: 0, dataDir, logLevel: 'silent' });
       const base = () => running.managementUrl!;
@@ -215,7 +213,7 @@ describe('management API: a queue declared over HTTP is durable like one declare
       expect(got[0].payload).to.equal('persisted');
       await running.close();
     } finally {
-      rmSync(dataDir, { recursive: true, force: true });
+      removeDir(dataDir);
     }
   });
 });

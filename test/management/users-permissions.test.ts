@@ -1,11 +1,9 @@
 import { expect } from 'chai';
 import amqp, { type ChannelModel } from 'amqplib';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { startBroker } from '../../src/broker.js';
 import { call, useManagedBroker } from '../support/management.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 /** A RabbitMQ password hash made here, independently of src/access: base64(salt ‖ H(salt ‖ password)). */
 function rabbitHash(password: string, digest: 'sha256' | 'sha512', salt = Buffer.from([1, 2, 3, 4])): string {
@@ -186,7 +184,7 @@ describe('management API: HTTP logins in the auth attempt metrics', () => {
 describe('management API: users, permissions and vhosts survive a restart', () => {
   it('keeps a user (password, tags), its permissions, topic permissions and a vhost with its metadata', async function () {
     this.timeout(30000);
-    const dataDir = mkdtempSync(join(tmpdir(), 'warren-mgmt-users-'));
+    const dataDir = makeTmpDir('warren-mgmt-users-');
     try {
       let r = await startBroker({ port: 0, managementPort: 0, logLevel: 'silent', dataDir });
       const api = (method: string, path: string, body?: unknown) => call(r.managementUrl!, method, path, { body });
@@ -208,7 +206,7 @@ describe('management API: users, permissions and vhosts survive a restart', () =
       await (await amqp.connect(url.href)).close();
       await r.close();
     } finally {
-      rmSync(dataDir, { recursive: true, force: true });
+      removeDir(dataDir);
     }
   });
 });

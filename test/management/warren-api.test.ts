@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline';
 import { startBroker } from '../../src/broker.js';
 import { FakeClock } from '../../src/clock.js';
 import { parseCli } from '../../src/main.js';
-import { makeTmpDir, removeDir } from '../store/tmp-dir.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 import { channel, confirmChannel, connect, connectionClosed } from '../support/amqp.js';
 import { call, useToolkitBroker } from '../support/management.js';
 

@@ -1,12 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import type { Channel } from '../../src/connection/channel.js';
 import { waitUntil } from '../support/broker.js';
 import { BrokerProcess } from '../support/broker-process.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 import { COUNTER, parseFamilies, samples } from './prometheus-text.js';
 import { QUEUES, runScenario, scenarioPerObject } from './scenario.js';
 
@@ -197,7 +196,7 @@ describe('Prometheus metrics (rabbitmq_prometheus)', function () {
 
 describe('Prometheus endpoint settings', () => {
   it('with a data directory: free disk space and the disk alarm', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'warren-metrics-'));
+    const dataDir = makeTmpDir('warren-metrics-');
     let free = 80_000_000;
     const b = await startBroker({ port: 0, prometheusPort: 0, logLevel: 'silent', dataDir, freeDiskSpace: () => free });
     try {
@@ -212,12 +211,12 @@ describe('Prometheus endpoint settings', () => {
       expect(got.get('rabbitmq_alarms_free_disk_space_watermark{}')).to.equal(1);
     } finally {
       await b.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      removeDir(dataDir);
     }
   });
 
   it('the permanent cluster id is made once and kept in the data directory', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'warren-identity-'));
+    const dataDir = makeTmpDir('warren-identity-');
     try {
       const first = await startBroker({ port: 0, logLevel: 'silent', dataDir });
       const id = first.broker.identity.clusterPermanentId;
@@ -226,7 +225,7 @@ describe('Prometheus endpoint settings', () => {
       expect(again.broker.identity.clusterPermanentId).to.equal(id);
       await again.close();
     } finally {
-      rmSync(dataDir, { recursive: true, force: true });
+      removeDir(dataDir);
     }
     const other = await startBroker({ port: 0, logLevel: 'silent' });
     expect(other.broker.identity.clusterPermanentId).to.match(/^rabbitmq-cluster-id-/);
@@ -234,7 +233,7 @@ describe('Prometheus endpoint settings', () => {
   });
 
   it('the warren command: --prometheus-port, logged once listening', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'warren-cli-metrics-'));
+    const dataDir = makeTmpDir('warren-cli-metrics-');
     const proc = await BrokerProcess.start(dataDir, { args: ['--prometheus-port', '0'] });
     try {
       const entry = await proc.waitForLog((e) => typeof e.msg === 'string' && e.msg.startsWith('Prometheus metrics on'));
@@ -243,7 +242,7 @@ describe('Prometheus endpoint settings', () => {
       expect(await res.text()).to.include('rabbitmq_identity_info{rabbitmq_node="rabbit@');
     } finally {
       await proc.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      removeDir(dataDir);
     }
   });
 

@@ -3,7 +3,7 @@ import { openLmdbStore } from '../../src/store/lmdb/index.js';
 import { openMemoryStore } from '../../src/store/memory-store.js';
 import type { MessageStore } from '../../src/store/message-store.js';
 import type { Store } from '../../src/store/store.js';
-import { makeTmpDir, removeDir } from '../store/tmp-dir.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 import { transientStoreKey } from '../../src/queue/paged-ready-list.js';
 import { rng, int } from '../frame/helpers.js';
 import { F, FakeChannel, get, makeQueue, message, PERSISTENT, publish, range, takeAll, type QueueHarness } from './harness.js';

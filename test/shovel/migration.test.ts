@@ -12,14 +12,14 @@
 import amqp from 'amqplib';
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startBroker } from '../../src/broker.js';
 import { call } from '../support/management.js';
 import { referenceOrSkip, type Reference } from '../support/reference-rabbitmq.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const guest = { user: 'guest', password: 'guest' };
@@ -63,7 +63,7 @@ function runWarren(args: string[]): { status: number | null; stdout: string; std
 describe('warren export', function () {
   this.timeout(60_000);
   it('refuses a data dir without a store, and one whose broker is running', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'warren-export-'));
+    const dir = makeTmpDir('warren-export-');
     try {
       const none = runWarren(['export', '--data-dir', dir]);
       expect(none.status).to.equal(2);
@@ -82,7 +82,7 @@ describe('warren export', function () {
       expect(defs.users.map((u) => u.name)).to.deep.equal(['guest']);
       expect(defs.vhosts).to.deep.equal([{ name: '/' }]);
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      removeDir(dir);
     }
   });
 });
@@ -95,7 +95,7 @@ describe('the README migration path, run against the reference RabbitMQ', functi
   });
 
   it('moves users, vhosts, permissions, policies, exchanges, queues, bindings and every message to RabbitMQ', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'warren-migrate-'));
+    const dir = makeTmpDir('warren-migrate-');
     const data = join(dir, 'data');
     await call(ref.mgmt, 'DELETE', `/api/vhosts/${VHOST}`, guest);
     await call(ref.mgmt, 'DELETE', '/api/users/mig-user', guest);
@@ -183,7 +183,7 @@ describe('the README migration path, run against the reference RabbitMQ', functi
       expect(jobs).to.deep.equal(Array.from({ length: 300 }, (_, i) => `job ${i}`));
       await vrc.close();
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      removeDir(dir);
       await call(ref.mgmt, 'DELETE', `/api/vhosts/${VHOST}`, guest);
       await call(ref.mgmt, 'DELETE', '/api/users/mig-user', guest);
       for (const q of ['mig.orders', 'mig.audit']) await call(ref.mgmt, 'DELETE', `/api/queues/%2F/${q}`, guest);

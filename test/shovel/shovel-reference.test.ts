@@ -13,12 +13,10 @@
  */
 import amqp from 'amqplib';
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import { call } from '../support/management.js';
 import { referenceOrSkip, type Reference } from '../support/reference-rabbitmq.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 const N = Number(process.env['WARREN_SHOVEL_MESSAGES'] ?? 10_000);
 const guest = { user: 'guest', password: 'guest' };
@@ -50,7 +48,7 @@ describe(`shovels against the reference RabbitMQ: ${N} persistent messages there
   });
 
   it('loses and duplicates nothing', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'warren-shovel-ref-'));
+    const dir = makeTmpDir('warren-shovel-ref-');
     let a: RunningBroker = await startBroker({ port: 0, managementPort: 0, dataDir: dir, logLevel: 'silent' });
     const port = a.port;
     let host: RunningBroker | undefined;
@@ -126,7 +124,7 @@ describe(`shovels against the reference RabbitMQ: ${N} persistent messages there
     } finally {
       await host?.close();
       await a.close();
-      rmSync(dir, { recursive: true, force: true });
+      removeDir(dir);
     }
   });
 });

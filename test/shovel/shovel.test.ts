@@ -7,12 +7,11 @@
  */
 import amqp, { type ChannelModel } from 'amqplib';
 import { expect } from 'chai';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import { FakeClock } from '../../src/clock.js';
 import { call } from '../support/management.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 const silent = { logLevel: 'silent' as const };
 
@@ -430,7 +429,7 @@ describe('shovels: reconnection on the injected clock, and restart with the brok
   it('reports terminated with the reason when the destination goes away, and reconnects after reconnect-delay', async () => {
     const clock = new FakeClock();
     const a = await startBroker({ port: 0, managementPort: 0, clock, ...silent });
-    const dir = mkdtempSync(join(tmpdir(), 'warren-shovel-dest-'));
+    const dir = makeTmpDir('warren-shovel-dest-');
     let b = await startBroker({ port: 0, dataDir: dir, ...silent });
     const port = b.port;
     try {
@@ -454,13 +453,13 @@ describe('shovels: reconnection on the injected clock, and restart with the brok
     } finally {
       await a.close();
       await b.close();
-      rmSync(dir, { recursive: true, force: true });
+      removeDir(dir);
     }
   });
 
   it('reconnects when the source goes away (restarted on its data dir) and moves what it holds then: every message once, in order', async () => {
     const clock = new FakeClock();
-    const dir = mkdtempSync(join(tmpdir(), 'warren-shovel-source-'));
+    const dir = makeTmpDir('warren-shovel-source-');
     let src = await startBroker({ port: 0, dataDir: dir, ...silent });
     const port = src.port;
     const host = await startBroker({ port: 0, managementPort: 0, clock, ...silent });
@@ -482,12 +481,12 @@ describe('shovels: reconnection on the injected clock, and restart with the brok
     } finally {
       await host.close();
       await src.close();
-      rmSync(dir, { recursive: true, force: true });
+      removeDir(dir);
     }
   });
 
   it('a shovel restarts with the broker: its parameter is kept in the data directory', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'warren-shovel-src-'));
+    const dir = makeTmpDir('warren-shovel-src-');
     const b = await startBroker({ port: 0, ...silent });
     let a = await startBroker({ port: 0, managementPort: 0, dataDir: dir, ...silent });
     try {
@@ -502,7 +501,7 @@ describe('shovels: reconnection on the injected clock, and restart with the brok
     } finally {
       await a.close();
       await b.close();
-      rmSync(dir, { recursive: true, force: true });
+      removeDir(dir);
     }
   });
 });

@@ -15,7 +15,7 @@ import { crc32 } from '../../src/store/lmdb/checksum.js';
 import { openLmdbStore, type LmdbStore } from '../../src/store/lmdb/index.js';
 import type { BindingRecord } from '../../src/store/metadata-store.js';
 import { makeEntry, makeMessage } from './store-contract.js';
-import { makeTmpDir, removeDir } from './tmp-dir.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 const Q = '/\u0000orders';
 

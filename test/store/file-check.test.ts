@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import { checkDataFile } from '../../src/store/lmdb/file-check.js';
 import { openLmdbStore } from '../../src/store/lmdb/index.js';
 import { makeEntry, makeMessage } from './store-contract.js';
-import { makeTmpDir, removeDir } from './tmp-dir.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 const LAST_PAGE = 24 + 120; // mm_last_pg in a meta page
 const PAGE_SIZE = 24 + 24; // mm_psize (mm_dbs[0].md_pad) in a meta page

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { openLmdbStore, type LmdbStore } from '../../src/store/lmdb/index.js';
 import type { Store } from '../../src/store/store.js';
 import { describeStoreContract } from './store-contract.js';
-import { makeTmpDir, removeDir } from './tmp-dir.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 describeStoreContract('lmdb', () => {
   const dir = makeTmpDir();

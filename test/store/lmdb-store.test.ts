@@ -12,7 +12,7 @@ import { expect } from 'chai';
 import { open } from 'lmdb';
 import { openLmdbStore, type LmdbStore } from '../../src/store/lmdb/index.js';
 import { makeEntry, makeMessage } from './store-contract.js';
-import { makeTmpDir, removeDir } from './tmp-dir.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const writerScript = path.join(repoRoot, 'test/store/fixtures/store-writer.ts');

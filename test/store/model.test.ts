@@ -13,7 +13,7 @@ import { openLmdbStore, type LmdbStore } from '../../src/store/lmdb/index.js';
 import { openMemoryStore } from '../../src/store/memory-store.js';
 import type { MessageStore, PersistedMessage } from '../../src/store/message-store.js';
 import { makeEntry } from './store-contract.js';
-import { makeTmpDir, removeDir } from './tmp-dir.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 /** Small deterministic PRNG (mulberry32), so a failure replays. */
 function rng(seed: number): () => number {

@@ -10,7 +10,7 @@ import { openLmdbStore, type LmdbStore } from '../../src/store/lmdb/index.js';
 import { openMemoryStore } from '../../src/store/memory-store.js';
 import type { MessageStore } from '../../src/store/message-store.js';
 import { StreamLog, type StreamRetention } from '../../src/stream/stream-log.js';
-import { makeTmpDir, removeDir } from '../store/tmp-dir.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 const N = Number(process.env.STREAM_MESSAGES ?? 20_000);
 const KEY = '/\u0000s';

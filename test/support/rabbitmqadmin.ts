@@ -6,10 +6,10 @@
  * ahead of the tests with `node --import tsx test/support/rabbitmqadmin.ts`.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { makeTmpDir, removeDir } from './tmp-dir.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CACHED = join(ROOT, 'node_modules', '.cache', 'warren', 'rabbitmqadmin');
@@ -35,7 +35,7 @@ function has(command: string): boolean {
 /** The path of rabbitmqadmin, fetched and extracted on first use. */
 export function rabbitmqadminPath(): string {
   if (existsSync(CACHED)) return CACHED;
-  const work = mkdtempSync(join(tmpdir(), 'warren-rabbitmqadmin-'));
+  const work = makeTmpDir('warren-rabbitmqadmin-');
   try {
     const download = () => execFileSync('apt-get', ['download', '-qq', 'rabbitmq-server'], { cwd: work, stdio: 'pipe' });
     try {
@@ -53,7 +53,7 @@ export function rabbitmqadminPath(): string {
     copyFileSync(join(work, 'usr', 'bin', 'rabbitmqadmin'), CACHED);
     return CACHED;
   } finally {
-    rmSync(work, { recursive: true, force: true });
+    removeDir(work);
   }
 }
 

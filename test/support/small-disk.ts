@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, rmdirSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, openSync, rmSync, rmdirSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { statfsFreeSpace } from '../../src/disk-monitor.js';
+import { makeTmpDir } from './tmp-dir.js';
 
 /**
  * A small file system of its own (a tmpfs mount), so a test can fill a disk for real and free
@@ -14,7 +14,7 @@ export class SmallDisk {
 
   static mount(sizeMiB: number): SmallDisk | undefined {
     if (process.platform !== 'linux') return undefined;
-    const dir = mkdtempSync(join(tmpdir(), 'warren-small-disk-'));
+    const dir = makeTmpDir('warren-small-disk-');
     try {
       execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${sizeMiB}m`, 'tmpfs', dir], { stdio: 'ignore' });
     } catch {

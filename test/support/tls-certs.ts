@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { makeTmpDir, removeDir } from './tmp-dir.js';
 
 /** A certificate and its key, as files and as PEM. */
 export interface Issued {
@@ -16,7 +16,7 @@ export interface Issued {
  * nothing trusts. `dispose()` removes the files.
  */
 export class TestPki {
-  readonly dir = mkdtempSync(join(tmpdir(), 'warren-pki-'));
+  readonly dir = makeTmpDir('warren-pki-');
   readonly ca: Issued;
   readonly otherCa: Issued;
 
@@ -36,7 +36,7 @@ export class TestPki {
   }
 
   dispose(): void {
-    rmSync(this.dir, { recursive: true, force: true });
+    removeDir(this.dir);
   }
 
   private selfSigned(name: string, subject: string): Issued {

@@ -1,11 +1,9 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { FakeClock } from '../../src/clock.js';
 import { channel, confirmChannel, connect, connectionClosed, connectNamed } from '../support/amqp.js';
 import { useBroker } from '../support/broker.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 /** Publishes with a confirm callback; resolves with 'ack' or the callback's error message. */
 function publishConfirmed(ch: ConfirmChannel, queue: string, body: string, persistent = false): Promise<string> {
@@ -168,10 +166,10 @@ describe('test toolkit: faults', () => {
   });
 
   describe('with a data dir', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'warren-faults-'));
+    const dir = makeTmpDir('warren-faults-');
     const clock = new FakeClock();
     const b = useBroker({ clock, dataDir: dir, freeDiskSpace: () => 10e9 });
-    after(() => rmSync(dir, { recursive: true, force: true }));
+    after(() => removeDir(dir));
 
     it('failNextCommit fails the LMDB commit; the next disk check finds room and the store writes again', async () => {
       const conn = await connect(b.url);

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { execFile, execFileSync } from 'node:child_process';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { makeTmpDir, removeDir } from '../store/tmp-dir.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 const PYTHON = '/usr/bin/python3';
 const REPO = resolve('.');

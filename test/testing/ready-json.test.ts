@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { connect as tlsConnect } from 'node:tls';
 import { parseCli, readyLine } from '../../src/main.js';
-import { makeTmpDir, removeDir } from '../store/tmp-dir.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 import { channel, connect } from '../support/amqp.js';
 import { TestPki } from '../support/tls-certs.js';
 

@@ -1,11 +1,9 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import type { BrokerOptions } from '../../src/config.js';
 import type { PolicyRecord } from '../../src/policy/policy.js';
 import { channel, confirmChannel, connect, connectionClosed } from '../support/amqp.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 const STANDARD_EXCHANGES = ['', 'amq.direct', 'amq.fanout', 'amq.headers', 'amq.match', 'amq.rabbitmq.trace', 'amq.topic'];
 const CONFIG_POLICY: PolicyRecord = { vhost: '/', name: 'short', pattern: '^short\\.', 'apply-to': 'queues', definition: { 'message-ttl': 1000 }, priority: 0 };
@@ -97,7 +95,7 @@ describe('test toolkit: reset', () => {
   });
 
   it('with a data dir: nothing of it is recovered after a restart', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'warren-reset-'));
+    const dir = makeTmpDir('warren-reset-');
     try {
       running = await startBroker({ ...OPTIONS, dataDir: dir, freeDiskSpace: () => 10e9 });
       await populate(running.url, '/');
@@ -118,12 +116,12 @@ describe('test toolkit: reset', () => {
       expect([...running.broker.vhosts.keys()].sort()).to.deep.equal(['/', 'other']);
     } finally {
       await running.close();
-      rmSync(dir, { recursive: true, force: true });
+      removeDir(dir);
     }
   });
 
   it('removes vhost limits, runtime and global parameters added since, keeps the internal cluster id, and applies the configured ones again', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'warren-reset-'));
+    const dir = makeTmpDir('warren-reset-');
     const configured = {
       clusterName: 'configured',
       globalParameters: [{ name: 'region', value: 'eu' }],
@@ -160,7 +158,7 @@ describe('test toolkit: reset', () => {
       expectConfigured(running.broker);
     } finally {
       await running.close();
-      rmSync(dir, { recursive: true, force: true });
+      removeDir(dir);
     }
   });
 });

@@ -1,11 +1,9 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { ConsumeMessage } from 'amqplib';
 import { FakeClock } from '../../src/clock.js';
 import { channel, closedWith, connect, connectionClosed } from '../support/amqp.js';
 import { useBroker } from '../support/broker.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 /**
  * Time in tests (docs/testing.md): with `clock: new FakeClock()`, `await clock.advance(ms)`
@@ -104,10 +102,10 @@ describe('test toolkit: time', () => {
 });
 
 describe('test toolkit: time, with a data dir', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'warren-time-'));
+  const dir = makeTmpDir('warren-time-');
   const clock = new FakeClock();
   const b = useBroker({ clock, dataDir: dir, freeDiskSpace: () => 10e9 });
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  after(() => removeDir(dir));
 
   it('advance resolves once what fell due is committed to the store', async () => {
     const conn = await connect(b.url);

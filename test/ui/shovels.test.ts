@@ -5,11 +5,11 @@
 import { expect } from 'chai';
 import type { BrowserContext, Page } from 'playwright-core';
 import amqp from 'amqplib';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import { GUEST, launchChromium, skipWithoutChromium } from './browser.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 
 describe('web UI: the Shovels page (headless Chromium)', function () {
@@ -27,7 +27,7 @@ describe('web UI: the Shovels page (headless Chromium)', function () {
     await skipWithoutChromium(this);
     a = await startBroker({ port: 0, managementPort: 0, logLevel: 'silent' });
     b = await startBroker({ port: 0, logLevel: 'silent' });
-    profile = mkdtempSync(join(tmpdir(), 'warren-ui-shovels-'));
+    profile = makeTmpDir('warren-ui-shovels-');
     context = await launchChromium(profile);
     page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(20_000);
@@ -42,7 +42,7 @@ describe('web UI: the Shovels page (headless Chromium)', function () {
 
   after(async () => {
     await context?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    if (profile) removeDir(profile);
     await a?.close();
     await b?.close();
   });

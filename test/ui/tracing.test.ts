@@ -6,13 +6,12 @@
 import { expect } from 'chai';
 import type { BrowserContext, Page } from 'playwright-core';
 import amqp from 'amqplib';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { serveUi, type UiServer } from './ui-server.js';
 import { uiTarget, type UiTarget } from './target.js';
 import { GUEST, launchChromium, skipWithoutChromium } from './browser.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 
 describe('management web UI: tracing page (headless Chromium)', function () {
@@ -43,8 +42,8 @@ describe('management web UI: tracing page (headless Chromium)', function () {
     target = picked as UiTarget;
     await skipWithoutChromium(this, () => target.close());
     ui = target.pageUrl ? { url: target.pageUrl, close: async () => {} } : await serveUi(target.apiUrl);
-    profile = mkdtempSync(join(tmpdir(), 'warren-ui-profile-'));
-    shots = process.env.WARREN_UI_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'warren-ui-shots-'));
+    profile = makeTmpDir('warren-ui-profile-');
+    shots = process.env.WARREN_UI_SCREENSHOTS ?? makeTmpDir('warren-ui-shots-');
     context = await launchChromium(profile);
     page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(20000);
@@ -66,8 +65,8 @@ describe('management web UI: tracing page (headless Chromium)', function () {
     await context?.close();
     await ui?.close();
     await target?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
-    if (shots && !process.env.WARREN_UI_SCREENSHOTS) rmSync(shots, { recursive: true, force: true });
+    if (profile) removeDir(profile);
+    if (shots && !process.env.WARREN_UI_SCREENSHOTS) removeDir(shots);
   });
 
   it('turns tracing on for a vhost and shows the latest publishes and deliveries made over AMQP', async () => {

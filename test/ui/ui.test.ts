@@ -5,14 +5,14 @@
 import { expect } from 'chai';
 import type { BrowserContext, Page } from 'playwright-core';
 import amqp from 'amqplib';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { serveUi, type UiServer } from './ui-server.js';
 import { uiTarget, type UiTarget } from './target.js';
 import { GUEST, launchChromium, skipWithoutChromium } from './browser.js';
+import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 
 /** A PNG's size, and the share of its (filtered) pixel bytes that are not zero: ~0 for a blank image. */
@@ -71,8 +71,8 @@ describe('management web UI (headless Chromium)', function () {
     await skipWithoutChromium(this, () => target.close());
     // Warren serves the UI itself; a reference RabbitMQ's API gets the UI served beside it.
     ui = target.pageUrl ? { url: target.pageUrl, close: async () => {} } : await serveUi(target.apiUrl);
-    profile = mkdtempSync(join(tmpdir(), 'warren-ui-profile-'));
-    shots = process.env.WARREN_UI_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'warren-ui-shots-'));
+    profile = makeTmpDir('warren-ui-profile-');
+    shots = process.env.WARREN_UI_SCREENSHOTS ?? makeTmpDir('warren-ui-shots-');
     context = await launchChromium(profile, { acceptDownloads: true });
     page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(20000);
@@ -93,8 +93,8 @@ describe('management web UI (headless Chromium)', function () {
     await context?.close();
     await ui?.close();
     await target?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
-    if (shots && !process.env.WARREN_UI_SCREENSHOTS) rmSync(shots, { recursive: true, force: true });
+    if (profile) removeDir(profile);
+    if (shots && !process.env.WARREN_UI_SCREENSHOTS) removeDir(shots);
   });
 
   it('logs in against /api/whoami, shows the API reason for bad credentials, and keeps the session in the tab', async () => {
