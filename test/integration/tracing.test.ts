@@ -4,7 +4,7 @@ import { RawClient, typedProperties } from '../../conformance/lib/raw-client.js'
 import { channel, closedWith, connect, type Channel } from '../support/amqp.js';
 import { startBroker } from '../../src/broker.js';
 import { useManagedBroker } from '../support/management.js';
-import { useTmpDir } from '../store/tmp-dir.js';
+import { useTmpDir } from '../support/tmp-dir.js';
 
 /**
  * RabbitMQ's firehose tracer (https://www.rabbitmq.com/firehose.html, rabbit_trace.erl): while
