@@ -7,7 +7,7 @@
  * headers: some are dropped or normalised).
  */
 
-import { copyBytes } from '../frame/wire.js';
+import { copyBytes, writeU64 } from '../frame/wire.js';
 
 /** Content header payload: class-id (2), weight (2), body size (8), property flags (2). */
 const FLAGS_AT = 12;
@@ -21,28 +21,34 @@ const NAME = Buffer.from('x-stream-offset', 'latin1');
 /** The table: its length (4), then the one field: name (1 + 15), tag 'l' (1), int64 (8). */
 const FIELD_SIZE = 1 + NAME.length + 1 + 8;
 const TABLE_SIZE = 4 + FIELD_SIZE;
+/** The table's bytes before the int64: its length, the field name and the tag 'l'. */
+const TABLE_PREFIX = Buffer.concat([Buffer.from([0, 0, 0, FIELD_SIZE, NAME.length]), NAME, Buffer.from('l', 'latin1')]);
 
 /**
- * Where the published header's bytes go around the added table: the table goes at `at`, the
- * published bytes from `rest` on follow it (an empty table the publisher sent, from `at` to
- * `rest`, is dropped). Undefined when the message has headers already (or property flags this
- * does not know).
+ * Where the published header's bytes go around the added table, as layout() last found them
+ * (module state: no object per message): the table goes at `at`, the published bytes from
+ * `rest` on follow it (an empty table the publisher sent, from `at` to `rest`, is dropped).
  */
-function layout(header: Buffer): { flags: number; at: number; rest: number } | undefined {
-  if (header.length < PROPERTIES_AT) return undefined;
-  const flags = header.readUInt16BE(FLAGS_AT);
-  if ((flags & CONTINUATION) !== 0) return undefined;
-  let at = PROPERTIES_AT;
+let flags = 0;
+let at = 0;
+let rest = 0;
+
+/** Finds the layout of header (flags, at, rest); false when the message has headers already (or property flags this does not know). */
+function layout(header: Buffer): boolean {
+  const n = header.length;
+  if (n < PROPERTIES_AT) return false;
+  flags = (header[FLAGS_AT]! << 8) | header[FLAGS_AT + 1]!;
+  if ((flags & CONTINUATION) !== 0) return false;
+  at = PROPERTIES_AT;
   if (flags & CONTENT_TYPE) at += 1 + header[at]!;
   if (flags & CONTENT_ENCODING) at += 1 + header[at]!;
-  let rest = at;
+  rest = at;
   if (flags & HEADERS) {
     // An empty table (amqplib sends one with every message) is replaced; any other is not done here.
-    if (at + 4 > header.length || header.readUInt32BE(at) !== 0) return undefined;
+    if (at + 4 > n || (header[at]! | header[at + 1]! | header[at + 2]! | header[at + 3]!) !== 0) return false;
     rest = at + 4;
   }
-  if (rest > header.length) return undefined;
-  return { flags, at, rest };
+  return rest <= n;
 }
 
 /**
@@ -50,29 +56,28 @@ function layout(header: Buffer): { flags: number; at: number; rest: number } | u
  * -1 when the message has headers already and needs the full re-encoding.
  */
 export function offsetHeaderSize(header: Buffer): number {
-  const l = layout(header);
-  return l === undefined ? -1 : header.length - (l.rest - l.at) + TABLE_SIZE;
+  return layout(header) ? header.length - (rest - at) + TABLE_SIZE : -1;
 }
 
 /**
  * Writes the header payload with an x-stream-offset table added at out[o...] (offsetHeaderSize
  * octets: check it is not -1 first), byte for byte what encoding the published properties plus
- * headers {x-stream-offset: long offset} gives. Returns where it ends.
+ * headers {x-stream-offset: long offset} gives. Returns where it ends. Byte stores rather than
+ * Buffer's write methods: this runs for every message a stream takes.
  */
 export function offsetHeaderInto(header: Buffer, offset: number, out: Buffer, o: number): number {
-  const { flags, at, rest } = layout(header)!;
+  layout(header);
   const start = o;
-  copyBytes(header, 0, at, out, o);
-  out.writeUInt16BE(0, start + 2); // weight: always 0 when encoded
-  out.writeUInt16BE(flags | HEADERS, start + FLAGS_AT);
-  o = out.writeUInt32BE(FIELD_SIZE, start + at);
-  out[o++] = NAME.length;
-  o = copyBytes(NAME, 0, NAME.length, out, o);
-  out[o++] = 0x6c; // 'l'
-  // The offset as an int64 (offsets are safe integers, never negative): no BigInt per message.
-  o = out.writeUInt32BE(Math.floor(offset / 0x1_0000_0000), o);
-  o = out.writeUInt32BE(offset >>> 0, o);
-  return copyBytes(header, rest, header.length, out, o);
+  o = copyBytes(header, 0, at, out, o);
+  out[start + 2] = 0; // weight: always 0 when encoded
+  out[start + 3] = 0;
+  const withHeaders = flags | HEADERS;
+  out[start + FLAGS_AT] = withHeaders >>> 8;
+  out[start + FLAGS_AT + 1] = withHeaders & 0xff;
+  o = copyBytes(TABLE_PREFIX, 0, TABLE_PREFIX.length, out, o);
+  // The offset as an int64 (a safe integer, never negative): no BigInt per message.
+  writeU64(out, o, offset);
+  return copyBytes(header, rest, header.length, out, o + 8);
 }
 
 /** offsetHeaderInto into a buffer of its own; undefined when the message has headers already. */
