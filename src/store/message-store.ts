@@ -19,6 +19,11 @@ export interface PersistedMessage {
   header: Buffer;
   body: Buffer;
   /**
+   * The body's length, given where reading `body` would make a view to tell it (a Message keeps a
+   * small body as a range of a shared slab): the stores read this when present (bodyLength).
+   */
+  readonly bodySize?: number;
+  /**
    * The keys of the BCC header the message was published with, which routing removed from its
    * header (RabbitMQ keeps them in basic_message.routing_keys: trace deliveries list them).
    */

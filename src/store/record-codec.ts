@@ -135,9 +135,14 @@ export function checkEntryOf(op: 'enqueue' | 'move', entry: QueueEntry, msg: Per
   if (entry.msgId !== msg.id) throw new Error(`${op}: entry.msgId ${entry.msgId} is not msg.id ${msg.id}`);
 }
 
+/** The length of a message's body, without making a view of it where the message knows it (bodySize). */
+export function bodyLength(msg: PersistedMessage): number {
+  return msg.bodySize ?? msg.body.length;
+}
+
 /** Bytes of the message value layout (without anything the caller appends). */
 export function messageSize(msg: PersistedMessage): number {
-  let n = 1 + 1 + Buffer.byteLength(msg.exchange) + 1 + Buffer.byteLength(msg.routingKey) + 4 + msg.header.length + msg.body.length;
+  let n = 1 + 1 + Buffer.byteLength(msg.exchange) + 1 + Buffer.byteLength(msg.routingKey) + 4 + msg.header.length + bodyLength(msg);
   const bcc = msg.bccRoutingKeys;
   if (bcc !== undefined) {
     n += 2;

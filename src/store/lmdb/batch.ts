@@ -50,6 +50,8 @@ export interface MsgItem {
   msg: PersistedMessage | null;
   /** The message record must be (re)written by the open batch. */
   write: boolean;
+  /** messageSize(msg) while write is set: measured once, when msg is set. */
+  size: number;
   /**
    * The refcount as the file holds it once the batches already flushed commit: 0 = no message
    * record, 1 = a message record and no refcount record, n > 1 = both (refcount record n).
@@ -250,7 +252,7 @@ export class Overlay {
         this.source.damaged(`the refcount of message ${id}`);
         refs = UNKNOWN_REFS;
       }
-      m = { id, refs, msg: null, write: false, diskRefs: refs, batch: this.batch() };
+      m = { id, refs, msg: null, write: false, size: 0, diskRefs: refs, batch: this.batch() };
       this.msgs.set(id, m);
       m.batch.msgs.push(m);
     } else {

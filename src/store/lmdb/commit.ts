@@ -16,7 +16,7 @@
  *   as one transaction.
  */
 
-import { encodeMessageInto, ENTRY_KEY_SIZE, ENTRY_VALUE_SIZE, entryKeyInto, messageSize, readU64, writeEntryValue, writeU64 } from '../record-codec.js';
+import { encodeMessageInto, ENTRY_KEY_SIZE, ENTRY_VALUE_SIZE, entryKeyInto, readU64, writeEntryValue, writeU64 } from '../record-codec.js';
 import { Batch, Overlay, RESOLVED, type BatchSource } from './batch.js';
 import { sealed, sealIn, SUM_SIZE } from './checksum.js';
 import { Operations } from './operations.js';
@@ -52,7 +52,7 @@ const MESSAGE_KEY_SIZE = 8;
 /** About how many slab bytes operations() reserves for b (entries and messages; see Operations). */
 function slabBytes(b: Batch): number {
   let n = b.entries.length * (ENTRY_KEY_SIZE + STORED_ENTRY_SIZE) + (b.bulkDeletes.length / 2) * ENTRY_KEY_SIZE + b.bulkMessageDeletes.length * MESSAGE_KEY_SIZE;
-  for (const m of b.msgs) n += MESSAGE_KEY_SIZE + (m.refs > 1 ? REFS_VALUE_SIZE : 0) + (m.write && m.msg ? messageSize(m.msg) + SUM_SIZE : 0);
+  for (const m of b.msgs) n += MESSAGE_KEY_SIZE + (m.refs > 1 ? REFS_VALUE_SIZE : 0) + (m.write ? m.size + SUM_SIZE : 0);
   return n;
 }
 
@@ -258,7 +258,7 @@ export class CommitEngine implements BatchSource {
       const was = m.diskRefs;
       const now = m.refs;
       if (now > 0) {
-        const size = m.write ? messageSize(m.msg!) + SUM_SIZE : 0; // write is only ever set together with msg
+        const size = m.write ? m.size + SUM_SIZE : 0; // write is only ever set together with msg and its size
         const refsRecord = now > 1 && now !== was;
         if (!m.write && !refsRecord && !(was > 1 && now === 1)) continue;
         const at = ops.reserve(MESSAGE_KEY_SIZE + size + (refsRecord ? REFS_VALUE_SIZE : 0));

@@ -5,6 +5,7 @@
 
 import type { EntryCounts, MessageStore, PersistedMessage, QueueEntry, StoreStats } from '../message-store.js';
 import {
+  bodyLength,
   checkEntry,
   checkEntryOf,
   decodeMessage,
@@ -12,6 +13,7 @@ import {
   entryKey,
   entryKeyInto,
   messageKeyInto,
+  messageSize,
   msgIdOfEntryValue,
   publicEntry,
   readEntryValue,
@@ -99,6 +101,7 @@ export class LmdbMessageStore implements MessageStore {
       const m = this.overlay.msgItem(msg.id, true);
       if (m.refs === 1) {
         m.msg = msg;
+        m.size = messageSize(msg);
         m.write = true;
       } else if (m.refs > 1) {
         const stored = this.loadMessage(msg.id);
@@ -327,6 +330,7 @@ export class LmdbMessageStore implements MessageStore {
     const m = this.overlay.msgItem(msg.id, false);
     if (m.refs === 0) {
       m.msg = msg;
+      m.size = messageSize(msg);
       m.write = true;
     }
     m.refs++;
@@ -355,7 +359,7 @@ export class LmdbMessageStore implements MessageStore {
       redelivered: entry.redelivered,
       deliveryCount: entry.deliveryCount,
       expiresAt: entry.expiresAt,
-      size: msg.body.length,
+      size: bodyLength(msg),
     };
     this.overlay.setEntry(qs, entry.seq, stored, false);
     qs.count++;
