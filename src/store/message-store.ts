@@ -19,9 +19,12 @@ export interface PersistedMessage {
   header: Buffer;
   body: Buffer;
   /**
-   * The body's length, given where reading `body` would make a view to tell it (a Message keeps a
-   * small body as a range of a shared slab): the stores read this when present (bodyLength).
+   * The body as a range of a larger buffer, bodyMemory[bodyOffset, bodyOffset + bodySize), given
+   * where reading `body` makes a view each time (a Message keeps a small body in a shared slab):
+   * the stores measure and copy the body through these when present (record-codec.ts).
    */
+  readonly bodyMemory?: Buffer;
+  readonly bodyOffset?: number;
   readonly bodySize?: number;
   /**
    * The keys of the BCC header the message was published with, which routing removed from its

@@ -4,6 +4,7 @@
  * its two shortstrs, the header and the body in one buffer.
  */
 
+import { copyBytes, shortstrLength, writeShortstr } from '../frame/wire.js';
 import type { PersistedMessage, QueueEntry } from './message-store.js';
 
 const TWO_32 = 0x1_0000_0000;
@@ -142,7 +143,7 @@ export function bodyLength(msg: PersistedMessage): number {
 
 /** Bytes of the message value layout (without anything the caller appends). */
 export function messageSize(msg: PersistedMessage): number {
-  let n = 1 + 1 + Buffer.byteLength(msg.exchange) + 1 + Buffer.byteLength(msg.routingKey) + 4 + msg.header.length + bodyLength(msg);
+  let n = 1 + 1 + shortstrLength(msg.exchange) + 1 + shortstrLength(msg.routingKey) + 4 + msg.header.length + bodyLength(msg);
   const bcc = msg.bccRoutingKeys;
   if (bcc !== undefined) {
     n += 2;
@@ -151,17 +152,17 @@ export function messageSize(msg: PersistedMessage): number {
   return n;
 }
 
-/** Writes the message value layout at buf[offset...]; returns where it ends. */
+/**
+ * Writes the message value layout at buf[offset...]; returns where it ends. Byte copies rather
+ * than Buffer's write and copy calls, and the body from its range: this runs for every
+ * persistent message.
+ */
 export function encodeMessageInto(buf: Buffer, offset: number, msg: PersistedMessage): number {
   let p = offset;
   const bcc = msg.bccRoutingKeys;
   buf[p++] = bcc === undefined ? MESSAGE_FORMAT : MESSAGE_FORMAT_BCC;
-  const exLen = buf.write(msg.exchange, p + 1, 'utf8');
-  buf[p] = exLen;
-  p += 1 + exLen;
-  const rkLen = buf.write(msg.routingKey, p + 1, 'utf8');
-  buf[p] = rkLen;
-  p += 1 + rkLen;
+  p = writeShortstr(buf, p, msg.exchange, shortstrLength(msg.exchange));
+  p = writeShortstr(buf, p, msg.routingKey, shortstrLength(msg.routingKey));
   if (bcc !== undefined) {
     p = buf.writeUInt16BE(bcc.length, p);
     for (const k of bcc) {
@@ -169,11 +170,13 @@ export function encodeMessageInto(buf: Buffer, offset: number, msg: PersistedMes
       p = buf.writeUInt32BE(n, p) + n;
     }
   }
-  buf.writeUInt32BE(msg.header.length, p);
-  p += 4;
-  p += msg.header.copy(buf, p);
-  p += msg.body.copy(buf, p);
-  return p;
+  const header = msg.header;
+  p = buf.writeUInt32BE(header.length, p);
+  p = copyBytes(header, 0, header.length, buf, p);
+  const mem = msg.bodyMemory;
+  if (mem === undefined) return copyBytes(msg.body, 0, msg.body.length, buf, p);
+  const from = msg.bodyOffset ?? 0;
+  return copyBytes(mem, from, from + bodyLength(msg), buf, p);
 }
 
 /** The message value layout, followed by `reserve` bytes left for the caller (a checksum). */
