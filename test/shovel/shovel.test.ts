@@ -260,27 +260,31 @@ describe('shovels: direct connections (amqp:// without a host)', function () {
     expect((await api('DELETE', '/api/parameters/shovel/%2F/with-password')).status).to.equal(204);
   });
 
-  it('a wrong password in the URI leaves the shovel starting, and its failed logins throttle no other shovel', async () => {
+  it('a wrong password in the URI leaves the shovel starting; its failed logins throttle direct password logins, never the broker\'s own', async () => {
     const clock = new FakeClock();
     const b = await startBroker({ port: 0, managementPort: 0, clock, loginFailureLimit: 2, ...silent });
     try {
       await call(b.managementUrl!, 'PUT', '/api/users/bob', { body: { password: 'bob', tags: '' } });
       await call(b.managementUrl!, 'PUT', '/api/permissions/%2F/bob', { body: { configure: '.*', write: '.*', read: '.*' } });
-      await putShovel(b, 'wrong', { 'src-uri': 'amqp://bob:wrong@', 'src-queue': 'pw-src', 'dest-uri': 'amqp://', 'dest-queue': 'pw-dst', 'reconnect-delay': 1 });
-      const worker = b.broker.shovels.get('/', 'wrong')!;
-      const restarts = (n: number) => new Promise<void>((resolve) => {
+      const restarts = (name: string, n: number) => new Promise<void>((resolve) => {
+        const worker = b.broker.shovels.get('/', name)!;
         if (worker.counts.restarts >= n) return resolve();
         const unwatch = worker.watch(() => worker.counts.restarts >= n && (unwatch(), resolve()));
       });
-      // Three failed logins, more than loginFailureLimit allows one network address.
-      for (let n = 1; n <= 3; n++) {
-        await restarts(n);
-        if (n < 3) await clock.advance(1000);
-      }
-      expect(worker.current.state).to.equal('starting');
-      // On the same (unmoving) clock another shovel's direct logins go through.
-      await putShovel(b, 'fine', { 'src-uri': 'amqp://bob:bob@', 'src-queue': 'pw-src', 'dest-uri': 'amqp://', 'dest-queue': 'pw-dst' });
-      await b.broker.shovels.whenState('/', 'fine', 'running', 5000);
+      await putShovel(b, 'wrong', { 'src-uri': 'amqp://bob:wrong@', 'src-queue': 'pw-src', 'dest-uri': 'amqp://', 'dest-queue': 'pw-dst', 'reconnect-delay': 1 });
+      // Two failed logins: loginFailureLimit, after which password logins there are held back.
+      await restarts('wrong', 1);
+      await clock.advance(1000);
+      await restarts('wrong', 2);
+      expect(b.broker.shovels.get('/', 'wrong')!.current.state).to.equal('starting');
+      // On the same (unmoving) clock: bob's right password is held back on the direct listener
+      // too (a local process cannot guess passwords there unthrottled)...
+      await putShovel(b, 'right-password', { 'src-uri': 'amqp://bob:bob@', 'src-queue': 'pw-src', 'dest-uri': 'amqp://', 'dest-queue': 'pw-dst', 'reconnect-delay': 1 });
+      await restarts('right-password', 1);
+      expect(b.broker.shovels.get('/', 'right-password')!.current.state).to.equal('starting');
+      // ...while the broker's own direct logins (amqp://, amqp://bob@) go through.
+      await putShovel(b, 'own', { 'src-uri': 'amqp://bob@', 'src-queue': 'pw-src', 'dest-uri': 'amqp://', 'dest-queue': 'pw-dst' });
+      await b.broker.shovels.whenState('/', 'own', 'running', 5000);
     } finally {
       await b.close();
     }

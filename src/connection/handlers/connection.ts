@@ -23,23 +23,7 @@ export function handleConnectionMethod(conn: Connection, method: Method): void {
       expect('starting');
       const { mechanism, response } = method.args;
       conn.clientProperties = method.args.clientProperties;
-      // Failed logins back off per client address; the direct listener's connections (the
-      // broker's own shovels) have none and are not throttled, as RabbitMQ's are not.
-      const throttle = conn.viaDirectListener ? undefined : conn.broker.loginThrottle;
-      const peer = conn.remoteAddress;
-      const refusedFor = throttle?.refusedFor(peer) ?? 0;
-      let username: string | undefined;
-      if (refusedFor > 0) {
-        conn.log.warn({ retryInMs: Math.ceil(refusedFor) }, 'login refused: too many failed logins from this address');
-      } else {
-        username = login(conn, mechanism, response);
-        if (username === undefined) {
-          const backoff = throttle?.failed(peer);
-          if (backoff !== undefined) conn.log.warn({ backoffMs: backoff }, `failed logins from ${peer}: refusing its logins for ${backoff / 1000} s`);
-        } else {
-          throttle?.succeeded(peer);
-        }
-      }
+      const username = throttledLogin(conn, mechanism, response);
       conn.broker.metrics.authAttempt('amqp091', username !== undefined);
       if (username === undefined) {
         // With authentication_failure_close (which RabbitMQ advertises) the client gets a close.
@@ -141,34 +125,58 @@ function parseCredentials(mechanism: string, response: Buffer): { username: stri
   throw new ConnectionError(ReplyCode.COMMAND_INVALID, `invalid authentication mechanism '${mechanism}'`);
 }
 
-/** The user connection.start-ok's mechanism and response authenticate, or undefined (logged) if refused. */
-function login(conn: Connection, mechanism: string, response: Buffer): string | undefined {
-  if (mechanism === 'EXTERNAL' && conn.isTls) return externalLogin(conn);
-  const credentials = parseCredentials(mechanism, response);
-  return conn.viaDirectListener ? directLogin(conn, credentials) : passwordLogin(conn, credentials);
+/** Where the direct listener's password logins are counted by the login throttle (they have no client address). */
+const DIRECT_LISTENER_PEER = 'direct listener';
+
+/**
+ * The user connection.start-ok's mechanism and response authenticate, or undefined (logged) if
+ * refused, under the failed-login back-off (LoginThrottle) per client address. The direct
+ * listener's password logins share one record; its logins with the broker's direct secret (the
+ * broker's own shovels) are never held back, so nobody's failed logins there can stop them.
+ */
+function throttledLogin(conn: Connection, mechanism: string, response: Buffer): string | undefined {
+  const credentials = mechanism === 'EXTERNAL' && conn.isTls ? undefined : parseCredentials(mechanism, response);
+  const direct = conn.viaDirectListener;
+  if (direct && credentials !== undefined && conn.broker.access.isDirectSecret(credentials.password)) return secretLogin(conn, credentials.username);
+  const throttle = conn.broker.loginThrottle;
+  const peer = direct ? DIRECT_LISTENER_PEER : conn.remoteAddress;
+  const refusedFor = throttle.refusedFor(peer);
+  if (refusedFor > 0) {
+    conn.log.warn({ retryInMs: Math.ceil(refusedFor) }, 'login refused: too many failed logins from this address');
+    return undefined;
+  }
+  const username = credentials === undefined ? externalLogin(conn) : passwordLogin(conn, credentials);
+  if (username === undefined) {
+    const backoff = throttle.failed(peer);
+    if (backoff !== undefined) conn.log.warn({ backoffMs: backoff }, `failed logins from ${peer}: refusing its logins for ${backoff / 1000} s`);
+    return undefined;
+  }
+  throttle.succeeded(peer);
+  if (direct) conn.loggedInDirect();
+  return username;
 }
 
-/** The user a PLAIN or AMQPLAIN login on the AMQP listeners authenticates, or undefined (logged) if it is refused. */
+/**
+ * The user a PLAIN or AMQPLAIN login authenticates, or undefined (logged) if it is refused. On
+ * the direct listener without the loopback rule: rabbit_direct has none.
+ */
 function passwordLogin(conn: Connection, { username, password }: { username: string; password: string }): string | undefined {
   // The password is compared with the stored hash in constant time, and never logged.
   if (!conn.broker.access.authenticate(username, password)) {
     conn.log.warn({ user: username }, password === '' ? 'login refused: empty password' : 'login refused: invalid credentials');
     return undefined;
   }
-  return loopbackAllows(conn, username) ? username : undefined;
+  return conn.viaDirectListener || loopbackAllows(conn, username) ? username : undefined;
 }
 
 /**
- * A login on the direct listener (a shovel's `amqp://`; rabbit_direct:auth_fun). With the
- * broker's direct secret: without a user as DIRECT_USER, which may do anything, with one as
- * that user, whose password is not asked for. Otherwise the user's password, with no loopback
- * rule (rabbit_direct has none). The direct secret is accepted nowhere else.
+ * A login with the broker's direct secret, on the direct listener only (a shovel's `amqp://`;
+ * rabbit_direct:auth_fun): without a user as DIRECT_USER, which may do anything; with one, as
+ * that user, whose password is not asked for.
  */
-function directLogin(conn: Connection, { username, password }: { username: string; password: string }): string | undefined {
-  const access = conn.broker.access;
-  const known = access.isDirectSecret(password) ? username === DIRECT_USER || access.hasUser(username) : access.authenticate(username, password) !== undefined;
-  if (!known) {
-    conn.log.warn({ user: username }, 'login refused: invalid credentials for a direct connection');
+function secretLogin(conn: Connection, username: string): string | undefined {
+  if (username !== DIRECT_USER && !conn.broker.access.hasUser(username)) {
+    conn.log.warn({ user: username }, 'login refused: no such user for a direct connection');
     return undefined;
   }
   conn.loggedInDirect();
