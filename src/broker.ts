@@ -118,6 +118,11 @@ export class Broker implements BrokerContext, PrometheusSource {
   private server: Server | undefined;
   /** Where the shovels' direct connections (`amqp://`) come in: not the AMQP listener. */
   private readonly directListener = new DirectListener();
+
+  /** The direct listener's socket path (src/direct-listener.ts), once listening. */
+  get directListenerPath(): string | undefined {
+    return this.directListener.path;
+  }
   /** Sockets refused since the last warning about it (logged at most every REFUSAL_LOG_MS). */
   private refused = { count: 0, loggedAt: -Infinity };
   private connectionIds = 0;
@@ -551,7 +556,8 @@ export class Broker implements BrokerContext, PrometheusSource {
       throw err;
     }
     // Shovels (recovered or set before now) connect once the direct listener is up: `amqp://` is it.
-    this.shovels.listening(await this.directListener.listen((socket) => this.startConnection(socket, true)));
+    const directSockets = () => this.shovels.connectionsNeeded + DIRECT_SPARE_SOCKETS;
+    this.shovels.listening(await this.directListener.listen((socket) => this.startConnection(socket, true), directSockets));
     this.log.info('Server startup complete');
     return port;
   }
@@ -783,6 +789,8 @@ const STORE_RESUME_INTERVAL_MS = 1000;
 /** RabbitMQ's management.ssl.port default. */
 const DEFAULT_MANAGEMENT_TLS_PORT = 15671;
 const REFUSAL_LOG_MS = 10_000;
+/** Sockets the direct listener takes beyond two per shovel (a worker's old ones may still be closing). */
+const DIRECT_SPARE_SOCKETS = 16;
 
 function withoutUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;

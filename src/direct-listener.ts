@@ -13,16 +13,30 @@ import { join } from 'node:path';
  * The socket is a Linux abstract socket (no file, gone with the process, even after SIGKILL), a
  * named pipe on Windows, and elsewhere a Unix socket in a fresh private directory, removed on
  * close. Its name is random; a login on it still needs the direct secret or a user's password.
+ * Sockets open on it at once are capped by `limit()` (what the shovels need, and a few more), so
+ * a local process that finds it cannot open descriptors without bound where connection_max does
+ * not apply; one over the cap is closed at once.
  */
 export class DirectListener {
   private server: Server | undefined;
   private dir: string | undefined;
   /** The path amqplib connects to (socketOptions.path), once listening. */
   path: string | undefined;
+  /** Sockets open now. */
+  private open = 0;
 
-  listen(onSocket: (socket: Socket) => void): Promise<string> {
+  listen(onSocket: (socket: Socket) => void, limit: () => number): Promise<string> {
     const path = this.choosePath();
-    const server = createServer(onSocket);
+    const server = createServer((socket) => {
+      if (this.open >= limit()) {
+        socket.on('error', () => {});
+        socket.destroy();
+        return;
+      }
+      this.open++;
+      socket.once('close', () => this.open--);
+      onSocket(socket);
+    });
     this.server = server;
     return new Promise((resolve, reject) => {
       server.once('error', reject);

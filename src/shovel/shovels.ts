@@ -85,6 +85,11 @@ export class Shovels implements ParameterComponent {
 
   // ---- lifecycle ---------------------------------------------------------------------------
 
+  /** Connections the workers open at most at once: a source and a destination each. */
+  get connectionsNeeded(): number {
+    return 2 * this.workers.size;
+  }
+
   /** The broker listens, its direct connections on the local socket path: start every worker. */
   listening(path: string): void {
     this.local = path;

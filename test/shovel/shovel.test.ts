@@ -8,6 +8,7 @@
 import amqp, { type ChannelModel } from 'amqplib';
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
+import { createConnection, type Socket } from 'node:net';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import { FakeClock } from '../../src/clock.js';
 import { call } from '../support/management.js';
@@ -286,6 +287,33 @@ describe('shovels: direct connections (amqp:// without a host)', function () {
       await putShovel(b, 'own', { 'src-uri': 'amqp://bob@', 'src-queue': 'pw-src', 'dest-uri': 'amqp://', 'dest-queue': 'pw-dst' });
       await b.broker.shovels.whenState('/', 'own', 'running', 5000);
     } finally {
+      await b.close();
+    }
+  });
+
+  it('the direct listener takes two sockets per shovel and a few more: strangers cannot open descriptors there without bound', async () => {
+    const b = await startBroker({ port: 0, managementPort: 0, ...silent });
+    const junk: Socket[] = [];
+    const open = () => new Promise<'open' | 'closed'>((resolve) => {
+      const s = createConnection({ path: b.broker.directListenerPath! });
+      junk.push(s);
+      s.on('error', () => {});
+      // A socket taken answers the protocol header with connection.start; a refused one is closed.
+      s.once('data', () => resolve('open'));
+      s.once('close', () => resolve('closed'));
+      s.once('connect', () => s.write(Buffer.from('AMQP\x00\x00\x09\x01', 'latin1')));
+    });
+    try {
+      const first: string[] = [];
+      for (let i = 0; i < 16; i++) first.push(await open());
+      expect(first.every((x) => x === 'open')).to.equal(true);
+      expect(await open()).to.equal('closed');
+      // A shovel brings room for its two connections.
+      await putShovel(b, 'crowded', { 'src-uri': 'amqp://', 'src-queue': 'c-src', 'dest-uri': 'amqp://', 'dest-queue': 'c-dst' });
+      await b.broker.shovels.whenState('/', 'crowded', 'running', 5000);
+      expect(await open()).to.equal('closed');
+    } finally {
+      for (const s of junk) s.destroy();
       await b.close();
     }
   });
