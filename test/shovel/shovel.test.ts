@@ -428,7 +428,11 @@ describe('shovels: direct connections in the management API, as RabbitMQ lists t
 });
 
 /** RabbitMQ 3.10.8's Prometheus samples with only a shovel's two direct connections open. */
-const recordedPrometheus = JSON.parse(readFileSync(new URL('./fixtures/direct-connections-prometheus-3.10.8.json', import.meta.url), 'utf8')) as { metrics: string[]; perObject: string[] };
+const recordedPrometheus = JSON.parse(readFileSync(new URL('./fixtures/direct-connections-prometheus-3.10.8.json', import.meta.url), 'utf8')) as {
+  metrics: string[];
+  perObject: string[];
+  authAttempts: string[];
+};
 
 describe('shovels: direct connections in Prometheus, as RabbitMQ counts them', function () {
   this.timeout(30_000);
@@ -449,6 +453,10 @@ describe('shovels: direct connections in Prometheus, as RabbitMQ counts them', f
       const perObject = await samples('/metrics/per-object');
       const shape = (lines: string[]) => lines.map((l) => l.replace(/\{channel="[^"]+"\}/, '{channel}')).sort();
       expect(shape(perObject)).to.deep.equal(shape(recordedPrometheus.perObject));
+      // Their logins are not authentication attempts: only the management API's are counted.
+      const auth = (lines: string[]) => lines.filter((l) => l.startsWith('rabbitmq_auth_attempts')).map((l) => l.replace(/ \d+$/, ''));
+      const all = (await (await fetch(`${b.broker.prometheusUrl}/metrics`)).text()).split('\n');
+      expect(auth(all)).to.deep.equal(auth(recordedPrometheus.authAttempts));
     } finally {
       await b.close();
     }

@@ -24,7 +24,8 @@ export function handleConnectionMethod(conn: Connection, method: Method): void {
       const { mechanism, response } = method.args;
       conn.clientProperties = method.args.clientProperties;
       const username = throttledLogin(conn, mechanism, response);
-      conn.broker.metrics.authAttempt('amqp091', username !== undefined);
+      // rabbit_reader counts its logins; rabbit_direct (the direct listener's) does not.
+      if (!conn.viaDirectListener) conn.broker.metrics.authAttempt('amqp091', username !== undefined);
       if (username === undefined) {
         // With authentication_failure_close (which RabbitMQ advertises) the client gets a close.
         throw new ConnectionError(
