@@ -10,7 +10,7 @@ import type { PersistedMessage, QueueEntry } from './message-store.js';
 const TWO_32 = 0x1_0000_0000;
 /** A message value: format byte, exchange, routing key, header, body. */
 const MESSAGE_FORMAT = 1;
-/** The same with the BCC routing keys after the routing key: u16 count, then per key a u32 length and its UTF-8. */
+/** The same with the BCC routing keys after the routing key: u32 count, then per key a u32 length and its UTF-8. */
 const MESSAGE_FORMAT_BCC = 2;
 
 /** Writes a non-negative integer below 2^53 as 8 big-endian bytes (so keys sort numerically). */
@@ -146,7 +146,7 @@ export function messageSize(msg: PersistedMessage): number {
   let n = 1 + 1 + shortstrLength(msg.exchange) + 1 + shortstrLength(msg.routingKey) + 4 + msg.header.length + bodyLength(msg);
   const bcc = msg.bccRoutingKeys;
   if (bcc !== undefined) {
-    n += 2;
+    n += 4;
     for (const k of bcc) n += 4 + Buffer.byteLength(k);
   }
   return n;
@@ -164,7 +164,7 @@ export function encodeMessageInto(buf: Buffer, offset: number, msg: PersistedMes
   p = writeShortstr(buf, p, msg.exchange, shortstrLength(msg.exchange));
   p = writeShortstr(buf, p, msg.routingKey, shortstrLength(msg.routingKey));
   if (bcc !== undefined) {
-    p = buf.writeUInt16BE(bcc.length, p);
+    p = buf.writeUInt32BE(bcc.length, p);
     for (const k of bcc) {
       const n = buf.write(k, p + 4, 'utf8');
       p = buf.writeUInt32BE(n, p) + n;
@@ -200,8 +200,8 @@ export function decodeMessage(id: number, buf: Buffer): PersistedMessage {
   let bccRoutingKeys: string[] | undefined;
   if (format === MESSAGE_FORMAT_BCC) {
     bccRoutingKeys = [];
-    const count = (buf[p]! << 8) | buf[p + 1]!;
-    p += 2;
+    const count = readU32(buf, p);
+    p += 4;
     for (let i = 0; i < count; i++) {
       const n = readU32(buf, p);
       bccRoutingKeys.push(buf.toString('utf8', p + 4, p + 4 + n));
@@ -217,12 +217,17 @@ export function decodeMessage(id: number, buf: Buffer): PersistedMessage {
   return msg;
 }
 
+function sameKeys(a: string[] | undefined, b: string[] | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.length === b.length && a.every((k, i) => k === b[i]);
+}
+
 export function sameMessage(a: PersistedMessage, b: PersistedMessage): boolean {
   return (
     a.id === b.id &&
     a.exchange === b.exchange &&
     a.routingKey === b.routingKey &&
-    String(a.bccRoutingKeys) === String(b.bccRoutingKeys) &&
+    sameKeys(a.bccRoutingKeys, b.bccRoutingKeys) &&
     a.header.equals(b.header) &&
     a.body.length === b.body.length &&
     (a.body === b.body || a.body.equals(b.body))

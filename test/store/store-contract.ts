@@ -301,6 +301,15 @@ export function describeStoreContract(name: string, harness: () => StoreHarness)
       expect(ms.readMessage(plain.id)?.bccRoutingKeys).to.equal(undefined);
     });
 
+    it('keeps more BCC keys than 16 bits count (a large frame_max lets a header carry them)', async () => {
+      const keys = Array.from({ length: 70_000 }, (_, i) => `k${i}`);
+      const msg = { ...makeMessage(ms.nextMessageId()), bccRoutingKeys: keys };
+      ms.enqueue('q', makeEntry(1, msg.id), msg);
+      await ms.sync();
+      await reopenIfPersistent();
+      expect(ms.readMessage(msg.id)?.bccRoutingKeys).to.deep.equal(keys);
+    });
+
     describe('metadata', () => {
       const args = (s: string): Buffer => Buffer.from(s);
       const ex = (name: string): ExchangeRecord => ({
