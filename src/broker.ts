@@ -520,7 +520,7 @@ export class Broker implements BrokerContext, PrometheusSource {
         this.store.metadata.deleteDelayed(record);
         continue;
       }
-      const msg = new Message(message.id, message.exchange, message.routingKey, message.header, message.body);
+      const msg = Message.fromStored(message);
       const cc = senderSelectedRoutingKeys(msg.properties.headers);
       vhost.recoverDelayed(x, msg, cc, record);
     }
