@@ -10,6 +10,18 @@ export function readU64(b: Buffer, o: number): number {
   return b.readUInt32BE(o) * TWO_32 + b.readUInt32BE(o + 4);
 }
 
+/**
+ * Writes v, an integer in [0, 2^32) the caller has checked, as 4 big-endian octets; returns the
+ * offset after them. Octet stores: Buffer.writeUInt32BE checks its arguments on every call.
+ */
+export function writeU32(b: Uint8Array, o: number, v: number): number {
+  b[o] = v >>> 24;
+  b[o + 1] = (v >>> 16) & 0xff;
+  b[o + 2] = (v >>> 8) & 0xff;
+  b[o + 3] = v & 0xff;
+  return o + 4;
+}
+
 export function writeU64(b: Buffer, o: number, v: number): void {
   if (!(v >= 0 && v <= Number.MAX_SAFE_INTEGER) || v !== Math.floor(v)) {
     throw encodeError(`longlong out of range: ${v}`);

@@ -4,7 +4,7 @@
  * its two shortstrs, the header and the body in one buffer.
  */
 
-import { copyBytes, shortstrLength, writeShortstr } from '../frame/wire.js';
+import { copyBytes, shortstrLength, writeShortstr, writeU32 } from '../frame/wire.js';
 import type { PersistedMessage, QueueEntry } from './message-store.js';
 
 const TWO_32 = 0x1_0000_0000;
@@ -13,11 +13,14 @@ const MESSAGE_FORMAT = 1;
 /** The same with the BCC routing keys after the routing key: u32 count, then per key a u32 length and its UTF-8. */
 const MESSAGE_FORMAT_BCC = 2;
 
-/** Writes a non-negative integer below 2^53 as 8 big-endian bytes (so keys sort numerically). */
-export function writeU64(buf: Buffer, offset: number, n: number): void {
+/**
+ * Writes a non-negative integer below 2^53 as 8 big-endian bytes (so keys sort numerically).
+ * The store checks ids and seqs on the way in (checkU53), so this writes without checking.
+ */
+export function writeU64(buf: Uint8Array, offset: number, n: number): void {
   const hi = Math.floor(n / TWO_32);
-  buf.writeUInt32BE(hi, offset);
-  buf.writeUInt32BE(n - hi * TWO_32, offset + 4);
+  writeU32(buf, offset, hi);
+  writeU32(buf, offset + 4, n - hi * TWO_32);
 }
 
 export function readU64(buf: Uint8Array, offset: number): number {
@@ -53,7 +56,7 @@ export function entryKey(queueId: number, seq: number): Buffer {
 }
 
 export function entryKeyInto(key: Buffer, queueId: number, seq: number, offset = 0): Buffer {
-  key.writeUInt32BE(queueId, offset);
+  writeU32(key, offset, queueId);
   writeU64(key, offset + 4, seq);
   return key;
 }
@@ -73,9 +76,9 @@ export function queueIdOfEntryKey(key: Uint8Array): number {
 export function writeEntryValue(buf: Buffer, offset: number, e: StoredEntry): void {
   writeU64(buf, offset, e.msgId);
   buf[offset + 8] = e.redelivered ? 1 : 0;
-  buf.writeUInt32BE(e.deliveryCount >>> 0, offset + 9);
+  writeU32(buf, offset + 9, e.deliveryCount >>> 0);
   buf.writeDoubleBE(e.expiresAt, offset + 13);
-  buf.writeUInt32BE(e.size, offset + 21);
+  writeU32(buf, offset + 21, e.size);
 }
 
 export function readEntryValue(seq: number, buf: Buffer): StoredEntry {
@@ -122,11 +125,16 @@ export function messageKeyInto(key: Buffer, id: number): Buffer {
   return key;
 }
 
-/** Throws on what cannot be encoded, before anything is changed. Returns the byte lengths. */
+/** More than 255 bytes in UTF-8 (a UTF-16 unit is at most 3 bytes, so a short string is measured without encoding it). */
+function longerThanShortstr(s: string): boolean {
+  return s.length > 85 && Buffer.byteLength(s) > 255;
+}
+
+/** Throws on what cannot be encoded, before anything is changed. */
 export function checkMessage(msg: PersistedMessage): void {
   checkU53('message id', msg.id);
-  if (Buffer.byteLength(msg.exchange) > 255) throw new RangeError('exchange name longer than 255 bytes');
-  if (Buffer.byteLength(msg.routingKey) > 255) throw new RangeError('routing key longer than 255 bytes');
+  if (longerThanShortstr(msg.exchange)) throw new RangeError('exchange name longer than 255 bytes');
+  if (longerThanShortstr(msg.routingKey)) throw new RangeError('routing key longer than 255 bytes');
 }
 
 /** What enqueue and move check before anything is changed: the entry, the message, and that one is the other's. */
@@ -171,8 +179,7 @@ export function encodeMessageInto(buf: Buffer, offset: number, msg: PersistedMes
     }
   }
   const header = msg.header;
-  p = buf.writeUInt32BE(header.length, p);
-  p = copyBytes(header, 0, header.length, buf, p);
+  p = copyBytes(header, 0, header.length, buf, writeU32(buf, p, header.length));
   const mem = msg.bodyMemory;
   if (mem === undefined) return copyBytes(msg.body, 0, msg.body.length, buf, p);
   const from = msg.bodyOffset ?? 0;

@@ -10,6 +10,7 @@
  */
 
 import zlib from 'node:zlib';
+import { writeU32 } from '../../frame/wire.js';
 
 export const SUM_SIZE = 4;
 
@@ -41,7 +42,7 @@ export function seal(key: Uint8Array, buf: Buffer, start = 0, end = buf.length):
  * buf[keyStart, keyEnd) and buf[valueStart, valueEnd - 4) into buf[valueEnd - 4, valueEnd).
  */
 export function sealIn(buf: Buffer, keyStart: number, keyEnd: number, valueStart: number, valueEnd: number): void {
-  buf.writeUInt32BE(crc32(buf, crc32(buf, 0, keyStart, keyEnd), valueStart, valueEnd - SUM_SIZE), valueEnd - SUM_SIZE);
+  writeU32(buf, valueEnd - SUM_SIZE, crc32(buf, crc32(buf, 0, keyStart, keyEnd), valueStart, valueEnd - SUM_SIZE));
 }
 
 /** A new buffer: payload followed by the checksum of key and payload. */
