@@ -257,7 +257,7 @@ export class PagedReadyList {
 
   private pageOutEntry(m: QueuedMessage): void {
     const paged = this.paged as StoredRange;
-    this.store.enqueue(paged.key, { seq: m.seq, msgId: m.msg.id, redelivered: m.redelivered, deliveryCount: m.deliveryCount, expiresAt: m.expiresAt }, m.msg);
+    this.store.enqueue(paged.key, m, m.msg);
     paged.add(m);
     this.pagedAny = true;
   }

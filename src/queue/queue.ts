@@ -3,7 +3,7 @@ import type { FieldTable } from '../frame/field-table.js';
 import type { Hooks } from '../hooks.js';
 import type { Logger } from '../log.js';
 import { QueueCounters } from '../metrics/counters.js';
-import type { MessageStore, QueueEntry } from '../store/message-store.js';
+import type { MessageStore } from '../store/message-store.js';
 import type { Consumer } from './consumer.js';
 import { ConsumerList } from './consumer-list.js';
 import type { Message } from './message.js';
@@ -272,7 +272,7 @@ export class Queue {
     const entry = this.entryFor(msg, persisted);
     // Written before it is placed: an entry beyond the window may stay only in the store.
     if (persisted) {
-      this.deps.store.enqueue(this.storeKey, this.storeEntry(entry), msg);
+      this.deps.store.enqueue(this.storeKey, entry, msg);
       this.persistent.count++;
       this.persistent.bytes += msg.size;
     }
@@ -317,7 +317,7 @@ export class Queue {
     entry.persisted = persisted;
     entry.expiresAt = this.expiryOf(msg);
     if (persisted) {
-      this.deps.store.enqueue(this.storeKey, this.storeEntry(entry), msg);
+      this.deps.store.enqueue(this.storeKey, entry, msg);
       this.persistent.count++;
       this.persistent.bytes += msg.size;
     }
@@ -477,13 +477,13 @@ export class Queue {
         entry.seq = this.nextSeq++;
         if (entry.persisted) {
           this.deps.store.remove(this.storeKey, oldSeq);
-          this.deps.store.enqueue(this.storeKey, this.storeEntry(entry), entry.msg);
+          this.deps.store.enqueue(this.storeKey, entry, entry.msg);
         }
         this.ready.push(entry);
         continue;
       }
       // The redelivered mark survives a restart.
-      if (entry.persisted && firstReturn) this.deps.store.update(this.storeKey, this.storeEntry(entry));
+      if (entry.persisted && firstReturn) this.deps.store.update(this.storeKey, entry);
       this.ready.insertSorted(entry);
     }
     if (overLimit.length > 0) this.remove(overLimit, 'delivery_limit');
@@ -680,9 +680,5 @@ export class Queue {
     }
     // Each delivery told the watcher (delivered, settle); an expiry here has not.
     if (expired) this.changed();
-  }
-
-  private storeEntry(entry: QueuedMessage): QueueEntry {
-    return { seq: entry.seq, msgId: entry.msg.id, redelivered: entry.redelivered, deliveryCount: entry.deliveryCount, expiresAt: entry.expiresAt };
   }
 }

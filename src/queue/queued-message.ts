@@ -28,6 +28,11 @@ export class QueuedMessage {
     this.bits = (redelivered ? REDELIVERED : 0) + (persisted ? PERSISTED : 0) + deliveryCount * COUNT_UNIT;
   }
 
+  /** The message's store id: with it, a QueuedMessage is the store's QueueEntry (MessageStore.enqueue copies it). */
+  get msgId(): number {
+    return this.msg.id;
+  }
+
   get redelivered(): boolean {
     return (this.bits & REDELIVERED) !== 0;
   }

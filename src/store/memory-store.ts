@@ -162,7 +162,7 @@ class MemoryMessageStore implements MessageStore {
     else this.messageMap.set(msg.id, { msg, refs: 1 });
     const existing = q.entries.get(entry.seq);
     if (existing) this.drop(q, existing);
-    const e: StoredEntry = { ...publicEntry(entry), size: bodyLength(msg) };
+    const e: StoredEntry = { seq: entry.seq, msgId: entry.msgId, redelivered: entry.redelivered, deliveryCount: entry.deliveryCount, expiresAt: entry.expiresAt, size: bodyLength(msg) };
     q.entries.set(e.seq, e);
     q.bytes += e.size;
     if (e.seq > q.maxSeq) {

@@ -63,6 +63,8 @@ export interface MessageStore {
   /**
    * Records entry in queue; writes msg (header+body) once if this id is not stored yet;
    * refcounts it. `entry.msgId` must equal `msg.id`. An entry already at that seq is replaced.
+   * The store copies the entry's fields and keeps neither object (the caller may pass its own,
+   * and change it later, as the queue does with its QueuedMessage: no copy per message).
    */
   enqueue(queue: string, entry: QueueEntry, msg: PersistedMessage): void;
   /**
