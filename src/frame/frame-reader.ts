@@ -28,6 +28,7 @@
  * reading in the middle of a chunk of pipelined requests once its output is full.
  */
 import { badFrameEndError, frameTooLargeError, unknownFrameError } from './frame-errors.js';
+import { readU16, readU32 } from './wire.js';
 
 export const FRAME_METHOD = 1;
 export const FRAME_HEADER = 2;
@@ -161,7 +162,7 @@ export class FrameReader {
         const head = Buffer.concat(this.parts, 7);
         this.parts = [head];
         this.checkSize(head, 0);
-        this.need = head.readUInt32BE(3) + 8;
+        this.need = readU32(head, 3) + 8;
       }
       const take = Math.min(this.need - this.partBytes, buf.length - off);
       if (take > 0) {
@@ -177,7 +178,7 @@ export class FrameReader {
     const len = buf.length;
     while (off + 7 <= len) {
       this.checkSize(buf, off);
-      const end = off + 8 + buf.readUInt32BE(off + 3);
+      const end = off + 8 + readU32(buf, off + 3);
       if (end > len) break;
       const start = off;
       off = end;
@@ -186,7 +187,7 @@ export class FrameReader {
     if (off < len) {
       this.parts = [buf.subarray(off)];
       this.partBytes = len - off;
-      this.need = this.partBytes >= 7 ? buf.readUInt32BE(off + 3) + 8 : 0;
+      this.need = this.partBytes >= 7 ? readU32(buf, off + 3) + 8 : 0;
     }
   }
 
@@ -198,7 +199,7 @@ export class FrameReader {
   }
 
   private checkSize(buf: Buffer, off: number): void {
-    const size = buf.readUInt32BE(off + 3);
+    const size = readU32(buf, off + 3);
     if (this.frameMax !== 0 && size > this.frameMax) {
       this.failed = true;
       this.reset();
@@ -219,7 +220,7 @@ export class FrameReader {
       throw badFrameEndError(type, buf.subarray(start + 7, end - 1), marker);
     }
     try {
-      const channel = buf.readUInt16BE(start + 1);
+      const channel = readU16(buf, start + 1);
       const raw = this.rawHandler;
       if (raw === undefined || !raw(type, channel, buf, start + 7, end - 1)) {
         const payload = buf.subarray(start + 7, end - 1);

@@ -7,6 +7,8 @@
  * payload this one does not take (another method, or basic.publish with the wrong length) is
  * left to it, and it answers exactly as RabbitMQ does.
  */
+import { readU32 } from './wire.js';
+
 const BASIC_PUBLISH = 0x003c0028;
 
 export class BasicPublishDecoder {
@@ -37,7 +39,7 @@ export class BasicPublishDecoder {
    * anything else.
    */
   decode(p: Buffer, start = 0, end = p.length): boolean {
-    if (end - start < 9 || p.readUInt32BE(start) !== BASIC_PUBLISH) return false;
+    if (end - start < 9 || readU32(p, start) !== BASIC_PUBLISH) return false;
     const s1 = start + 7;
     const e1 = s1 + p[start + 6]!;
     if (e1 + 1 > end) return false;

@@ -11,6 +11,19 @@ export function readU64(b: Buffer, o: number): number {
 }
 
 /**
+ * The 4 big-endian octets at b[o, o + 4) as an unsigned integer, for callers that know the bytes
+ * are there (Buffer.readUInt32BE checks its offset on every call; this does not).
+ */
+export function readU32(b: Uint8Array, o: number): number {
+  return ((b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!) >>> 0;
+}
+
+/** The 2 big-endian octets at b[o, o + 2), for callers that know the bytes are there. */
+export function readU16(b: Uint8Array, o: number): number {
+  return (b[o]! << 8) | b[o + 1]!;
+}
+
+/**
  * Writes v, an integer in [0, 2^32) the caller has checked, as 4 big-endian octets; returns the
  * offset after them. Octet stores: Buffer.writeUInt32BE checks its arguments on every call.
  */
