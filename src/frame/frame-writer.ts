@@ -26,7 +26,7 @@
  */
 import { basicDeliverFrameSize, writeBasicDeliver } from './fast.js';
 import { FRAME_END } from './frame-reader.js';
-import { shortstrLength } from './wire.js';
+import { copyBytes, shortstrLength } from './wire.js';
 
 export interface FrameSink {
   write(chunk: Buffer): boolean;
@@ -274,7 +274,7 @@ export class FrameWriter {
         const n = it.buf.length;
         if (n <= COPY_LIMIT + 8) {
           const at = this.reserve(n);
-          it.buf.copy(this.scratch, at);
+          copyBytes(it.buf, 0, n, this.scratch, at);
         } else {
           this.ref(it.buf);
         }
@@ -334,7 +334,7 @@ export class FrameWriter {
       const at = this.reserve(size + 8);
       const out = this.scratch;
       writeFrameHeader(out, at, type, channel, size);
-      src.copy(out, at + 7, start, end);
+      copyBytes(src, start, end, out, at + 7);
       out[at + 7 + size] = FRAME_END;
       return;
     }
