@@ -4,10 +4,9 @@
  * its two shortstrs, the header and the body in one buffer.
  */
 
-import { copyBytes, shortstrLength, writeShortstr, writeU32 } from '../frame/wire.js';
+import { copyBytes, readU32, shortstrLength, TWO_32, writeShortstr, writeU32 } from '../frame/wire.js';
 import type { PersistedMessage, QueueEntry } from './message-store.js';
 
-const TWO_32 = 0x1_0000_0000;
 /** A message value: format byte, exchange, routing key, header, body. */
 const MESSAGE_FORMAT = 1;
 /** The same with the BCC routing keys after the routing key: u32 count, then per key a u32 length and its UTF-8. */
@@ -24,14 +23,7 @@ export function writeU64(buf: Uint8Array, offset: number, n: number): void {
 }
 
 export function readU64(buf: Uint8Array, offset: number): number {
-  const b = buf;
-  const hi = ((b[offset]! << 24) | (b[offset + 1]! << 16) | (b[offset + 2]! << 8) | b[offset + 3]!) >>> 0;
-  const lo = ((b[offset + 4]! << 24) | (b[offset + 5]! << 16) | (b[offset + 6]! << 8) | b[offset + 7]!) >>> 0;
-  return hi * TWO_32 + lo;
-}
-
-function readU32(b: Uint8Array, offset: number): number {
-  return ((b[offset]! << 24) | (b[offset + 1]! << 16) | (b[offset + 2]! << 8) | b[offset + 3]!) >>> 0;
+  return readU32(buf, offset) * TWO_32 + readU32(buf, offset + 4);
 }
 
 export function checkU53(what: string, n: number): void {

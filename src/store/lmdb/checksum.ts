@@ -10,7 +10,7 @@
  */
 
 import zlib from 'node:zlib';
-import { writeU32 } from '../../frame/wire.js';
+import { readU32, writeU32 } from '../../frame/wire.js';
 
 export const SUM_SIZE = 4;
 
@@ -57,8 +57,7 @@ export function sealed(key: Uint8Array, payload: Uint8Array): Buffer {
 export function intact(key: Uint8Array, value: Uint8Array): boolean {
   const end = value.length - SUM_SIZE;
   if (end < 0) return false;
-  const stored = ((value[end]! << 24) | (value[end + 1]! << 16) | (value[end + 2]! << 8) | value[end + 3]!) >>> 0;
-  return crc32(value, crc32(key), 0, end) === stored;
+  return crc32(value, crc32(key), 0, end) === readU32(value, end);
 }
 
 /** The value without its checksum (a view). */
