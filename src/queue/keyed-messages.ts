@@ -43,6 +43,11 @@ export type KeyedOffer =
 export class KeyedMessages {
   /** Deduplication values held by messages in the queue, and how many hold each. */
   private readonly held: Map<FieldKey, number> | undefined;
+  /**
+   * The part of held that delivered, unacknowledged messages hold: what is left of held once
+   * every ready message goes (purged), without reading a ready message back from the store.
+   */
+  private readonly heldUnacked: Map<FieldKey, number> | undefined;
   /** Last value: key → the ready, never-delivered message that a new one with the key replaces. */
   private readonly readyByKey: Map<FieldKey, QueuedMessage> | undefined;
   /** Last value: the reverse of readyByKey. */
@@ -57,6 +62,7 @@ export class KeyedMessages {
     private readonly persist: { store: VersionStore; space: string } | undefined,
   ) {
     this.held = deduplication ? new Map() : undefined;
+    this.heldUnacked = deduplication ? new Map() : undefined;
     if (lastValue) {
       this.readyByKey = new Map();
       this.keyOf = new Map();
@@ -115,7 +121,7 @@ export class KeyedMessages {
   /** entry now holds the message offered as 'replace'; old is the message it replaced. */
   replaced(old: Message, offer: KeyedOffer & { kind: 'replace' }): void {
     if (this.held !== undefined) {
-      this.releaseMessage(old);
+      release(this.held, old);
       if (offer.dedupKey !== undefined) this.hold(offer.dedupKey);
     }
     if (offer.version !== undefined) this.accept(offer.key, offer.version);
@@ -124,12 +130,40 @@ export class KeyedMessages {
   /** entry left the ready list for a delivery that needs an ack: it can no longer be replaced. */
   delivered(entry: QueuedMessage): void {
     this.unindex(entry);
+    if (this.heldUnacked !== undefined) {
+      const v = ownField(entry.msg.properties.headers, DEDUPLICATION_HEADER);
+      if (v !== undefined) {
+        const key = fieldValueKey(v);
+        this.heldUnacked.set(key, (this.heldUnacked.get(key) ?? 0) + 1);
+      }
+    }
   }
 
-  /** entry left the queue for good (acked, settled, rejected, expired, dropped, purged). */
-  gone(entry: QueuedMessage): void {
+  /** A delivered entry is ready again (requeued): its value is held as a ready one's. */
+  returned(entry: QueuedMessage): void {
+    if (this.heldUnacked !== undefined) release(this.heldUnacked, entry.msg);
+  }
+
+  /**
+   * entry left the queue for good: `unacked` when it was delivered and not yet acknowledged
+   * (acked, rejected), otherwise from the ready list (settled by a no-ack delivery, expired,
+   * dropped, dead-lettered over a limit).
+   */
+  gone(entry: QueuedMessage, unacked = false): void {
     this.unindex(entry);
-    if (this.held !== undefined) this.releaseMessage(entry.msg);
+    if (this.held !== undefined) {
+      release(this.held, entry.msg);
+      if (unacked) release(this.heldUnacked!, entry.msg);
+    }
+  }
+
+  /** Every ready message left the queue at once (queue.purge): only the unacknowledged ones hold values now. */
+  purged(): void {
+    this.readyByKey?.clear();
+    this.keyOf?.clear();
+    if (this.held === undefined) return;
+    this.held.clear();
+    for (const [key, n] of this.heldUnacked!) this.held.set(key, n);
   }
 
   /** A recovered ready entry (restart): it holds its values again; versions come from the store. */
@@ -153,6 +187,7 @@ export class KeyedMessages {
   /** The queue is deleted: everything goes, its stored versions too. */
   destroy(): void {
     this.held?.clear();
+    this.heldUnacked?.clear();
     this.readyByKey?.clear();
     this.keyOf?.clear();
     this.versions?.clear();
@@ -171,16 +206,6 @@ export class KeyedMessages {
 
   private hold(key: FieldKey): void {
     this.held!.set(key, (this.held!.get(key) ?? 0) + 1);
-  }
-
-  private releaseMessage(msg: Message): void {
-    const v = ownField(msg.properties.headers, DEDUPLICATION_HEADER);
-    if (v === undefined) return;
-    const key = fieldValueKey(v);
-    const n = this.held!.get(key);
-    if (n === undefined) return;
-    if (n <= 1) this.held!.delete(key);
-    else this.held!.set(key, n - 1);
   }
 
   private unindex(entry: QueuedMessage): void {
@@ -214,4 +239,15 @@ function versionRecordKey(space: string, key: string): Buffer {
 /** The state space of a durable last-value queue's versions. */
 export function lastValueSpace(vhost: string, queue: string): string {
   return `lvq\u0000${vhost}\u0000${queue}`;
+}
+
+/** One message fewer holds msg's deduplication value in counts. */
+function release(counts: Map<FieldKey, number>, msg: Message): void {
+  const v = ownField(msg.properties.headers, DEDUPLICATION_HEADER);
+  if (v === undefined) return;
+  const key = fieldValueKey(v);
+  const n = counts.get(key);
+  if (n === undefined) return;
+  if (n <= 1) counts.delete(key);
+  else counts.set(key, n - 1);
 }
