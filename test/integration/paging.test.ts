@@ -174,7 +174,7 @@ describe('queue paging (durable queues beyond the memory window)', () => {
     for (let i = 0; i < 60; i++) ch.sendToQueue('dedup-p', Buffer.from(String(i)), { persistent: true, headers: { 'x-deduplication-header': i } });
     await ch.waitForConfirms();
     const ch2 = await channel(conn);
-    const unacked = [(await ch2.get('dedup-p'))!, (await ch2.get('dedup-p'))!];
+    const unacked = [(await ch2.get('dedup-p')) as GetMessage, (await ch2.get('dedup-p')) as GetMessage];
     expect(unacked.map((m) => m.content.toString())).to.deep.equal(['0', '1']);
     // Before, releasing each ready message's value read every paged-out one back (5.8 s of a
     // held event loop for 300,000): now only the two delivered ones are read, to be kept.
