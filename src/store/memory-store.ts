@@ -17,7 +17,7 @@ import type {
   QueueRecord,
 } from './metadata-store.js';
 import { bindingKey, definitionKey, delayedKey, MAX_STATE_KEY, nameKey, stateKeyFits } from './metadata-codec.js';
-import { bodyLength, checkEntry, checkEntryOf, checkMessage, publicEntry, sameMessage, sharedRewriteError, type StoredEntry } from './record-codec.js';
+import { checkEntry, checkEntryOf, checkMessage, publicEntry, sameMessage, sharedRewriteError, storedEntry, type StoredEntry } from './record-codec.js';
 import type { Store } from './store.js';
 import { lowerBound } from '../sorted.js';
 
@@ -162,7 +162,7 @@ class MemoryMessageStore implements MessageStore {
     else this.messageMap.set(msg.id, { msg, refs: 1 });
     const existing = q.entries.get(entry.seq);
     if (existing) this.drop(q, existing);
-    const e: StoredEntry = { seq: entry.seq, msgId: entry.msgId, redelivered: entry.redelivered, deliveryCount: entry.deliveryCount, expiresAt: entry.expiresAt, size: bodyLength(msg) };
+    const e = storedEntry(entry, msg);
     q.entries.set(e.seq, e);
     q.bytes += e.size;
     if (e.seq > q.maxSeq) {

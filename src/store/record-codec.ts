@@ -164,10 +164,10 @@ export function encodeMessageInto(buf: Buffer, offset: number, msg: PersistedMes
   p = writeShortstr(buf, p, msg.exchange, shortstrLength(msg.exchange));
   p = writeShortstr(buf, p, msg.routingKey, shortstrLength(msg.routingKey));
   if (bcc !== undefined) {
-    p = buf.writeUInt32BE(bcc.length, p);
+    p = writeU32(buf, p, bcc.length);
     for (const k of bcc) {
       const n = buf.write(k, p + 4, 'utf8');
-      p = buf.writeUInt32BE(n, p) + n;
+      p = writeU32(buf, p, n) + n;
     }
   }
   const header = msg.header;
@@ -236,6 +236,11 @@ export function sameMessage(a: PersistedMessage, b: PersistedMessage): boolean {
 // ---- shared by both stores ---------------------------------------------------------------------
 
 /** A QueueEntry with exactly the public fields (no size, no aliasing of the stored object). */
+/** The store's own copy of an entry given to enqueue, with its message's body size: one object, the fields read once. */
+export function storedEntry(e: QueueEntry, msg: PersistedMessage): StoredEntry {
+  return { seq: e.seq, msgId: e.msgId, redelivered: e.redelivered, deliveryCount: e.deliveryCount, expiresAt: e.expiresAt, size: bodyLength(msg) };
+}
+
 export function publicEntry(e: QueueEntry): QueueEntry {
   return { seq: e.seq, msgId: e.msgId, redelivered: e.redelivered, deliveryCount: e.deliveryCount, expiresAt: e.expiresAt };
 }

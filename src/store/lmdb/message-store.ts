@@ -5,7 +5,6 @@
 
 import type { EntryCounts, MessageStore, PersistedMessage, QueueEntry, StoreStats } from '../message-store.js';
 import {
-  bodyLength,
   checkEntry,
   checkEntryOf,
   decodeMessage,
@@ -21,6 +20,7 @@ import {
   seqOfEntryKey,
   sharedRewriteError,
   sizeOfEntryValue,
+  storedEntry,
   type StoredEntry,
 } from '../record-codec.js';
 import { newQueueState, type Overlay, type QueueState } from './batch.js';
@@ -352,15 +352,7 @@ export class LmdbMessageStore implements MessageStore {
       if (existing) this.removeEntry(qs, existing);
     } else qs.knownMaxSeq = entry.seq;
     this.addRef(msg);
-    // One object (not a copy of a copy): the public fields and the body size.
-    const stored: StoredEntry = {
-      seq: entry.seq,
-      msgId: entry.msgId,
-      redelivered: entry.redelivered,
-      deliveryCount: entry.deliveryCount,
-      expiresAt: entry.expiresAt,
-      size: bodyLength(msg),
-    };
+    const stored = storedEntry(entry, msg);
     this.overlay.setEntry(qs, entry.seq, stored, false);
     qs.count++;
     qs.bytes += stored.size;
