@@ -41,12 +41,12 @@ export type KeyedOffer =
  * with the message that set them, so a restart does not let an old version in again.
  */
 export class KeyedMessages {
-  /** Deduplication values held by messages in the queue, and how many hold each. */
-  private readonly held: Map<FieldKey, number> | undefined;
   /**
-   * The part of held that delivered, unacknowledged messages hold: what is left of held once
-   * every ready message goes (purged), without reading a ready message back from the store.
+   * Deduplication values held by the ready messages, and by the delivered, unacknowledged ones,
+   * and how many hold each: a value is held while either counts it. Kept apart so that a purge
+   * forgets the ready ones at once, without reading a ready message back from the store.
    */
+  private readonly heldReady: Map<FieldKey, number> | undefined;
   private readonly heldUnacked: Map<FieldKey, number> | undefined;
   /** Last value: key → the ready, never-delivered message that a new one with the key replaces. */
   private readonly readyByKey: Map<FieldKey, QueuedMessage> | undefined;
@@ -61,7 +61,7 @@ export class KeyedMessages {
     /** Where the newest versions persist (durable queues), and the queue's space in it. */
     private readonly persist: { store: VersionStore; space: string } | undefined,
   ) {
-    this.held = deduplication ? new Map() : undefined;
+    this.heldReady = deduplication ? new Map() : undefined;
     this.heldUnacked = deduplication ? new Map() : undefined;
     if (lastValue) {
       this.readyByKey = new Map();
@@ -81,12 +81,9 @@ export class KeyedMessages {
   offer(msg: Message): KeyedOffer {
     const headers: FieldTable | undefined = msg.properties.headers;
     let dedupKey: FieldKey | undefined;
-    if (this.held !== undefined) {
-      const v = ownField(headers, DEDUPLICATION_HEADER);
-      if (v !== undefined) {
-        dedupKey = fieldValueKey(v);
-        if (this.held.has(dedupKey)) return { kind: 'drop' };
-      }
+    if (this.heldReady !== undefined) {
+      dedupKey = dedupKeyOf(msg);
+      if (dedupKey !== undefined && (this.heldReady.has(dedupKey) || this.heldUnacked!.has(dedupKey))) return { kind: 'drop' };
     }
     const lv = this.lastValue;
     if (lv === undefined) return { kind: 'add', dedupKey, key: undefined, version: undefined };
@@ -110,7 +107,7 @@ export class KeyedMessages {
 
   /** A message offered as 'add' is now queued as entry. */
   added(entry: QueuedMessage, offer: KeyedOffer & { kind: 'add' }): void {
-    if (offer.dedupKey !== undefined) this.hold(offer.dedupKey);
+    if (offer.dedupKey !== undefined) hold(this.heldReady!, offer.dedupKey);
     if (offer.key !== undefined) {
       this.readyByKey!.set(offer.key, entry);
       this.keyOf!.set(entry, offer.key);
@@ -120,9 +117,9 @@ export class KeyedMessages {
 
   /** entry now holds the message offered as 'replace'; old is the message it replaced. */
   replaced(old: Message, offer: KeyedOffer & { kind: 'replace' }): void {
-    if (this.held !== undefined) {
-      release(this.held, old);
-      if (offer.dedupKey !== undefined) this.hold(offer.dedupKey);
+    if (this.heldReady !== undefined) {
+      release(this.heldReady, dedupKeyOf(old));
+      if (offer.dedupKey !== undefined) hold(this.heldReady, offer.dedupKey);
     }
     if (offer.version !== undefined) this.accept(offer.key, offer.version);
   }
@@ -130,18 +127,12 @@ export class KeyedMessages {
   /** entry left the ready list for a delivery that needs an ack: it can no longer be replaced. */
   delivered(entry: QueuedMessage): void {
     this.unindex(entry);
-    if (this.heldUnacked !== undefined) {
-      const v = ownField(entry.msg.properties.headers, DEDUPLICATION_HEADER);
-      if (v !== undefined) {
-        const key = fieldValueKey(v);
-        this.heldUnacked.set(key, (this.heldUnacked.get(key) ?? 0) + 1);
-      }
-    }
+    if (this.heldReady !== undefined) move(dedupKeyOf(entry.msg), this.heldReady, this.heldUnacked!);
   }
 
   /** A delivered entry is ready again (requeued): its value is held as a ready one's. */
   returned(entry: QueuedMessage): void {
-    if (this.heldUnacked !== undefined) release(this.heldUnacked, entry.msg);
+    if (this.heldReady !== undefined) move(dedupKeyOf(entry.msg), this.heldUnacked!, this.heldReady);
   }
 
   /**
@@ -151,27 +142,22 @@ export class KeyedMessages {
    */
   gone(entry: QueuedMessage, unacked = false): void {
     this.unindex(entry);
-    if (this.held !== undefined) {
-      release(this.held, entry.msg);
-      if (unacked) release(this.heldUnacked!, entry.msg);
-    }
+    if (this.heldReady !== undefined) release(unacked ? this.heldUnacked! : this.heldReady, dedupKeyOf(entry.msg));
   }
 
   /** Every ready message left the queue at once (queue.purge): only the unacknowledged ones hold values now. */
   purged(): void {
     this.readyByKey?.clear();
     this.keyOf?.clear();
-    if (this.held === undefined) return;
-    this.held.clear();
-    for (const [key, n] of this.heldUnacked!) this.held.set(key, n);
+    this.heldReady?.clear();
   }
 
   /** A recovered ready entry (restart): it holds its values again; versions come from the store. */
   recovered(entry: QueuedMessage): void {
     const headers = entry.msg.properties.headers;
-    if (this.held !== undefined) {
-      const v = ownField(headers, DEDUPLICATION_HEADER);
-      if (v !== undefined) this.hold(fieldValueKey(v));
+    if (this.heldReady !== undefined) {
+      const key = dedupKeyOf(entry.msg);
+      if (key !== undefined) hold(this.heldReady, key);
     }
     if (this.lastValue === undefined) return;
     const kv = ownField(headers, this.lastValue.keyHeader);
@@ -186,7 +172,7 @@ export class KeyedMessages {
 
   /** The queue is deleted: everything goes, its stored versions too. */
   destroy(): void {
-    this.held?.clear();
+    this.heldReady?.clear();
     this.heldUnacked?.clear();
     this.readyByKey?.clear();
     this.keyOf?.clear();
@@ -196,16 +182,15 @@ export class KeyedMessages {
 
   /** How many deduplication values are held now (tests, management). */
   get heldCount(): number {
-    return this.held?.size ?? 0;
+    if (this.heldReady === undefined) return 0;
+    let n = this.heldUnacked!.size;
+    for (const key of this.heldReady.keys()) if (!this.heldUnacked!.has(key)) n++;
+    return n;
   }
 
   /** The newest accepted version of a key value (tests). */
   newestVersion(key: FieldKey): number | undefined {
     return this.versions?.get(key);
-  }
-
-  private hold(key: FieldKey): void {
-    this.held!.set(key, (this.held!.get(key) ?? 0) + 1);
   }
 
   private unindex(entry: QueuedMessage): void {
@@ -241,13 +226,29 @@ export function lastValueSpace(vhost: string, queue: string): string {
   return `lvq\u0000${vhost}\u0000${queue}`;
 }
 
-/** One message fewer holds msg's deduplication value in counts. */
-function release(counts: Map<FieldKey, number>, msg: Message): void {
+/** msg's deduplication value, undefined when it has none. */
+function dedupKeyOf(msg: Message): FieldKey | undefined {
   const v = ownField(msg.properties.headers, DEDUPLICATION_HEADER);
-  if (v === undefined) return;
-  const key = fieldValueKey(v);
+  return v === undefined ? undefined : fieldValueKey(v);
+}
+
+/** One more message holds key in counts. */
+function hold(counts: Map<FieldKey, number>, key: FieldKey): void {
+  counts.set(key, (counts.get(key) ?? 0) + 1);
+}
+
+/** One message fewer holds key (if any) in counts. */
+function release(counts: Map<FieldKey, number>, key: FieldKey | undefined): void {
+  if (key === undefined) return;
   const n = counts.get(key);
   if (n === undefined) return;
   if (n <= 1) counts.delete(key);
   else counts.set(key, n - 1);
+}
+
+/** A message holding key (if any) goes from one count to the other. */
+function move(key: FieldKey | undefined, from: Map<FieldKey, number>, to: Map<FieldKey, number>): void {
+  if (key === undefined) return;
+  release(from, key);
+  hold(to, key);
 }
