@@ -4,7 +4,7 @@
  * broker decides when a body must stop being a view of a socket chunk).
  */
 
-import type { EntryCounts, MessageStore, PersistedMessage, QueueEntry, StoreStats } from './message-store.js';
+import type { EntryCounts, MessageStore, PersistedMessage, QueueEntry, StoredEntry, StoreStats } from './message-store.js';
 import type {
   BindingRecord,
   DefinitionKind,
@@ -17,7 +17,7 @@ import type {
   QueueRecord,
 } from './metadata-store.js';
 import { bindingKey, definitionKey, delayedKey, MAX_STATE_KEY, nameKey, stateKeyFits } from './metadata-codec.js';
-import { checkEntry, checkEntryOf, checkMessage, publicEntry, sameMessage, sharedRewriteError, storedEntry, type StoredEntry } from './record-codec.js';
+import { checkEntry, checkEntryOf, checkMessage, publicEntry, sameMessage, sharedRewriteError, storedEntry } from './record-codec.js';
 import type { Store } from './store.js';
 import { lowerBound } from '../sorted.js';
 
@@ -106,14 +106,24 @@ class MemoryMessageStore implements MessageStore {
     return this.failure ? Promise.reject(this.failure) : RESOLVED;
   }
 
-  readEntries(queue: string, fromSeq: number, limit: number): QueueEntry[] {
+  readEntries(queue: string, fromSeq: number, limit: number): StoredEntry[] {
     const q = this.queueMap.get(queue);
     if (!q || limit <= 0) return [];
     const seqs = this.sortedSeqs(q);
-    const lo = lowerBound(seqs, fromSeq);
-    const out: QueueEntry[] = [];
-    // seqs are the keys of q.entries, sorted (sortedSeqs).
-    for (let i = lo; i < seqs.length && out.length < limit; i++) out.push(publicEntry(q.entries.get(seqs[i]!)!));
+    return this.entriesAt(q, seqs, lowerBound(seqs, fromSeq), limit);
+  }
+
+  readLastEntries(queue: string, limit: number): StoredEntry[] {
+    const q = this.queueMap.get(queue);
+    if (!q || limit <= 0) return [];
+    const seqs = this.sortedSeqs(q);
+    return this.entriesAt(q, seqs, Math.max(0, seqs.length - limit), limit);
+  }
+
+  /** Copies of at most limit entries of q from seqs[from] on (seqs: q's keys, sorted: sortedSeqs). */
+  private entriesAt(q: MemQueue, seqs: readonly number[], from: number, limit: number): StoredEntry[] {
+    const out: StoredEntry[] = [];
+    for (let i = from; i < seqs.length && out.length < limit; i++) out.push(publicEntry(q.entries.get(seqs[i]!)!));
     return out;
   }
 

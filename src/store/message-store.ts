@@ -45,6 +45,14 @@ export interface QueueEntry {
   expiresAt: number;
 }
 
+/**
+ * An entry as a store holds it and readEntries returns it: with its message's body size, so a
+ * queue can count what it drops without reading the message back.
+ */
+export interface StoredEntry extends QueueEntry {
+  size: number;
+}
+
 /** What a queue holds, for queue.declare-ok after recovery. `bytes` counts body bytes. */
 export interface EntryCounts {
   messages: number;
@@ -101,7 +109,9 @@ export interface MessageStore {
    */
   sync(): Promise<void>;
   /** Reads a queue's entries in seq order starting at seq >= fromSeq, at most limit of them, without bodies. */
-  readEntries(queue: string, fromSeq: number, limit: number): QueueEntry[];
+  readEntries(queue: string, fromSeq: number, limit: number): StoredEntry[];
+  /** Reads a queue's last entries, at most limit of them, in seq order, without bodies. */
+  readLastEntries(queue: string, limit: number): StoredEntry[];
   /** Loads a message (header + body) by id, for lazy paging of bodies. */
   readMessage(msgId: number): PersistedMessage | undefined;
   /** Counts (for declare-ok after recovery). */

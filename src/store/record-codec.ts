@@ -5,7 +5,7 @@
  */
 
 import { copyBytes, readU32, shortstrLength, TWO_32, writeShortstr, writeU32 } from '../frame/wire.js';
-import type { PersistedMessage, QueueEntry } from './message-store.js';
+import type { PersistedMessage, QueueEntry, StoredEntry } from './message-store.js';
 
 /** A message value: format byte, exchange, routing key, header, body. */
 const MESSAGE_FORMAT = 1;
@@ -34,11 +34,6 @@ export function checkU53(what: string, n: number): void {
 
 export const ENTRY_KEY_SIZE = 12;
 export const ENTRY_VALUE_SIZE = 25;
-
-/** An entry as stored: the QueueEntry plus the body size, so counts need no message reads. */
-export interface StoredEntry extends QueueEntry {
-  size: number;
-}
 
 export function entryKey(queueId: number, seq: number): Buffer {
   const key = Buffer.allocUnsafe(ENTRY_KEY_SIZE);
@@ -235,14 +230,14 @@ export function sameMessage(a: PersistedMessage, b: PersistedMessage): boolean {
 
 // ---- shared by both stores ---------------------------------------------------------------------
 
-/** A QueueEntry with exactly the public fields (no size, no aliasing of the stored object). */
 /** The store's own copy of an entry given to enqueue, with its message's body size: one object, the fields read once. */
 export function storedEntry(e: QueueEntry, msg: PersistedMessage): StoredEntry {
   return { seq: e.seq, msgId: e.msgId, redelivered: e.redelivered, deliveryCount: e.deliveryCount, expiresAt: e.expiresAt, size: bodyLength(msg) };
 }
 
-export function publicEntry(e: QueueEntry): QueueEntry {
-  return { seq: e.seq, msgId: e.msgId, redelivered: e.redelivered, deliveryCount: e.deliveryCount, expiresAt: e.expiresAt };
+/** A copy of a stored entry for a reader (no aliasing of the store's object). */
+export function publicEntry(e: StoredEntry): StoredEntry {
+  return { seq: e.seq, msgId: e.msgId, redelivered: e.redelivered, deliveryCount: e.deliveryCount, expiresAt: e.expiresAt, size: e.size };
 }
 
 export function sharedRewriteError(msgId: number, refs: number): Error {

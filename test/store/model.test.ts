@@ -34,6 +34,7 @@ function compare(model: MessageStore, lmdb: LmdbStore['messages'], ids: number[]
   for (const q of QUEUES) {
     expect(lmdb.readEntries(q, 0, 1e9), `${where}: entries of ${q}`).to.deep.equal(model.readEntries(q, 0, 1e9));
     expect(lmdb.readEntries(q, 7, 3), `${where}: page of ${q}`).to.deep.equal(model.readEntries(q, 7, 3));
+    expect(lmdb.readLastEntries(q, 4), `${where}: last entries of ${q}`).to.deep.equal(model.readLastEntries(q, 4));
     expect(lmdb.countEntries(q), `${where}: counts of ${q}`).to.deep.equal(model.countEntries(q));
     expect(lmdb.lastSeq(q), `${where}: lastSeq of ${q}`).to.equal(model.lastSeq(q));
   }

@@ -6,7 +6,7 @@
  */
 
 import { expect } from 'chai';
-import type { MessageStore, PersistedMessage, QueueEntry } from '../../src/store/message-store.js';
+import type { MessageStore, PersistedMessage, QueueEntry, StoredEntry } from '../../src/store/message-store.js';
 import type { BindingRecord, ExchangeRecord, QueueRecord } from '../../src/store/metadata-store.js';
 import type { Store } from '../../src/store/store.js';
 
@@ -23,6 +23,11 @@ export function makeMessage(id: number, body = `body-${id}`, header = `hdr-${id}
 
 export function makeEntry(seq: number, msgId: number, extra: Partial<QueueEntry> = {}): QueueEntry {
   return { seq, msgId, redelivered: false, deliveryCount: 0, expiresAt: 0, ...extra };
+}
+
+/** entry as readEntries returns it: with the body size of msg, the message it refers to. */
+function storedAs(entry: QueueEntry, msg: PersistedMessage): StoredEntry {
+  return { ...entry, size: msg.body.length };
 }
 
 function publish(ms: MessageStore, queues: string[], seq: number, body?: string): PersistedMessage {
@@ -72,7 +77,7 @@ export function describeStoreContract(name: string, harness: () => StoreHarness)
       expect(ms.readEntries('nope', 0, 10)).to.deep.equal([]);
       for (const { seq, msg } of ids) {
         const [e] = ms.readEntries('q', seq, 1);
-        expect(e).to.deep.equal(makeEntry(seq, msg.id));
+        expect(e).to.deep.equal(storedAs(makeEntry(seq, msg.id), msg));
         const stored = ms.readMessage(msg.id)!;
         expect(stored.id).to.equal(msg.id);
         expect(stored.exchange).to.equal('amq.direct');
@@ -131,17 +136,35 @@ export function describeStoreContract(name: string, harness: () => StoreHarness)
       expect(ms.readMessage(m2.id)).to.equal(undefined);
     });
 
+    it('reads the last entries in seq order, with what is not yet committed and without what is removed', async () => {
+      const msgs = [1, 2, 3, 4, 5, 6].map((seq) => publish(ms, ['q', 'other'], seq, 'x'.repeat(seq)));
+      await ms.sync();
+      ms.remove('q', 6);
+      ms.update('q', makeEntry(4, msgs[3]!.id, { redelivered: true }));
+      publish(ms, ['other'], 7);
+      const last = (q: string, limit: number): number[] => ms.readLastEntries(q, limit).map((e) => e.seq);
+      expect(last('q', 2)).to.deep.equal([4, 5]);
+      expect(ms.readLastEntries('q', 2)[0]).to.deep.equal(storedAs(makeEntry(4, msgs[3]!.id, { redelivered: true }), msgs[3]!));
+      expect(last('q', 99)).to.deep.equal([1, 2, 3, 4, 5]);
+      expect(last('other', 1)).to.deep.equal([7]);
+      expect(last('q', 0)).to.deep.equal([]);
+      expect(last('nope', 3)).to.deep.equal([]);
+      await ms.sync();
+      await reopenIfPersistent();
+      expect(ms.readLastEntries('q', 3).map((e) => [e.seq, e.size])).to.deep.equal([[3, 3], [4, 4], [5, 5]]);
+    });
+
     it('updates redelivered, deliveryCount and expiresAt, keeping seq order and the message', async () => {
       const msg = publish(ms, ['q'], 1);
-      publish(ms, ['q'], 2);
+      const second = publish(ms, ['q'], 2);
       await ms.sync();
       ms.update('q', makeEntry(1, msg.id, { redelivered: true, deliveryCount: 3, expiresAt: 1_700_000_000_123 }));
-      const expected = makeEntry(1, msg.id, { redelivered: true, deliveryCount: 3, expiresAt: 1_700_000_000_123 });
+      const expected = storedAs(makeEntry(1, msg.id, { redelivered: true, deliveryCount: 3, expiresAt: 1_700_000_000_123 }), msg);
       expect(ms.readEntries('q', 0, 1)).to.deep.equal([expected]);
       ms.update('q', makeEntry(9, msg.id, { redelivered: true })); // missing: ignored
       ms.update('nope', makeEntry(1, msg.id, { redelivered: true }));
       await ms.sync();
-      expect(ms.readEntries('q', 0, 5)).to.deep.equal([expected, makeEntry(2, msg.id + 1)]);
+      expect(ms.readEntries('q', 0, 5)).to.deep.equal([expected, storedAs(makeEntry(2, second.id), second)]);
       expect(ms.countEntries('q').messages).to.equal(2);
       await reopenIfPersistent();
       expect(ms.readEntries('q', 0, 1)).to.deep.equal([expected]);
@@ -152,7 +175,7 @@ export function describeStoreContract(name: string, harness: () => StoreHarness)
       await ms.sync();
       const m2 = publish(ms, ['q'], 1, 'two');
       expect(ms.countEntries('q')).to.deep.equal({ messages: 1, bytes: 3 });
-      expect(ms.readEntries('q', 0, 10)).to.deep.equal([makeEntry(1, m2.id)]);
+      expect(ms.readEntries('q', 0, 10)).to.deep.equal([storedAs(makeEntry(1, m2.id), m2)]);
       await ms.sync();
       expect(ms.readMessage(m1.id)).to.equal(undefined);
       expect(ms.stats()).to.deep.equal({ messages: 1, entries: 1 });
@@ -164,7 +187,7 @@ export function describeStoreContract(name: string, harness: () => StoreHarness)
       const dead: PersistedMessage = { ...msg, id: ms.nextMessageId(), header: Buffer.from('x-death header') };
       ms.move('src', 4, 'dlq', makeEntry(10, dead.id, { redelivered: true }), dead);
       expect(seqs(ms, 'src')).to.deep.equal([]);
-      expect(ms.readEntries('dlq', 0, 10)).to.deep.equal([makeEntry(10, dead.id, { redelivered: true })]);
+      expect(ms.readEntries('dlq', 0, 10)).to.deep.equal([storedAs(makeEntry(10, dead.id, { redelivered: true }), dead)]);
       expect(ms.readMessage(dead.id)!.header.toString()).to.equal('x-death header');
       expect(ms.readMessage(msg.id)!.header.toString()).to.equal(`hdr-${msg.id}`); // still held by 'other'
       await ms.sync();
@@ -203,10 +226,10 @@ export function describeStoreContract(name: string, harness: () => StoreHarness)
     it('moves an entry back into its own queue, at a new seq or onto itself', async () => {
       const msg = publish(ms, ['q'], 1);
       ms.move('q', 1, 'q', makeEntry(5, msg.id, { deliveryCount: 1 }), msg); // dead-lettered to itself
-      expect(ms.readEntries('q', 0, 10)).to.deep.equal([makeEntry(5, msg.id, { deliveryCount: 1 })]);
+      expect(ms.readEntries('q', 0, 10)).to.deep.equal([storedAs(makeEntry(5, msg.id, { deliveryCount: 1 }), msg)]);
       const renewed = { ...msg, id: ms.nextMessageId(), header: Buffer.from('x-death') };
       ms.move('q', 5, 'q', makeEntry(5, renewed.id), renewed);
-      expect(ms.readEntries('q', 0, 10)).to.deep.equal([makeEntry(5, renewed.id)]);
+      expect(ms.readEntries('q', 0, 10)).to.deep.equal([storedAs(makeEntry(5, renewed.id), renewed)]);
       expect(ms.readMessage(msg.id)).to.equal(undefined);
       await ms.sync();
       expect(ms.stats()).to.deep.equal({ messages: 1, entries: 1 });

@@ -5,8 +5,8 @@
  * releases the overlay items the batch was the last to touch.
  */
 
-import type { PersistedMessage } from '../message-store.js';
-import { messageKeyInto, type StoredEntry } from '../record-codec.js';
+import type { PersistedMessage, StoredEntry } from '../message-store.js';
+import { messageKeyInto } from '../record-codec.js';
 import { readRefs, type Bin, type Databases, type DamagedRecord, type QueueIndexRecord } from './databases.js';
 import { lowerBound } from '../../sorted.js';
 
@@ -19,6 +19,8 @@ export interface QueueState {
   /** Upper bound of any seq stored (undefined until first needed): enqueue above it needs no read. */
   knownMaxSeq: number | undefined;
   overlay: Map<number, EntryItem>;
+  /** How many of the overlay's items hold an entry (the others are removals). */
+  overlayEntries: number;
   /** Deleted, and its entries (and index record) gone or going with the batches flushed. */
   deleted: boolean;
   /**
@@ -29,7 +31,7 @@ export interface QueueState {
 }
 
 export function newQueueState(name: string, key: Buffer, id: number): QueueState {
-  return { name, key, id, count: 0, bytes: 0, knownMaxSeq: undefined, overlay: new Map(), deleted: false, sweepFrom: undefined };
+  return { name, key, id, count: 0, bytes: 0, knownMaxSeq: undefined, overlay: new Map(), overlayEntries: 0, deleted: false, sweepFrom: undefined };
 }
 
 /** An entry written by a batch not yet committed; `entry` null = removed. */
@@ -223,9 +225,11 @@ export class Overlay {
     if (!item) {
       item = { qs, seq, entry, onDisk: onDiskIfNew, batch: b };
       qs.overlay.set(seq, item);
+      if (entry !== null) qs.overlayEntries++;
       b.entries.push(item);
       return;
     }
+    qs.overlayEntries += (entry !== null ? 1 : 0) - (item.entry !== null ? 1 : 0);
     item.entry = entry;
     joinBatch(item, b, b.entries);
   }
@@ -279,7 +283,10 @@ export class Overlay {
   /** Drops the items that b, now committed, was the last batch to touch. */
   release(b: Batch): void {
     for (const item of b.entries) {
-      if (item.batch === b && item.qs.overlay.get(item.seq) === item) item.qs.overlay.delete(item.seq);
+      if (item.batch === b && item.qs.overlay.get(item.seq) === item) {
+        item.qs.overlay.delete(item.seq);
+        if (item.entry !== null) item.qs.overlayEntries--;
+      }
     }
     for (const m of b.msgs) {
       if (m.batch === b && this.msgs.get(m.id) === m) this.msgs.delete(m.id);

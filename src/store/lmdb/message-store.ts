@@ -3,7 +3,7 @@
  * from the committed snapshot, and written through the open batch of the commit engine.
  */
 
-import type { EntryCounts, MessageStore, PersistedMessage, QueueEntry, StoreStats } from '../message-store.js';
+import type { EntryCounts, MessageStore, PersistedMessage, QueueEntry, StoredEntry, StoreStats } from '../message-store.js';
 import {
   checkEntry,
   checkEntryOf,
@@ -21,7 +21,6 @@ import {
   sharedRewriteError,
   sizeOfEntryValue,
   storedEntry,
-  type StoredEntry,
 } from '../record-codec.js';
 import { newQueueState, type Overlay, type QueueState } from './batch.js';
 import { intact, unsealed } from './checksum.js';
@@ -238,13 +237,22 @@ export class LmdbMessageStore implements MessageStore {
     return this.engine.sync();
   }
 
-  readEntries(queue: string, fromSeq: number, limit: number): QueueEntry[] {
+  readEntries(queue: string, fromSeq: number, limit: number): StoredEntry[] {
+    return this.read(queue, limit, Math.max(0, Math.ceil(fromSeq)), false);
+  }
+
+  readLastEntries(queue: string, limit: number): StoredEntry[] {
+    return this.read(queue, limit, 0, true).reverse();
+  }
+
+  /** readEntries and readLastEntries (`last`: from the last entry back, in reverse seq order). */
+  private read(queue: string, limit: number, fromSeq: number, last: boolean): StoredEntry[] {
     const qs = this.queueState(queue);
-    const out: QueueEntry[] = [];
+    const out: StoredEntry[] = [];
     this.lastRead = undefined;
     if (!qs || limit <= 0) return out;
     const read: StoredEntry[] = [];
-    for (const e of this.visibleEntries(qs, Math.max(0, Math.ceil(fromSeq)))) {
+    for (const e of this.visibleEntries(qs, fromSeq, last)) {
       out.push(publicEntry(e));
       read.push(e);
       if (out.length >= limit) break;
@@ -376,16 +384,22 @@ export class LmdbMessageStore implements MessageStore {
     return max;
   }
 
-  /** Entries of the queue in seq order from fromSeq: the file merged with the overlay. */
-  private *visibleEntries(qs: QueueState, fromSeq: number): Generator<StoredEntry> {
+  /**
+   * Entries of the queue in seq order from fromSeq, or with `last`, from the last one back in
+   * reverse seq order: the file merged with the overlay.
+   */
+  private *visibleEntries(qs: QueueState, fromSeq: number, last = false): Generator<StoredEntry> {
     const pending: StoredEntry[] = [];
-    for (const { entry } of qs.overlay.values()) if (entry !== null && entry.seq >= fromSeq) pending.push(entry);
-    pending.sort((a, b) => a.seq - b.seq);
+    // Not a look at every item when all are removals (a queue being consumed or dropped).
+    if (qs.overlayEntries > 0) for (const { entry } of qs.overlay.values()) if (entry !== null && entry.seq >= fromSeq) pending.push(entry);
+    pending.sort(last ? (a, b) => b.seq - a.seq : (a, b) => a.seq - b.seq);
     let i = 0;
-    const start = entryKey(qs.id, fromSeq);
-    for (const { key, value } of this.dbs.entriesDb.getRange({ start, end: queueEnd(qs.id) })) {
+    const range = last
+      ? this.dbs.entriesDb.getRange({ start: queueEnd(qs.id), end: queueStart(qs.id), reverse: true })
+      : this.dbs.entriesDb.getRange({ start: entryKey(qs.id, fromSeq), end: queueEnd(qs.id) });
+    for (const { key, value } of range) {
       const seq = seqOfEntryKey(key);
-      while (i < pending.length && pending[i]!.seq < seq) yield pending[i++]!;
+      while (i < pending.length && (last ? pending[i]!.seq > seq : pending[i]!.seq < seq)) yield pending[i++]!;
       if (qs.overlay.has(seq)) continue; // the overlay holds the newer state (updated or removed)
       if (!intact(key, value)) {
         this.quarantineEntry(qs, seq, Buffer.from(key), value);
