@@ -1,11 +1,11 @@
-import type { EntryCounts, MessageStore, PersistedMessage, QueueEntry } from '../store/message-store.js';
+import type { EntryCounts, MessageStore, PersistedMessage, QueueEntry, StoredEntry } from '../store/message-store.js';
 import { Message } from './message.js';
 import { QueuedMessage } from './queued-message.js';
 import { ReadyList, type ReadyStore } from './ready-list.js';
 
 export interface PagingOptions {
   /** The store that holds the paged-out entries (and every persisted entry of the queue). */
-  store: Pick<MessageStore, 'readEntries' | 'readMessage' | 'countEntries' | 'enqueue' | 'remove' | 'deleteQueue'>;
+  store: Pick<MessageStore, 'readEntries' | 'readLastEntries' | 'readMessage' | 'countEntries' | 'enqueue' | 'remove' | 'deleteQueue'>;
   /** The queue's key in the store. */
   storeKey: string;
   /**
@@ -53,6 +53,14 @@ export function transientStoreKey(storeKey: string): string {
 }
 
 export const TRANSIENT_PREFIX = '\u0000transient\u0000';
+
+/** What PagedReadyList.dropHead dropped. */
+export interface DroppedHead {
+  /** Every message dropped: those in memory and those only in the store. */
+  count: number;
+  /** The persistent messages, and their body bytes, that left the store. */
+  persistent: EntryCounts;
+}
 
 /** Entries read from the store per call when the delivered ones are looked for (clearKeepingDelivered). */
 const READ_PAGE = 1024;
@@ -328,13 +336,143 @@ export class PagedReadyList {
    * store (taking them one by one then costs no more than memory holds).
    */
   clearKeepingDelivered(): EntryCounts | undefined {
+    if (this.stored.count === 0) return undefined;
+    for (const list of [this.window, this.held]) for (const m of list.entries()) if (m.persisted) this.store.remove(this.stored.key, m.seq);
+    const delivered = this.readDelivered();
+    this.clear();
+    return this.rewrite(delivered);
+  }
+
+  /**
+   * x-overflow=drop-head when nothing is dead-lettered: drops ready messages from the head
+   * while more than maxLength are ready or their bodies take more than maxBytes, without
+   * reading back any message only the store holds (their entries give their sizes). The
+   * stored entries it drops are removed from the store here, one by one, or, when the store
+   * holds more to drop than to keep, all at once: the entries to keep (the delivered ones and
+   * the stored tail) are read, the queue's entries deleted (MessageStore.deleteQueue, swept in
+   * the background) and the kept ones written again, so capping a deep queue costs what it
+   * keeps, not what it drops. Returns how many were dropped, and the persistent messages and
+   * body bytes that left the store.
+   */
+  dropHead(maxLength: number | undefined, maxBytes: number | undefined): DroppedHead {
+    const over = (): boolean => (maxLength !== undefined && this.length > maxLength) || (maxBytes !== undefined && this.byteSize > maxBytes);
+    const result: DroppedHead = { count: 0, persistent: { messages: 0, bytes: 0 } };
+    while (over() && this.window.length > 0) {
+      const m = this.window.shift() as QueuedMessage;
+      this.windowMemory -= memoryOf(m);
+      this.dropInMemory(m, result);
+    }
+    if (over() && this.storedOnly > 0 && this.held.length === 0 && (this.paged?.count ?? 0) === 0) this.dropStoredKeepingTail(maxLength, maxBytes, result);
+    while (over() && this.storedOnly > 0) this.dropNextPage(over, result);
+    // Once nothing is only in the store, the held entries (if any) are the list.
+    while (over() && this.held.length > 0) this.dropInMemory(this.held.shift() as QueuedMessage, result);
+    if (this.storedOnly === 0) while (this.held.length > 0) this.takeHeld();
+    if (this.window.length === 0) this.pageIn();
+    return result;
+  }
+
+  private dropInMemory(m: QueuedMessage, result: DroppedHead): void {
+    result.count++;
+    if (!m.persisted) return;
+    this.store.remove(this.stored.key, m.seq);
+    result.persistent.messages++;
+    result.persistent.bytes += m.msg.size;
+  }
+
+  /**
+   * dropHead with only stored entries left to drop from (none in the window, held or paged
+   * out). When the entries to keep fit in the window and are fewer than those to drop, they
+   * are read, with the delivered entries, the queue's store entries deleted at once and both
+   * written again; the kept ones become the window. Otherwise nothing is done here, and
+   * dropNextPage drops one entry at a time.
+   */
+  private dropStoredKeepingTail(maxLength: number | undefined, maxBytes: number | undefined, result: DroppedHead): void {
     const stored = this.stored;
-    if (stored.count === 0) return undefined;
-    const key = stored.key;
-    for (const list of [this.window, this.held]) for (const m of list.entries()) if (m.persisted) this.store.remove(key, m.seq);
+    // The last entries of the queue in the store are stored ones: nothing is held, and the
+    // delivered entries all come before the stored range.
+    const want = Math.min(this.windowSize, maxLength ?? Infinity) + 1;
+    const tail = this.store.readLastEntries(stored.key, Math.min(want, stored.count));
+    let keep = 0;
+    let keptBytes = 0;
+    for (; keep < tail.length; keep++) {
+      const size = (tail[tail.length - 1 - keep] as StoredEntry).size;
+      if ((maxLength !== undefined && keep + 1 > maxLength) || (maxBytes !== undefined && keptBytes + size > maxBytes)) break;
+      keptBytes += size;
+    }
+    // More to keep than the window holds (every entry read fits), or than to drop.
+    if (keep === tail.length || keptBytes > this.windowBytes || keep >= stored.count - keep) return;
+    const kept: Array<[QueueEntry, PersistedMessage]> = [];
+    for (const e of tail.slice(tail.length - keep)) {
+      const msg = this.store.readMessage(e.msgId);
+      if (msg) kept.push([e, msg]);
+    }
+    const delivered = this.readDelivered();
+    const dropped = stored.count - kept.length;
+    result.count += dropped;
+    result.persistent.messages += dropped;
+    result.persistent.bytes += stored.bytes;
+    this.clear();
+    this.rewrite([...delivered, ...kept]);
+    for (const [e, msg] of kept) {
+      result.persistent.bytes -= msg.body.length;
+      this.toWindow(this.entry(e, Message.fromStored(msg), true));
+    }
+  }
+
+  /**
+   * One step of dropHead: the next entries in delivery order among the stored, paged-out and
+   * held ones (read a page at a time, merged by seq as pageIn does), dropped while over() says so.
+   */
+  private dropNextPage(over: () => boolean, result: DroppedHead): void {
+    const stored = this.stored;
+    const paged = this.paged;
+    const s = stored.count > 0 ? this.store.readEntries(stored.key, stored.from, READ_PAGE) : [];
+    const p = paged && paged.count > 0 ? this.store.readEntries(paged.key, paged.from, READ_PAGE) : [];
+    let si = 0;
+    let pi = 0;
+    while (over()) {
+      if ((si === s.length && s.length === READ_PAGE) || (pi === p.length && p.length === READ_PAGE)) break;
+      const se = s[si];
+      const pe = p[pi];
+      const h = this.held.peek();
+      if (se && (!pe || se.seq < pe.seq) && (!h || se.seq <= h.seq)) {
+        si++;
+        if (h?.seq === se.seq) {
+          // A persistent message held in memory (not counted in the stored range).
+          stored.from = se.seq + 1;
+          this.dropInMemory(this.held.shift() as QueuedMessage, result);
+          continue;
+        }
+        this.store.remove(stored.key, se.seq);
+        stored.taken(se, se.size);
+        result.count++;
+        result.persistent.messages++;
+        result.persistent.bytes += se.size;
+      } else if (pe && (!h || pe.seq < h.seq)) {
+        pi++;
+        this.store.remove((paged as StoredRange).key, pe.seq);
+        (paged as StoredRange).taken(pe, pe.size);
+        result.count++;
+      } else if (h) {
+        this.dropInMemory(this.held.shift() as QueuedMessage, result);
+      } else {
+        break;
+      }
+    }
+    // A range read to its end, or counted out, has nothing more.
+    if ((s.length < READ_PAGE && si === s.length) || stored.count <= 0) stored.clear();
+    if (paged && ((p.length < READ_PAGE && pi === p.length) || paged.count <= 0)) paged.clear();
+  }
+
+  /**
+   * The delivered entries of the queue and their messages: with nothing of the queue in
+   * memory still in the store, the store's entries below the stored range (the invariants above).
+   */
+  private readDelivered(): Array<[QueueEntry, PersistedMessage]> {
+    const stored = this.stored;
     const delivered: Array<[QueueEntry, PersistedMessage]> = [];
     for (let from = 0, more = true; more; ) {
-      const page = this.store.readEntries(key, from, READ_PAGE);
+      const page = this.store.readEntries(stored.key, from, READ_PAGE);
       more = page.length === READ_PAGE;
       for (const e of page) {
         if (e.seq >= stored.from) {
@@ -346,14 +484,22 @@ export class PagedReadyList {
         from = e.seq + 1;
       }
     }
-    this.clear();
+    return delivered;
+  }
+
+  /**
+   * Deletes the queue's store entries at once (MessageStore.deleteQueue, swept in the
+   * background) and writes entries again under the same key; returns what they hold.
+   */
+  private rewrite(entries: Array<[QueueEntry, PersistedMessage]>): EntryCounts {
+    const key = this.stored.key;
     this.store.deleteQueue(key);
     let bytes = 0;
-    for (const [e, msg] of delivered) {
+    for (const [e, msg] of entries) {
       this.store.enqueue(key, e, msg);
       bytes += msg.body.length;
     }
-    return { messages: delivered.length, bytes };
+    return { messages: entries.length, bytes };
   }
 
   /**

@@ -44,6 +44,11 @@ export interface QueueDeps {
   /** Republishes messages to the queue's dead-letter exchange (vhost routing). */
   deadLetter: (queue: Queue, entries: QueuedMessage[], reason: DeadLetterReason) => void;
   /**
+   * Counts messages the queue dropped for reason with no dead-letter exchange to republish
+   * them to, without them (deadLetter counts the ones it is given).
+   */
+  dropped: (queue: Queue, reason: DeadLetterReason, count: number) => void;
+  /**
    * Paging transient messages out under memory pressure (TransientPager): active() is true
    * while transient messages beyond the window should go to the store; wake() asks for a
    * page-out. Absent (no store on disk): they always stay in memory. `active` is called
@@ -335,9 +340,22 @@ export class Queue {
       (maxLengthBytes !== undefined && this.ready.byteSize + size > maxLengthBytes);
   }
 
-  /** x-overflow=drop-head: drop (or dead-letter, reason maxlen) from the head until within limits. */
+  /**
+   * x-overflow=drop-head: drop (or dead-letter, reason maxlen) from the head until within
+   * limits. With no dead-letter exchange and no deduplication values to release, nothing
+   * needs the dropped messages: those only in the store are not read back
+   * (PagedReadyList.dropHead), so capping a deep queue costs what it keeps, not what it drops.
+   */
   private dropHeadOverLimit(): void {
     const { maxLength, maxLengthBytes } = this.settings;
+    if (this.settings.deadLetterExchange === undefined && this.keyed === undefined) {
+      const dropped = this.ready.dropHead(maxLength, maxLengthBytes);
+      if (dropped.count === 0) return;
+      this.persistent.count -= dropped.persistent.messages;
+      this.persistent.bytes -= dropped.persistent.bytes;
+      this.deps.dropped(this, 'maxlen', dropped.count);
+      return;
+    }
     const dropped: QueuedMessage[] = [];
     while (this.messageCount > 0 &&
       ((maxLength !== undefined && this.messageCount > maxLength) ||

@@ -96,7 +96,7 @@ export interface VHostDeps {
   clock: Clock;
   exchangeTypes: ExchangeTypeLookup;
   metadata: MetadataStore;
-  queueDeps: Omit<QueueDeps, 'onAutoDelete' | 'deadLetter'>;
+  queueDeps: Omit<QueueDeps, 'onAutoDelete' | 'deadLetter' | 'dropped'>;
   nextMessageId: () => number;
   /** The broker's queue churn counters (declared, created, deleted). */
   churn: ChurnCounters;
@@ -338,6 +338,7 @@ export class VHost {
       ...this.deps.queueDeps,
       onAutoDelete: (queue) => this.removeQueue(queue),
       deadLetter: (queue, entries, reason) => this.deadLetter(queue, entries, reason),
+      dropped: (queue, reason, count) => this.counters.deadLettered.count(queue.isQuorum, false, reason, count),
     };
     return this.sharedQueueDeps;
   }

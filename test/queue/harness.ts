@@ -24,6 +24,8 @@ export interface QueueHarness {
   store: MessageStore;
   /** Every dead-lettering the queue asked for, as [reason, body] in order. */
   deadLettered: Array<[DeadLetterReason, string]>;
+  /** Every count of messages dropped without a dead-letter exchange and not handed over, as [reason, count]. */
+  dropped: Array<[DeadLetterReason, number]>;
   /** Set when the queue asked to be deleted (auto-delete, x-expires). */
   autoDeleted: boolean;
 }
@@ -49,7 +51,7 @@ export function makeQueue(options: HarnessOptions = {}): QueueHarness {
   const args = options.args ?? {};
   const clock = options.clock ?? new FakeClock();
   const store = options.store ?? openMemoryStore().messages;
-  const h: QueueHarness = { queue: undefined as unknown as Queue, clock, store, deadLettered: [], autoDeleted: false };
+  const h: QueueHarness = { queue: undefined as unknown as Queue, clock, store, deadLettered: [], dropped: [], autoDeleted: false };
   h.queue = new Queue(
     {
       vhost: '/', name, durable: options.durable ?? false, exclusiveOwner: null, autoDelete: false, arguments: args,
@@ -63,6 +65,7 @@ export function makeQueue(options: HarnessOptions = {}): QueueHarness {
         if (q.settings.deadLetterExchange === undefined) return;
         for (const e of entries) h.deadLettered.push([reason, e.msg.body.toString()]);
       },
+      dropped: (_q, reason, count) => { h.dropped.push([reason, count]); },
     },
   );
   return h;

@@ -336,7 +336,7 @@ for (const kind of ['memory', 'lmdb'] as const) {
         expect(takeAll(b.queue)).to.deep.equal(range(3));
       });
 
-      it('random publishes, page-outs, gets, acks, requeues and commits deliver what a plain queue would, in order', async () => {
+      it('random publishes, page-outs, gets, acks, requeues, purges, length limits and commits deliver what a plain queue would, in order', async () => {
         for (let seed = 1; seed <= 20; seed++) {
           const r = rng(seed);
           const p = pressure();
@@ -346,9 +346,21 @@ for (const kind of ['memory', 'lmdb'] as const) {
           const unacked = new Map<number, ReturnType<typeof get>>();
           let next = 0;
           const lowest = (): number | undefined => (ready.size ? Math.min(...ready) : undefined);
+          // Every other seed publishes persistent messages only: then nothing is held behind
+          // the stored ones, and a length limit can keep the stored tail alone.
+          const allPersistent = seed % 2 === 0;
+          const bytesOf = (bodies: Iterable<number>): number => [...bodies].reduce((sum, b) => sum + String(b).length, 0);
           for (let step = 0; step < 300; step++) {
-            const op = int(r, 12);
-            if (op === 11) {
+            const op = int(r, 13);
+            if (op === 12) {
+              // A drop-head length limit set and lifted again (a policy): the lowest ready go
+              // until within it, the paged-out ones without being read back.
+              const maxLength = int(r, 2) === 0 ? int(r, ready.size + 1) : undefined;
+              const maxBytes = maxLength === undefined || int(r, 2) === 0 ? int(r, bytesOf(ready) + 2) : undefined;
+              h.queue.applySettings({ ...h.queue.settings, maxLength, maxLengthBytes: maxBytes });
+              while ((maxLength !== undefined && ready.size > maxLength) || (maxBytes !== undefined && bytesOf(ready) > maxBytes)) ready.delete(lowest()!);
+              h.queue.applySettings({ ...h.queue.settings, maxLength: undefined, maxLengthBytes: undefined });
+            } else if (op === 11) {
               // queue.purge: every ready message goes, delivered ones stay (paged-out ones are not read back).
               expect(h.queue.purge(), `purge, seed ${seed} step ${step}`).to.equal(ready.size);
               ready.clear();
@@ -358,7 +370,7 @@ for (const kind of ['memory', 'lmdb'] as const) {
             } else if (op < 4) {
               const n = 1 + int(r, 4);
               for (let i = 0; i < n; i++, next++) {
-                h.queue.enqueue(message(store, String(next), int(r, 3) === 0 ? PERSISTENT : {}));
+                h.queue.enqueue(message(store, String(next), allPersistent || int(r, 3) === 0 ? PERSISTENT : {}));
                 ready.add(next);
               }
             } else if (op < 6) {
@@ -381,6 +393,9 @@ for (const kind of ['memory', 'lmdb'] as const) {
               }
             }
             expect(h.queue.messageCount, `seed ${seed} step ${step}`).to.equal(ready.size);
+            expect(h.queue.stats.readyBytes, `ready bytes, seed ${seed} step ${step}`).to.equal(bytesOf(ready));
+            const { persistentCount, persistentBytes } = h.queue.stats;
+            expect({ messages: persistentCount, bytes: persistentBytes }, `persistent, seed ${seed} step ${step}`).to.deep.equal(store.countEntries(h.queue.storeKey));
             // A look costs a store read: every tenth step.
             if (step % 10 === 0) expect(listed(h).map(Number), `readyEntries, seed ${seed} step ${step}`).to.deep.equal([...ready].sort((x, y) => x - y));
           }
