@@ -494,13 +494,13 @@ export class Broker implements BrokerContext, PrometheusSource {
       if (!vhost || vhost.exchanges.has(r.name) || !this.exchangeTypes.get(r.type)) continue;
       vhost.createExchange({ name: r.name, type: r.type, durable: true, autoDelete: r.autoDelete, internal: r.internal, arguments: decodeTable(r.arguments, 0).table });
     }
-    let messages = 0;
+    const recovered: Queue[] = [];
     for (const r of queues) {
       const vhost = this.vhosts.get(r.vhost);
       if (!vhost || vhost.queues.has(r.name)) continue;
       const q = vhost.createQueue({ name: r.name, durable: true, exclusiveOwner: null, autoDelete: r.autoDelete, arguments: storedQueueArguments(r.arguments) });
       q.recover(crashed);
-      messages += q.messageCount;
+      recovered.push(q);
     }
     // RabbitMQ re-adds bindings after a restart in (routing key, destination) order, which decides
     // the bucket order of an x-consistent-hash ring: do the same so keys map to the same queues.
@@ -512,6 +512,11 @@ export class Broker implements BrokerContext, PrometheusSource {
       const destination = r.destinationKind === 'queue' ? vhost?.queues.get(r.destination) : vhost?.exchanges.get(r.destination);
       if (!vhost || !source || !destination) continue;
       vhost.bind(source, destination, r.routingKey, decodeTable(r.arguments, 0).table);
+    }
+    let messages = 0;
+    for (const q of recovered) {
+      q.recovered();
+      messages += q.messageCount;
     }
     for (const { record, message } of this.store.metadata.loadDelayed()) {
       const vhost = this.vhosts.get(record.vhost);

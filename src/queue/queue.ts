@@ -369,7 +369,8 @@ export class Queue {
 
   /**
    * After a restart: the queue's stored entries become its ready messages. Only the first
-   * window is read now; the rest is paged in as consumers need it.
+   * window is read now; the rest is paged in as consumers need it. What the queue's limits
+   * and TTLs drop waits for recovered().
    */
   recover(crashed: boolean): void {
     const last = this.deps.store.lastSeq(this.storeKey);
@@ -379,6 +380,17 @@ export class Queue {
     // Every recovered entry is a stored one.
     this.persistent = { count: this.ready.length, bytes: this.ready.byteSize };
     if (this.keyed !== undefined) for (const entry of this.ready.entries()) this.keyed.recovered(entry);
+  }
+
+  /**
+   * After a restart, once every exchange, queue and binding is back (RabbitMQ starts its queue
+   * processes after rabbit_binding:recover, and each applies its arguments and policy then): a
+   * drop-head queue over its length limits drops from the head (a crash can bring back what a
+   * lowered limit dropped), and expired messages go, dead-lettered through the bindings of the
+   * dead-letter exchange.
+   */
+  recovered(): void {
+    if (this.settings.overflow === 'drop-head' && this.hasLengthLimit) this.dropHeadOverLimit();
     this.expireHead();
   }
 

@@ -160,6 +160,9 @@ export class StreamQueue extends Queue {
     this.committed = this.log.nextOffset;
   }
 
+  /** A stream's retention is the log's (recover), not a queue's length limits and TTLs. */
+  override recovered(): void {}
+
   override pageOut(_budget: number): number {
     return 0;
   }
