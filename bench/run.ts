@@ -1,7 +1,7 @@
 /**
  * npm run bench -- [options]
  *
- * Runs the scenarios of bench/scenarios.ts against Warren (a child process: node dist/bundle/main.js,
+ * Runs the scenarios of bench/scenarios.ts against Warren (a child process: node dist/bundle/main.cjs,
  * restarted with a fresh data dir for every scenario) and, with --ref, against a reference
  * broker in the same run, alternating Warren/reference round by round. Prints medians, the
  * ratio Warren/reference, the targets of issue 7, and the CPU of the broker and of the client

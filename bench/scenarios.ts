@@ -650,7 +650,7 @@ const connections: Scenario = {
 
 const listen: Scenario = {
   name: 'listen',
-  title: 'time to listen: spawn → port accepting TCP (Warren: node dist/bundle/main.js, fresh data dir)',
+  title: 'time to listen: spawn → port accepting TCP (Warren: node dist/bundle/main.cjs, fresh data dir)',
   metrics: [{ key: 'ms', label: 'time to listen', unit: 'ms', better: 'lower', targetAbsolute: 300 }],
   runsOnRef: false,
   ownBroker: true,

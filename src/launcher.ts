@@ -7,10 +7,13 @@ import { main, parseCli } from './main.js';
 import { availableMemory, heapSizeFor, semiSpaceMiB, watermarkBytes } from './memory-monitor.js';
 
 /**
- * dist/main.js and every module it loads, bundled by esbuild (package.json's build script);
- * absent when this module runs from src/ (tsx), where the launcher starts its own script again.
+ * dist/main.js and every module it loads, bundled by esbuild (scripts/bundle.mjs); absent when
+ * this module runs from src/ (tsx), where the launcher starts its own script again.
  */
-export const BUNDLE = fileURLToPath(new URL('./bundle/main.js', import.meta.url));
+export const BUNDLE = fileURLToPath(new URL('./bundle/main.cjs', import.meta.url));
+
+/** What runs BUNDLE in the broker's Node, with a V8 code cache (bin/broker.cjs). */
+export const BUNDLE_LOADER = fileURLToPath(new URL('../bin/broker.cjs', import.meta.url));
 
 /** Set in the broker's environment by the launcher: the --max-old-space-size it chose, in MiB. */
 const SIZED = 'WARREN_HEAP_SIZED';
@@ -31,8 +34,9 @@ const SIZED = 'WARREN_HEAP_SIZED';
  * objects at once, which must fit in the headroom the heap alarm leaves (30% of the old space).
  *
  * The second Node runs the broker from BUNDLE when the build made it (`npm run build`): the same
- * compiled modules as dist/, in one file, which loads in about 100 ms less than their ~230 files
- * on this class of machine (BENCHMARKS.md, "Time to listen").
+ * compiled modules as dist/, in one CommonJS file, which loads in about 140 ms less than their
+ * ~230 ES modules on this class of machine, and about 40 ms less again with the code cache
+ * BUNDLE_LOADER keeps beside it (BENCHMARKS.md, "Time to listen").
  */
 export function launch(argv = process.argv.slice(2)): void {
   const nodeFlags = [...process.execArgv, ...(process.env['NODE_OPTIONS'] ?? '').split(/\s+/)];
@@ -45,7 +49,7 @@ export function launch(argv = process.argv.slice(2)): void {
   const oldSpaceMiB = heapSizeFor(watermarkBytes(memoryWatermark(resolveConfig(config)), availableMemory()));
   const semiSpace = Math.min(semiSpaceMiB(nodeFlags), Math.max(1, Math.floor(oldSpaceMiB / 16)));
   const execArgv = process.execArgv.filter((f) => !/^--max[-_]semi[-_]space[-_]size=/.test(f));
-  const entry = existsSync(BUNDLE) ? BUNDLE : script;
+  const entry = existsSync(BUNDLE) ? BUNDLE_LOADER : script;
   const child = spawn(process.execPath, [...execArgv, `--max-semi-space-size=${semiSpace}`, `--max-old-space-size=${oldSpaceMiB}`, entry, ...argv], {
     stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, [SIZED]: String(oldSpaceMiB) },

@@ -170,7 +170,11 @@ function count(flag: string, value: string): number {
   return n;
 }
 
-export async function main(argv = process.argv.slice(2)): Promise<void> {
+/**
+ * Runs the `warren` command: a subcommand, --help, or the broker. Resolves with the broker once
+ * it listens (bin/broker.cjs then writes its code cache), undefined when no broker was started.
+ */
+export async function main(argv = process.argv.slice(2)): Promise<Broker | undefined> {
   // The subcommands' modules are loaded when used: the launcher imports this module too, and
   // `warren check` alone needs LMDB (50 ms to load) before the broker starts.
   if (argv[0] === 'check') {
@@ -259,6 +263,7 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
     cannotStart(err);
   }
   if (readyJson) process.stdout.write(`${JSON.stringify(readyLine(broker, port))}\n`);
+  return broker;
 }
 
 /**
@@ -283,7 +288,7 @@ function cannotStart(err: unknown): never {
   process.exit(1);
 }
 
-/** Run when executed directly (node dist/main.js, tsx src/main.ts); bin/warren.js calls main() itself. */
+/** Run when executed directly (node dist/main.js, tsx src/main.ts); bin/warren.js and bin/broker.cjs call main() themselves. */
 function isEntryPoint(): boolean {
   const entry = process.argv[1];
   if (!entry) return false;

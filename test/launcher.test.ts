@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { heapSizeFor } from '../src/memory-monitor.js';
 import { makeTmpDir, removeDir } from './support/tmp-dir.js';
@@ -80,8 +81,8 @@ describe('launcher (bin/warren.js)', function () {
 
   /**
    * What a user runs: bin/warren.js from the build (`npm test` builds first). Its broker process
-   * runs the bundle (dist/bundle/main.js), which must find what the modules find beside them:
-   * the web UI's files and package.json's version.
+   * runs the bundle (dist/bundle/main.cjs, through bin/broker.cjs), which must find what the
+   * modules find beside them: the web UI's files and package.json's version.
    */
   it('the built command runs the broker from the bundle: AMQP, the web UI and the version work', async () => {
     const launcher = spawn(process.execPath, ['bin/warren.js', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir,
@@ -97,7 +98,7 @@ describe('launcher (bin/warren.js)', function () {
       if (process.platform === 'linux') {
         const [broker] = children(launcher.pid as number);
         const argv = readFileSync(`/proc/${broker}/cmdline`, 'utf8').split('\0');
-        expect(argv.some((a) => a.endsWith('dist/bundle/main.js'))).to.equal(true, argv.join(' '));
+        expect(argv.some((a) => a.endsWith('bin/broker.cjs'))).to.equal(true, argv.join(' '));
       }
       const conn = await connect(ready.amqp);
       const ch = await confirmChannel(conn);
@@ -119,5 +120,54 @@ describe('launcher (bin/warren.js)', function () {
       launcher.kill('SIGTERM');
       expect(await exited).to.equal(0);
     }
+  });
+
+  /**
+   * bin/broker.cjs keeps a V8 code cache of the bundle beside it, made once the broker listens.
+   * V8 would take a cache of any source of the same length: the cache names the bundle it was
+   * made from (its SHA-256), and a damaged or foreign one is replaced, never trusted.
+   */
+  it('the broker process keeps a code cache of the bundle: a damaged one is replaced, a good one kept', async () => {
+    const cacheFile = 'dist/bundle/main.cjs.cache';
+    /** Runs bin/broker.cjs until it listens, then until the cache file is no longer `before`. */
+    async function start(before: Buffer | undefined): Promise<Buffer> {
+      const broker = spawn(process.execPath, ['bin/broker.cjs', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir,
+        '--ready-json', '--management-port', 'off', '--prometheus-port', 'off', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const exited = new Promise<number | null>((resolve) => broker.once('exit', (code) => resolve(code)));
+      try {
+        const ready = await new Promise<{ amqp: string }>((resolve, reject) => {
+          createInterface({ input: broker.stdout! }).once('line', (line) => resolve(JSON.parse(line) as { amqp: string }));
+          void exited.then((code) => reject(new Error(`broker exited with ${code}`)));
+        });
+        const conn = await connect(ready.amqp);
+        await conn.close();
+        // Written right after main() resolves; a kept cache is not written again.
+        for (let i = 0; i < 50; i++) {
+          const now = existsSync(cacheFile) ? readFileSync(cacheFile) : undefined;
+          if (now && !(before && now.equals(before))) return now;
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        return readFileSync(cacheFile);
+      } finally {
+        broker.kill('SIGTERM');
+        expect(await exited).to.equal(0);
+      }
+    }
+    const digest = createHash('sha256').update(readFileSync('dist/bundle/main.cjs')).digest();
+    // Damaged: right digest, bytes V8 rejects.
+    const damaged = Buffer.concat([digest, Buffer.from('not a code cache')]);
+    writeFileSync(cacheFile, damaged);
+    const made = await start(damaged);
+    expect(made.subarray(0, 32).equals(digest)).to.equal(true);
+    expect(made.length).to.be.above(100_000);
+    // Good: used and kept as it is (not written again).
+    const written = statSync(cacheFile).mtimeMs;
+    expect((await start(made)).equals(made)).to.equal(true);
+    expect(statSync(cacheFile).mtimeMs).to.equal(written);
+    // Made from another bundle of the same length: not used (V8 would run it), and replaced.
+    const foreign = Buffer.concat([Buffer.alloc(32), made.subarray(32)]);
+    writeFileSync(cacheFile, foreign);
+    const remade = await start(foreign);
+    expect(remade.subarray(0, 32).equals(digest)).to.equal(true);
   });
 });

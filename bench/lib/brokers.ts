@@ -13,9 +13,12 @@ export const ROOT = new URL('../..', import.meta.url).pathname.replace(/\/$/, ''
 
 /**
  * The script the `warren` command's broker process runs in the checkout root (src/launcher.ts):
- * dist/bundle/main.js, or dist/main.js in a checkout built before there was a bundle.
+ * bin/broker.cjs, which runs dist/bundle/main.cjs; in a checkout built before, the ESM bundle
+ * dist/bundle/main.js or, before there was a bundle, dist/main.js (so that older commits can be
+ * measured side by side).
  */
 export function warrenEntry(root = ROOT): string {
+  if (existsSync(join(root, 'dist', 'bundle', 'main.cjs'))) return join(root, 'bin', 'broker.cjs');
   const bundle = join(root, 'dist', 'bundle', 'main.js');
   return existsSync(bundle) ? bundle : join(root, 'dist', 'main.js');
 }
@@ -54,7 +57,7 @@ function newestMtime(dir: string): number {
 
 /** Builds dist/ when a file under src/ is newer than the bundle. Returns a note for the log. */
 export function ensureBuilt(): string {
-  const main = join(ROOT, 'dist', 'bundle', 'main.js');
+  const main = join(ROOT, 'dist', 'bundle', 'main.cjs');
   let built = 0;
   try {
     built = statSync(main).mtimeMs;
@@ -65,7 +68,7 @@ export function ensureBuilt(): string {
   const r = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8' });
   if (r.status === 0) return 'rebuilt dist/ (npm run build)';
   if (built > 0) return `npm run build failed, using the existing (stale) dist/:\n${(r.stdout + r.stderr).slice(-2000)}`;
-  throw new Error(`npm run build failed and there is no dist/bundle/main.js:\n${r.stdout}${r.stderr}`);
+  throw new Error(`npm run build failed and there is no dist/bundle/main.cjs:\n${r.stdout}${r.stderr}`);
 }
 
 export function freePort(): Promise<number> {

@@ -20,7 +20,7 @@ const CONTENT_TYPES: Record<string, string> = {
 
 /**
  * The UI folder beside this module: src/management/ui with tsx, dist/management/ui when built.
- * Named from the parent folder, so that the bundle (dist/bundle/main.js, one level below dist/
+ * Named from the parent folder, so that the bundle (dist/bundle/main.cjs, one level below dist/
  * too) finds dist/management/ui as well.
  */
 export const UI_DIR = fileURLToPath(new URL('../management/ui/', import.meta.url));

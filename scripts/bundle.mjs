@@ -1,0 +1,24 @@
+// The build's last step (npm run build, after tsc): copies the web UI's static files beside the
+// compiled management modules, and bundles dist/main.js and every module it loads into
+// dist/bundle/main.cjs, which the launcher runs (src/launcher.ts). Packages stay outside.
+//
+// CommonJS, not ESM: Node loads a CommonJS bundle and its CommonJS packages without the ESM
+// loader's module-graph and CommonJS-export parsing (cjs-module-lexer) steps, and `lmdb` then
+// loads as its single-file CommonJS build: about 30 ms less to listen on a 2-core VM
+// (BENCHMARKS.md, "Time to listen"). import.meta.url becomes the bundle's file URL.
+import { cpSync } from 'node:fs';
+import { build } from 'esbuild';
+
+cpSync('src/management/ui', 'dist/management/ui', { recursive: true });
+await build({
+  entryPoints: ['dist/main.js'],
+  outfile: 'dist/bundle/main.cjs',
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  packages: 'external',
+  sourcemap: true,
+  logLevel: 'warning',
+  define: { 'import.meta.url': 'importMetaUrl' },
+  banner: { js: "const importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+});
