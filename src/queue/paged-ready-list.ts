@@ -62,6 +62,18 @@ export interface DroppedHead {
   persistent: EntryCounts;
 }
 
+/** What PagedReadyList.walkBehindWindow does with each entry behind the window. */
+interface BehindWindowVisitor {
+  /** Whether to go on to the next entry. */
+  more(): boolean;
+  /** A persistent entry only in the store, under the queue's key. */
+  stored(e: StoredEntry): void;
+  /** A transient entry paged out to the store, under `paged`'s key. */
+  paged(e: StoredEntry, paged: StoredRange): void;
+  /** The first held entry (in memory): the visitor takes it. */
+  held(): void;
+}
+
 /** Entries read from the store per call when the delivered ones are looked for (clearKeepingDelivered). */
 const READ_PAGE = 1024;
 
@@ -421,47 +433,26 @@ export class PagedReadyList {
 
   /**
    * One step of dropHead: the next entries in delivery order among the stored, paged-out and
-   * held ones (read a page at a time, merged by seq as pageIn does), dropped while over() says so.
+   * held ones (a page of each range at a time: walkBehindWindow), dropped while over() says so.
    */
   private dropNextPage(over: () => boolean, result: DroppedHead): void {
     const stored = this.stored;
-    const paged = this.paged;
-    const s = stored.count > 0 ? this.store.readEntries(stored.key, stored.from, READ_PAGE) : [];
-    const p = paged && paged.count > 0 ? this.store.readEntries(paged.key, paged.from, READ_PAGE) : [];
-    let si = 0;
-    let pi = 0;
-    while (over()) {
-      if ((si === s.length && s.length === READ_PAGE) || (pi === p.length && p.length === READ_PAGE)) break;
-      const se = s[si];
-      const pe = p[pi];
-      const h = this.held.peek();
-      if (se && (!pe || se.seq < pe.seq) && (!h || se.seq <= h.seq)) {
-        si++;
-        if (h?.seq === se.seq) {
-          // A persistent message held in memory (not counted in the stored range).
-          stored.from = se.seq + 1;
-          this.dropInMemory(this.held.shift() as QueuedMessage, result);
-          continue;
-        }
-        this.store.remove(stored.key, se.seq);
-        stored.taken(se, se.size);
+    this.walkBehindWindow(READ_PAGE, {
+      more: over,
+      stored: (e) => {
+        this.store.remove(stored.key, e.seq);
+        stored.taken(e, e.size);
         result.count++;
         result.persistent.messages++;
-        result.persistent.bytes += se.size;
-      } else if (pe && (!h || pe.seq < h.seq)) {
-        pi++;
-        this.store.remove((paged as StoredRange).key, pe.seq);
-        (paged as StoredRange).taken(pe, pe.size);
+        result.persistent.bytes += e.size;
+      },
+      paged: (e, paged) => {
+        this.store.remove(paged.key, e.seq);
+        paged.taken(e, e.size);
         result.count++;
-      } else if (h) {
-        this.dropInMemory(this.held.shift() as QueuedMessage, result);
-      } else {
-        break;
-      }
-    }
-    // A range read to its end, or counted out, has nothing more.
-    if ((s.length < READ_PAGE && si === s.length) || stored.count <= 0) stored.clear();
-    if (paged && ((p.length < READ_PAGE && pi === p.length) || paged.count <= 0)) paged.clear();
+      },
+      held: () => this.dropInMemory(this.held.shift() as QueuedMessage, result),
+    });
   }
 
   /**
@@ -519,51 +510,74 @@ export class PagedReadyList {
 
   /**
    * Reads the next stored and paged entries into the window, merged in seq order with the held
-   * ones: up to what the window lacks in messages or bytes (at least one), and never past the
-   * last entry read of a range that has more (the next one, unread, could come first).
+   * ones: up to what the window lacks in messages or bytes (at least one).
    */
   private pageIn(): void {
     if (this.storedOnly === 0) return;
     const want = Math.max(1, this.windowSize - this.window.length);
+    let taken = 0;
+    this.walkBehindWindow(want, {
+      more: () => taken < want && (taken === 0 || this.windowMemory < this.windowBytes),
+      stored: (e) => {
+        const msg = this.readBack(e, this.stored);
+        if (msg) this.toWindow(this.entry(e, msg, true));
+        taken++;
+      },
+      paged: (e, paged) => {
+        const msg = this.readBack(e, paged);
+        this.store.remove(paged.key, e.seq);
+        if (msg) this.toWindow(this.entry(e, msg, false));
+        taken++;
+      },
+      held: () => {
+        this.takeHeld();
+        taken++;
+      },
+    });
+    // Nothing left in the store: whatever is held comes next.
+    if (this.storedOnly === 0) while (this.held.length > 0) this.takeHeld();
+  }
+
+  /**
+   * Visits the entries behind the window in delivery order while visitor.more() says so: the
+   * next `page` stored and paged-out entries read from the store, merged by seq with the held
+   * ones, never past the last entry read of a range that has more (the next one, unread, could
+   * come first). A held entry that is also stored (a persistent message kept in memory: it
+   * arrived while a consumer waited) is visited once, as held. A range read to its end, or
+   * counted out, has nothing more: it is cleared.
+   */
+  private walkBehindWindow(page: number, visitor: BehindWindowVisitor): void {
+    const stored = this.stored;
     const paged = this.paged;
-    const s = this.stored.count > 0 ? this.store.readEntries(this.stored.key, this.stored.from, want) : [];
-    const p = paged && paged.count > 0 ? this.store.readEntries(paged.key, paged.from, want) : [];
+    const s = stored.count > 0 ? this.store.readEntries(stored.key, stored.from, page) : [];
+    const p = paged && paged.count > 0 ? this.store.readEntries(paged.key, paged.from, page) : [];
     let si = 0;
     let pi = 0;
-    let taken = 0;
-    while (taken < want && (taken === 0 || this.windowMemory < this.windowBytes)) {
-      if ((si === s.length && s.length === want) || (pi === p.length && p.length === want)) break;
+    while (visitor.more()) {
+      if ((si === s.length && s.length === page) || (pi === p.length && p.length === page)) break;
       const se = s[si];
       const pe = p[pi];
       const h = this.held.peek();
       if (se && (!pe || se.seq < pe.seq) && (!h || se.seq <= h.seq)) {
         si++;
         if (h?.seq === se.seq) {
-          // A persistent message kept in memory (it arrived while a consumer waited).
-          this.stored.from = se.seq + 1;
-          this.takeHeld();
-          taken++;
-          continue;
+          // Not counted in the stored range.
+          stored.from = se.seq + 1;
+          visitor.held();
+        } else {
+          visitor.stored(se);
         }
-        const msg = this.readBack(se, this.stored);
-        if (msg) this.toWindow(this.entry(se, msg, true));
       } else if (pe && (!h || pe.seq < h.seq)) {
         pi++;
-        const msg = this.readBack(pe, paged as StoredRange);
-        this.store.remove((paged as StoredRange).key, pe.seq);
-        if (msg) this.toWindow(this.entry(pe, msg, false));
+        visitor.paged(pe, paged as StoredRange);
       } else if (h) {
-        this.takeHeld();
+        visitor.held();
       } else {
         break;
       }
-      taken++;
     }
-    // A range read to its end, or counted out, has nothing more.
-    if ((s.length < want && si === s.length) || this.stored.count <= 0) this.stored.clear();
-    if (paged && ((p.length < want && pi === p.length) || paged.count <= 0)) paged.clear();
-    // Nothing left in the store: whatever is held comes next.
-    if (this.storedOnly === 0) while (this.held.length > 0) this.takeHeld();
+    if ((s.length < page && si === s.length) || stored.count <= 0) stored.clear();
+    if (paged && ((p.length < page && pi === p.length) || paged.count <= 0)) paged.clear();
   }
 
   private readBack(e: QueueEntry, range: StoredRange): Message | undefined {
