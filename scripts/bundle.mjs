@@ -6,10 +6,13 @@
 // loader's module-graph and CommonJS-export parsing (cjs-module-lexer) steps, and `lmdb` then
 // loads as its single-file CommonJS build: about 30 ms less to listen on a 2-core VM
 // (BENCHMARKS.md, "Time to listen"). import.meta.url becomes the bundle's file URL.
-import { cpSync } from 'node:fs';
+import { cpSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
 cpSync('src/management/ui', 'dist/management/ui', { recursive: true });
+// The code cache bin/broker.cjs keeps belongs to one machine and one bundle: a new bundle starts
+// without one (and npm pack, which builds first, packs none).
+rmSync('dist/bundle/main.cjs.cache', { force: true });
 await build({
   entryPoints: ['dist/main.js'],
   outfile: 'dist/bundle/main.cjs',
