@@ -64,8 +64,8 @@ export interface DroppedHead {
 
 /** What PagedReadyList.walkBehindWindow does with each entry behind the window. */
 interface BehindWindowVisitor {
-  /** Whether to go on to the next entry. */
-  more(): boolean;
+  /** Whether to take next, the next entry (its deadline: entries carry it, as messages do). */
+  more(next: { readonly expiresAt: number }): boolean;
   /** A persistent entry only in the store, under the queue's key. */
   stored(e: StoredEntry): void;
   /** A transient entry paged out to the store, under `paged`'s key. */
@@ -369,18 +369,43 @@ export class PagedReadyList {
   dropHead(maxLength: number | undefined, maxBytes: number | undefined): DroppedHead {
     const over = (): boolean => (maxLength !== undefined && this.length > maxLength) || (maxBytes !== undefined && this.byteSize > maxBytes);
     const result: DroppedHead = { count: 0, persistent: { messages: 0, bytes: 0 } };
-    while (over() && this.window.length > 0) {
-      const m = this.window.shift() as QueuedMessage;
+    this.dropWhile(over, result, () => {
+      if (over() && this.held.length === 0 && (this.paged?.count ?? 0) === 0) this.dropStoredKeepingTail(maxLength, maxBytes, result);
+    });
+    return result;
+  }
+
+  /**
+   * Expiry when nothing is dead-lettered (RabbitMQ's dropwhile): drops ready messages from the
+   * head while their deadline is at or before now, without reading back any message only the
+   * store holds (entries carry their deadlines and sizes). Returns what it dropped, as dropHead.
+   */
+  dropExpired(now: number): DroppedHead {
+    const result: DroppedHead = { count: 0, persistent: { messages: 0, bytes: 0 } };
+    this.dropWhile((m) => m.expiresAt !== 0 && m.expiresAt <= now, result);
+    return result;
+  }
+
+  /**
+   * Drops ready messages from the head while drop(head) says so: the window's, then (the window
+   * empty, after `beforeStore` has had its go) the ones behind it a page at a time, then the held
+   * ones once nothing is only in the store. The window is read again if it is left empty.
+   */
+  private dropWhile(drop: (head: { readonly expiresAt: number }) => boolean, result: DroppedHead, beforeStore?: () => void): void {
+    for (let m = this.window.peek(); m !== undefined && drop(m); m = this.window.peek()) {
+      this.window.shift();
       this.windowMemory -= memoryOf(m);
       this.dropInMemory(m, result);
     }
-    if (over() && this.storedOnly > 0 && this.held.length === 0 && (this.paged?.count ?? 0) === 0) this.dropStoredKeepingTail(maxLength, maxBytes, result);
-    while (over() && this.storedOnly > 0) this.dropNextPage(over, result);
-    // Once nothing is only in the store, the held entries (if any) are the list.
-    while (over() && this.held.length > 0) this.dropInMemory(this.held.shift() as QueuedMessage, result);
-    if (this.storedOnly === 0) while (this.held.length > 0) this.takeHeld();
+    if (this.window.length > 0) return;
+    if (this.storedOnly > 0) beforeStore?.();
+    for (let declined = false; !declined && this.storedOnly > 0 && this.window.length === 0; ) declined = this.dropNextPage(drop, result);
+    if (this.storedOnly === 0) {
+      // Nothing is only in the store: the held entries (if any) are the list.
+      for (let h = this.held.peek(); h !== undefined && this.window.length === 0 && drop(h); h = this.held.peek()) this.dropInMemory(this.held.shift() as QueuedMessage, result);
+      while (this.held.length > 0) this.takeHeld();
+    }
     if (this.window.length === 0) this.pageIn();
-    return result;
   }
 
   private dropInMemory(m: QueuedMessage, result: DroppedHead): void {
@@ -432,13 +457,14 @@ export class PagedReadyList {
   }
 
   /**
-   * One step of dropHead: the next entries in delivery order among the stored, paged-out and
-   * held ones (a page of each range at a time: walkBehindWindow), dropped while over() says so.
+   * One step of dropWhile: the next entries in delivery order among the stored, paged-out and
+   * held ones (a page of each range at a time: walkBehindWindow), dropped while drop(next) says
+   * so. Returns true when it said no.
    */
-  private dropNextPage(over: () => boolean, result: DroppedHead): void {
+  private dropNextPage(drop: (next: { readonly expiresAt: number }) => boolean, result: DroppedHead): boolean {
     const stored = this.stored;
-    this.walkBehindWindow(READ_PAGE, {
-      more: over,
+    return this.walkBehindWindow(READ_PAGE, {
+      more: drop,
       stored: (e) => {
         this.store.remove(stored.key, e.seq);
         stored.taken(e, e.size);
@@ -544,21 +570,29 @@ export class PagedReadyList {
    * ones, never past the last entry read of a range that has more (the next one, unread, could
    * come first). A held entry that is also stored (a persistent message kept in memory: it
    * arrived while a consumer waited) is visited once, as held. A range read to its end, or
-   * counted out, has nothing more: it is cleared.
+   * counted out, has nothing more: it is cleared. Returns true when visitor.more() said no.
    */
-  private walkBehindWindow(page: number, visitor: BehindWindowVisitor): void {
+  private walkBehindWindow(page: number, visitor: BehindWindowVisitor): boolean {
     const stored = this.stored;
     const paged = this.paged;
     const s = stored.count > 0 ? this.store.readEntries(stored.key, stored.from, page) : [];
     const p = paged && paged.count > 0 ? this.store.readEntries(paged.key, paged.from, page) : [];
     let si = 0;
     let pi = 0;
-    while (visitor.more()) {
+    let declined = false;
+    for (;;) {
       if ((si === s.length && s.length === page) || (pi === p.length && p.length === page)) break;
       const se = s[si];
       const pe = p[pi];
       const h = this.held.peek();
-      if (se && (!pe || se.seq < pe.seq) && (!h || se.seq <= h.seq)) {
+      // The next entry: the stored one (held too when h has its seq), the paged one, or h.
+      const next = se && (!pe || se.seq < pe.seq) && (!h || se.seq <= h.seq) ? se : pe && (!h || pe.seq < h.seq) ? pe : h;
+      if (next === undefined) break;
+      if (!visitor.more(next === se && h?.seq === se.seq ? h : next)) {
+        declined = true;
+        break;
+      }
+      if (next === se) {
         si++;
         if (h?.seq === se.seq) {
           // Not counted in the stored range.
@@ -567,17 +601,16 @@ export class PagedReadyList {
         } else {
           visitor.stored(se);
         }
-      } else if (pe && (!h || pe.seq < h.seq)) {
+      } else if (next === pe) {
         pi++;
         visitor.paged(pe, paged as StoredRange);
-      } else if (h) {
-        visitor.held();
       } else {
-        break;
+        visitor.held();
       }
     }
     if ((s.length < page && si === s.length) || stored.count <= 0) stored.clear();
     if (paged && ((p.length < page && pi === p.length) || paged.count <= 0)) paged.clear();
+    return declined;
   }
 
   private readBack(e: QueueEntry, range: StoredRange): Message | undefined {

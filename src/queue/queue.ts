@@ -7,7 +7,7 @@ import type { MessageStore } from '../store/message-store.js';
 import type { Consumer } from './consumer.js';
 import { ConsumerList } from './consumer-list.js';
 import type { Message } from './message.js';
-import { PagedReadyList, transientStoreKey } from './paged-ready-list.js';
+import { PagedReadyList, transientStoreKey, type DroppedHead } from './paged-ready-list.js';
 import type { QueueSettings } from './queue-arguments.js';
 import { QueuedMessage } from './queued-message.js';
 import { KeyedMessages, lastValueSpace, type KeyedOffer, type VersionStore } from './keyed-messages.js';
@@ -341,19 +341,32 @@ export class Queue {
   }
 
   /**
+   * No dead-letter exchange to republish to and no deduplication values to release: what the
+   * queue drops (expired, or over its length limits) is not needed, and the messages only in
+   * the store are not read back (PagedReadyList.dropHead, dropExpired; RabbitMQ's
+   * drop/dropwhile do not read them either).
+   */
+  private get nothingNeedsDropped(): boolean {
+    return this.settings.deadLetterExchange === undefined && this.keyed === undefined;
+  }
+
+  /** Accounts for what PagedReadyList.dropHead or dropExpired dropped, for reason. */
+  private dropped(dropped: DroppedHead, reason: DeadLetterReason): void {
+    if (dropped.count === 0) return;
+    this.persistent.count -= dropped.persistent.messages;
+    this.persistent.bytes -= dropped.persistent.bytes;
+    this.deps.dropped(this, reason, dropped.count);
+  }
+
+  /**
    * x-overflow=drop-head: drop (or dead-letter, reason maxlen) from the head until within
-   * limits. With no dead-letter exchange and no deduplication values to release, nothing
-   * needs the dropped messages: those only in the store are not read back
-   * (PagedReadyList.dropHead), so capping a deep queue costs what it keeps, not what it drops.
+   * limits; without anything that needs the dropped messages, a policy capping a deep queue
+   * costs what it keeps, not what it drops (PagedReadyList.dropHead).
    */
   private dropHeadOverLimit(): void {
     const { maxLength, maxLengthBytes } = this.settings;
-    if (this.settings.deadLetterExchange === undefined && this.keyed === undefined) {
-      const dropped = this.ready.dropHead(maxLength, maxLengthBytes);
-      if (dropped.count === 0) return;
-      this.persistent.count -= dropped.persistent.messages;
-      this.persistent.bytes -= dropped.persistent.bytes;
-      this.deps.dropped(this, 'maxlen', dropped.count);
+    if (this.nothingNeedsDropped) {
+      this.dropped(this.ready.dropHead(maxLength, maxLengthBytes), 'maxlen');
       return;
     }
     const dropped: QueuedMessage[] = [];
@@ -592,13 +605,17 @@ export class Queue {
   private expireHead(): void {
     if (this.deleted) return;
     const now = this.deps.clock.now();
-    let expired: QueuedMessage[] | undefined;
-    for (;;) {
-      const head = this.ready.peek();
-      if (!head || head.expiresAt === 0 || head.expiresAt > now) break;
-      (expired ??= []).push(this.ready.shift()!); // head, just peeked
+    if (this.nothingNeedsDropped) {
+      this.dropped(this.ready.dropExpired(now), 'expired');
+    } else {
+      let expired: QueuedMessage[] | undefined;
+      for (;;) {
+        const head = this.ready.peek();
+        if (!head || head.expiresAt === 0 || head.expiresAt > now) break;
+        (expired ??= []).push(this.ready.shift()!); // head, just peeked
+      }
+      if (expired) this.remove(expired, 'expired');
     }
-    if (expired) this.remove(expired, 'expired');
     const head = this.ready.peek();
     const due = head ? head.expiresAt : 0;
     if (due === this.expiryDue) return;

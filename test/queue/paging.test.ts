@@ -197,6 +197,31 @@ for (const kind of ['memory', 'lmdb'] as const) {
       expect(store.countEntries(h.queue.storeKey).messages).to.equal(0);
     });
 
+    it('without a dead-letter exchange, expiry drops the paged-out messages without reading them back, and stops at the first one still alive', () => {
+      const h = makeQueue({ durable: true, window: 2, store, args: { 'x-message-ttl': F.int32(1000) } });
+      publish(h, range(6), persistent);
+      h.clock.advance(500);
+      publish(h, range(4, 6), persistent);
+      const readMessage = store.readMessage.bind(store);
+      let reads = 0;
+      store.readMessage = (id) => {
+        reads++;
+        return readMessage(id);
+      };
+      try {
+        h.clock.advance(500);
+        // 0-5 expired: 0 and 1 in the window, 2-5 only in the store; the window is read again (6, 7).
+        expect(h.queue.messageCount).to.equal(4);
+        expect(reads).to.equal(2);
+      } finally {
+        store.readMessage = readMessage;
+      }
+      expect(h.dropped).to.deep.equal([['expired', 6]]);
+      expect(store.countEntries(h.queue.storeKey)).to.deep.equal({ messages: 4, bytes: 4 });
+      expect(h.queue.stats.persistentCount).to.equal(4);
+      expect(takeAll(h.queue)).to.deep.equal(['6', '7', '8', '9']);
+    });
+
     it('drop-head drops the oldest messages, paged-out ones included', () => {
       const args = { 'x-max-length': F.int32(3), 'x-dead-letter-exchange': F.str('dlx') };
       const h = makeQueue({ durable: true, window: 2, store, args });
