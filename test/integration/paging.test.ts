@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import type { ConfirmChannel, GetMessage } from 'amqplib';
 import { channel, confirmChannel, connect, consumeAll } from '../support/amqp.js';
+import { countingReads } from '../support/store-reads.js';
 import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 /**
@@ -178,7 +179,7 @@ describe('queue paging (durable queues beyond the memory window)', () => {
     expect(unacked.map((m) => m.content.toString())).to.deep.equal(['0', '1']);
     // Before, releasing each ready message's value read every paged-out one back (5.8 s of a
     // held event loop for 300,000): now only the two delivered ones are read, to be kept.
-    const reads = await countingReads(async () => {
+    const reads = await countingReads(broker.broker.store.messages, async () => {
       expect((await ch.purgeQueue('dedup-p')).messageCount).to.equal(58);
     });
     expect(reads).to.be.at.most(2);
@@ -195,23 +196,6 @@ describe('queue paging (durable queues beyond the memory window)', () => {
     expect(msgs.map((m) => m.content.toString())).to.deep.equal(['5', '0']);
   });
 
-  /** Counts the store's message reads while fn runs. */
-  async function countingReads(fn: () => Promise<void> | void): Promise<number> {
-    const store = broker.broker.store.messages;
-    const readMessage = store.readMessage.bind(store);
-    let reads = 0;
-    store.readMessage = (id) => {
-      reads++;
-      return readMessage(id);
-    };
-    try {
-      await fn();
-    } finally {
-      store.readMessage = readMessage;
-    }
-    return reads;
-  }
-
   it('a max-length policy caps a deep durable queue reading back only what it keeps and what is delivered, and a restart recovers that', async () => {
     const conn = await connect(broker.url);
     const ch = await confirmChannel(conn);
@@ -221,7 +205,7 @@ describe('queue paging (durable queues beyond the memory window)', () => {
     const unacked = [(await ch2.get('cap-q')) as GetMessage, (await ch2.get('cap-q')) as GetMessage];
     // Before, each dropped message was read back from the store (3.7 s of a held event loop
     // for 300,000): now the 3 kept and the 2 delivered are, to be written again.
-    const reads = await countingReads(() => {
+    const reads = await countingReads(broker.broker.store.messages, () => {
       broker.broker.policies.put('policy', '/', 'cap', { pattern: '^cap-q$', definition: { 'max-length': 3 }, applyTo: 'queues' });
     });
     expect(reads).to.be.at.most(5);
@@ -246,7 +230,7 @@ describe('queue paging (durable queues beyond the memory window)', () => {
     for (let i = 0; i < 40; i++) ch.sendToQueue('cap-b', Buffer.from(body(i)), { persistent: true });
     await ch.waitForConfirms();
     // 15 go: the 8 of the window, then 7 only in the store; the window is then read again.
-    const reads = await countingReads(() => {
+    const reads = await countingReads(broker.broker.store.messages, () => {
       broker.broker.policies.put('policy', '/', 'cap', { pattern: '^cap-b$', definition: { 'max-length-bytes': 250 }, applyTo: 'queues' });
     });
     expect(reads).to.be.at.most(window);

@@ -3,6 +3,7 @@ import { openLmdbStore } from '../../src/store/lmdb/index.js';
 import { openMemoryStore } from '../../src/store/memory-store.js';
 import type { MessageStore } from '../../src/store/message-store.js';
 import type { Store } from '../../src/store/store.js';
+import { countingReads } from '../support/store-reads.js';
 import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 import { transientStoreKey } from '../../src/queue/paged-ready-list.js';
 import { rng, int } from '../frame/helpers.js';
@@ -197,25 +198,17 @@ for (const kind of ['memory', 'lmdb'] as const) {
       expect(store.countEntries(h.queue.storeKey).messages).to.equal(0);
     });
 
-    it('without a dead-letter exchange, expiry drops the paged-out messages without reading them back, and stops at the first one still alive', () => {
+    it('without a dead-letter exchange, expiry drops the paged-out messages without reading them back, and stops at the first one still alive', async () => {
       const h = makeQueue({ durable: true, window: 2, store, args: { 'x-message-ttl': F.int32(1000) } });
       publish(h, range(6), persistent);
       h.clock.advance(500);
       publish(h, range(4, 6), persistent);
-      const readMessage = store.readMessage.bind(store);
-      let reads = 0;
-      store.readMessage = (id) => {
-        reads++;
-        return readMessage(id);
-      };
-      try {
+      const reads = await countingReads(store, () => {
         h.clock.advance(500);
-        // 0-5 expired: 0 and 1 in the window, 2-5 only in the store; the window is read again (6, 7).
-        expect(h.queue.messageCount).to.equal(4);
-        expect(reads).to.equal(2);
-      } finally {
-        store.readMessage = readMessage;
-      }
+      });
+      // 0-5 expired: 0 and 1 in the window, 2-5 only in the store; the window is read again (6, 7).
+      expect(h.queue.messageCount).to.equal(4);
+      expect(reads).to.equal(2);
       expect(h.dropped).to.deep.equal([['expired', 6]]);
       expect(store.countEntries(h.queue.storeKey)).to.deep.equal({ messages: 4, bytes: 4 });
       expect(h.queue.stats.persistentCount).to.equal(4);
