@@ -62,6 +62,8 @@ export interface DroppedHead {
   persistent: EntryCounts;
 }
 
+const NOTHING_DROPPED: DroppedHead = Object.freeze({ count: 0, persistent: Object.freeze({ messages: 0, bytes: 0 }) });
+
 /** What PagedReadyList.walkBehindWindow does with each entry behind the window. */
 interface BehindWindowVisitor {
   /** Whether to take next, the next entry (its deadline: entries carry it, as messages do). */
@@ -381,6 +383,9 @@ export class PagedReadyList {
    * store holds (entries carry their deadlines and sizes). Returns what it dropped, as dropHead.
    */
   dropExpired(now: number): DroppedHead {
+    // The common case, on every basic.get: a head in memory that is not due. Nothing allocated.
+    const head = this.window.peek();
+    if (head !== undefined && (head.expiresAt === 0 || head.expiresAt > now)) return NOTHING_DROPPED;
     const result: DroppedHead = { count: 0, persistent: { messages: 0, bytes: 0 } };
     this.dropWhile((m) => m.expiresAt !== 0 && m.expiresAt <= now, result);
     return result;
