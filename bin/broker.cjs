@@ -14,7 +14,7 @@
 const { createHash } = require('node:crypto');
 const { readFileSync, renameSync, writeFileSync } = require('node:fs');
 const { createRequire, wrap } = require('node:module');
-const { join } = require('node:path');
+const { dirname, join } = require('node:path');
 const { Script } = require('node:vm');
 
 const file = join(__dirname, '..', 'dist', 'bundle', 'main.cjs');
@@ -30,7 +30,7 @@ try {
 }
 const script = new Script(wrap(source.toString('utf8')), { filename: file, cachedData });
 const bundle = { exports: {} };
-script.runInThisContext()(bundle.exports, createRequire(file), bundle, file, join(__dirname, '..', 'dist', 'bundle'));
+script.runInThisContext()(bundle.exports, createRequire(file), bundle, file, dirname(file));
 // main() resolves with the broker once it listens (undefined for --help and the subcommands):
 // by then the code a start runs is compiled, and goes into the cache.
 void bundle.exports.main(process.argv.slice(2)).then((broker) => {

@@ -1,6 +1,6 @@
 import type { EntryCounts, MessageStore, PersistedMessage, QueueEntry, StoredEntry } from '../store/message-store.js';
 import { Message } from './message.js';
-import { QueuedMessage } from './queued-message.js';
+import { isDue, QueuedMessage } from './queued-message.js';
 import { ReadyList, type ReadyStore } from './ready-list.js';
 
 export interface PagingOptions {
@@ -54,15 +54,13 @@ export function transientStoreKey(storeKey: string): string {
 
 export const TRANSIENT_PREFIX = '\u0000transient\u0000';
 
-/** What PagedReadyList.dropHead dropped. */
+/** What PagedReadyList.dropHead or dropExpired dropped. */
 export interface DroppedHead {
   /** Every message dropped: those in memory and those only in the store. */
   count: number;
   /** The persistent messages, and their body bytes, that left the store. */
   persistent: EntryCounts;
 }
-
-const NOTHING_DROPPED: DroppedHead = Object.freeze({ count: 0, persistent: Object.freeze({ messages: 0, bytes: 0 }) });
 
 /** What PagedReadyList.walkBehindWindow does with each entry behind the window. */
 interface BehindWindowVisitor {
@@ -383,11 +381,8 @@ export class PagedReadyList {
    * store holds (entries carry their deadlines and sizes). Returns what it dropped, as dropHead.
    */
   dropExpired(now: number): DroppedHead {
-    // The common case, on every basic.get: a head in memory that is not due. Nothing allocated.
-    const head = this.window.peek();
-    if (head !== undefined && (head.expiresAt === 0 || head.expiresAt > now)) return NOTHING_DROPPED;
     const result: DroppedHead = { count: 0, persistent: { messages: 0, bytes: 0 } };
-    this.dropWhile((m) => m.expiresAt !== 0 && m.expiresAt <= now, result);
+    this.dropWhile((m) => isDue(m.expiresAt, now), result);
     return result;
   }
 
@@ -404,10 +399,11 @@ export class PagedReadyList {
     }
     if (this.window.length > 0) return;
     if (this.storedOnly > 0) beforeStore?.();
-    for (let declined = false; !declined && this.storedOnly > 0 && this.window.length === 0; ) declined = this.dropNextPage(drop, result);
+    // (What beforeStore keeps goes into the window, and leaves nothing only in the store.)
+    for (let declined = false; !declined && this.storedOnly > 0; ) declined = this.dropNextPage(drop, result);
     if (this.storedOnly === 0) {
       // Nothing is only in the store: the held entries (if any) are the list.
-      for (let h = this.held.peek(); h !== undefined && this.window.length === 0 && drop(h); h = this.held.peek()) this.dropInMemory(this.held.shift() as QueuedMessage, result);
+      for (let h = this.held.peek(); h !== undefined && drop(h); h = this.held.peek()) this.dropInMemory(this.held.shift() as QueuedMessage, result);
       while (this.held.length > 0) this.takeHeld();
     }
     if (this.window.length === 0) this.pageIn();

@@ -9,7 +9,7 @@ import { ConsumerList } from './consumer-list.js';
 import type { Message } from './message.js';
 import { PagedReadyList, transientStoreKey, type DroppedHead } from './paged-ready-list.js';
 import type { QueueSettings } from './queue-arguments.js';
-import { QueuedMessage } from './queued-message.js';
+import { isDue, QueuedMessage } from './queued-message.js';
 import { KeyedMessages, lastValueSpace, type KeyedOffer, type VersionStore } from './keyed-messages.js';
 import { PriorityReadyList, ReadyList, ReturnsFirstList } from './ready-list.js';
 
@@ -364,20 +364,26 @@ export class Queue {
    * costs what it keeps, not what it drops (PagedReadyList.dropHead).
    */
   private dropHeadOverLimit(): void {
+    // Checked first: below the limits (most publishes) nothing is allocated.
+    if (!this.overLengthLimit) return;
+    if (this.nothingNeedsDropped) this.dropped(this.ready.dropHead(this.settings.maxLength, this.settings.maxLengthBytes), 'maxlen');
+    else this.removeWhile(() => this.overLengthLimit, 'maxlen');
+  }
+
+  /** More ready messages, or ready bytes, than x-max-length(-bytes) allow. */
+  private get overLengthLimit(): boolean {
     const { maxLength, maxLengthBytes } = this.settings;
-    if (this.nothingNeedsDropped) {
-      this.dropped(this.ready.dropHead(maxLength, maxLengthBytes), 'maxlen');
-      return;
-    }
-    const dropped: QueuedMessage[] = [];
-    while (this.messageCount > 0 &&
-      ((maxLength !== undefined && this.messageCount > maxLength) ||
-        (maxLengthBytes !== undefined && this.ready.byteSize > maxLengthBytes))) {
-      const head = this.ready.shift();
-      if (!head) break;
-      dropped.push(head);
-    }
-    if (dropped.length > 0) this.remove(dropped, 'maxlen');
+    return (maxLength !== undefined && this.messageCount > maxLength) || (maxLengthBytes !== undefined && this.ready.byteSize > maxLengthBytes);
+  }
+
+  /**
+   * Takes ready messages from the head while take(head) says so, read back from the store when
+   * paged out (dead-lettering and deduplication need them), and removes them for reason.
+   */
+  private removeWhile(take: (head: QueuedMessage) => boolean, reason: DeadLetterReason): void {
+    let taken: QueuedMessage[] | undefined;
+    for (let head = this.ready.peek(); head !== undefined && take(head); head = this.ready.peek()) (taken ??= []).push(this.ready.shift()!);
+    if (taken) this.remove(taken, reason);
   }
 
   /**
@@ -605,16 +611,11 @@ export class Queue {
   private expireHead(): void {
     if (this.deleted) return;
     const now = this.deps.clock.now();
-    if (this.nothingNeedsDropped) {
-      this.dropped(this.ready.dropExpired(now), 'expired');
-    } else {
-      let expired: QueuedMessage[] | undefined;
-      for (;;) {
-        const head = this.ready.peek();
-        if (!head || head.expiresAt === 0 || head.expiresAt > now) break;
-        (expired ??= []).push(this.ready.shift()!); // head, just peeked
-      }
-      if (expired) this.remove(expired, 'expired');
+    // Checked first: the common case, on every basic.get, is a head that is not due (no closure).
+    const first = this.ready.peek();
+    if (first !== undefined && isDue(first.expiresAt, now)) {
+      if (this.nothingNeedsDropped) this.dropped(this.ready.dropExpired(now), 'expired');
+      else this.removeWhile((head) => isDue(head.expiresAt, now), 'expired');
     }
     const head = this.ready.peek();
     const due = head ? head.expiresAt : 0;

@@ -1,5 +1,10 @@
 import type { Message } from './message.js';
 
+/** Whether a deadline (absolute ms, 0 for none: a QueuedMessage's or a stored entry's expiresAt) has come at now. */
+export function isDue(expiresAt: number, now: number): boolean {
+  return expiresAt !== 0 && expiresAt <= now;
+}
+
 /**
  * A message's place in one queue. The Message itself may sit in several queues at once.
  *
