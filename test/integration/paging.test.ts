@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
+import { FakeClock } from '../../src/clock.js';
 import type { ConfirmChannel, GetMessage } from 'amqplib';
 import { channel, confirmChannel, connect, consumeAll } from '../support/amqp.js';
 import { countingReads } from '../support/store-reads.js';
@@ -238,5 +239,29 @@ describe('queue paging (durable queues beyond the memory window)', () => {
     await conn.close();
     const msgs = await consumeAll(broker.url, 'cap-b', 25);
     expect(msgs.map((m) => m.content.toString())).to.deep.equal(Array.from({ length: 25 }, (_, i) => body(i + 15)));
+  });
+
+  it('x-message-ttl without a dead-letter exchange expires a deep queue without reading the expired messages back', async () => {
+    const clock = new FakeClock(1_700_000_000_000);
+    const ttlDir = makeTmpDir('warren-paging-ttl-');
+    const timed = await startBroker({ port: 0, logLevel: 'silent', dataDir: ttlDir, queueMemoryWindow: window, clock });
+    try {
+      const conn = await connect(timed.url);
+      const ch = await confirmChannel(conn);
+      await ch.assertQueue('ttl-q', { durable: true, arguments: { 'x-message-ttl': 1000 } });
+      await persist(ch, 'ttl-q', 0, 50);
+      await clock.advance(500);
+      await persist(ch, 'ttl-q', 50, 53);
+      // 0-49 expire (8 in the window, 42 only in the store); only the new window is read (50-52).
+      const reads = await countingReads(timed.broker.store.messages, () => clock.advance(500));
+      expect(reads).to.equal(3);
+      expect((await ch.checkQueue('ttl-q')).messageCount).to.equal(3);
+      const got = await ch.get('ttl-q', { noAck: true });
+      expect(got && got.content.toString()).to.equal('50');
+      await conn.close();
+    } finally {
+      await timed.close();
+      removeDir(ttlDir);
+    }
   });
 });
