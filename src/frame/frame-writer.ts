@@ -10,8 +10,9 @@
  * change it (tests pass a manual scheduler).
  *
  * Copies: a frame of up to COPY_LIMIT octets of payload (methods, content headers, small body
- * frames) is copied whole — header, payload, frame-end — into a coalescing buffer, so small
- * frames leave in few writes. A larger payload (the body of a big message) is never copied: its
+ * frames) is copied whole — header, payload, frame-end — into a coalescing buffer when it is
+ * queued (a delivery is encoded there straight away: no descriptor per frame), so small frames
+ * leave in few writes. A larger payload (the body of a big message) is never copied: its
  * frame goes out as a 7-octet frame header, a view into the message body and the frame-end
  * octet. A batch of several writes is made while the sink is corked, so the socket sends it
  * with one writev; a batch of one buffer (a turn's few small frames, the common case) is
@@ -22,7 +23,14 @@
  * rest stays queued (as references) until the next flush, which the owner runs on 'drain'.
  * Queued content costs a small descriptor, not its size in new memory, so pipelined requests
  * for a large message cannot make the writer allocate gigabytes. Bounding how much a connection
- * may queue is the owner's job (`pendingBytes` + the sink's `writableLength`).
+ * may queue is the owner's job (`pendingBytes` + the sink's `writableLength`): what is copied
+ * into coalescing buffers is at most that, plus one buffer. Coalescing buffers grow from
+ * MIN_SCRATCH, each twice the last in a busy turn, up to SCRATCH_SIZE; the next turn starts at
+ * the size of the last flush, and an idle writer holds none.
+ *
+ * The sink must not call back into the writer from write(), cork() or uncork() (net.Socket and
+ * tls.TLSSocket defer their callbacks and events to a later tick): a frame queued during a flush
+ * could otherwise be written before the items queued ahead of it.
  */
 import { basicDeliverFrameSize, writeBasicDeliver } from './fast.js';
 import { FRAME_END } from './frame-reader.js';
@@ -63,41 +71,29 @@ export function encodeFrame(type: number, channel: number, payload: Buffer): Buf
 export const HEARTBEAT_FRAME: Buffer = Buffer.from([8, 0, 0, 0, 0, 0, 0, FRAME_END]);
 
 /**
- * Pending output: a whole frame, a payload still to be framed, or a body to be cut into frames
- * of at most `max` octets (`offset`: how much of it has been handed over).
+ * Pending output in the queue: octets to hand over as they are (a view of a filled part of a
+ * coalescing buffer, or a large frame queued by reference), or a body to be cut into frames of
+ * at most `max` octets at flush (`offset`: how much of it has been handed over). Frames that are
+ * small or copied go into the coalescing buffer as they are queued, not in the queue.
  */
-type Item =
-  | { kind: 'frame'; buf: Buffer }
-  | { kind: 'wrap'; type: number; channel: number; payload: Buffer }
-  | { kind: 'body'; channel: number; body: Buffer; max: number; offset: number; end: number }
-  | DeliverItem;
+type Item = Buffer | BodyItem;
 
-/**
- * A basic.deliver with its content, encoded at flush straight into the coalescing buffer:
- * method and header frames first (started = true), then the body as a 'body' item does.
- */
-interface DeliverItem {
-  kind: 'deliver';
-  channel: number;
-  /** basicDeliverPrefix(channel, consumer tag). */
-  prefix: Buffer;
-  deliveryTag: number;
-  redelivered: boolean;
-  exchange: string;
-  le: number;
-  routingKey: string;
-  lr: number;
-  header: Buffer;
-  /** The body is body[offset, end) (offset moves on as frames are handed over). */
-  body: Buffer;
-  max: number;
-  offset: number;
-  end: number;
-  started: boolean;
+/** A body larger than COPY_LIMIT: framed at flush, its payload referenced (never copied). */
+class BodyItem {
+  constructor(
+    readonly channel: number,
+    readonly body: Buffer,
+    readonly max: number,
+    public offset: number,
+    readonly end: number,
+  ) {}
 }
 
 /** Stands in for an item already handed over, so the queue holds no reference to it. */
-const DONE: Item = { kind: 'frame', buf: NO_SCRATCH };
+const DONE: Item = NO_SCRATCH;
+
+/** The first coalescing buffer after an idle flush: small frames come from Node's shared pool. */
+const MIN_SCRATCH = 1024;
 
 export class FrameWriter {
   /** Largest frame to send, including its 8 octets of overhead; 0 = no limit. */
@@ -109,6 +105,7 @@ export class FrameWriter {
 
   /** Batches handed to the sink so far, one writev each (RabbitMQ's send_cnt). */
   writes = 0;
+  /** Output queued before the open segment (scratch[start, pos)), in order. */
   private items: Item[] = [];
   /** Index of the first item not completely handed over. */
   private head = 0;
@@ -118,13 +115,15 @@ export class FrameWriter {
   private discarded = false;
   private flushing = false;
   /**
-   * The coalescing buffer: [start, pos) is filled and not yet written. Octets before start were
-   * handed to the sink as a view and are never touched again; a full buffer is replaced, not
-   * reused.
+   * The coalescing buffer: [start, pos) is filled and not yet queued (the open segment, which
+   * follows every item). Octets before start were queued or handed to the sink as a view and are
+   * never touched again; a full buffer is replaced, not reused.
    */
   private scratch: Buffer = NO_SCRATCH;
   private start = 0;
   private pos = 0;
+  /** Size of the next coalescing buffer: what the last flush handed over (so an idle connection allocates little). */
+  private nextScratch = MIN_SCRATCH;
   /** Octets handed to the sink in the current batch. */
   private batched = 0;
   /** The batch's first write, held back: written uncorked if no second one follows. */
@@ -173,8 +172,14 @@ export class FrameWriter {
   /** Queues an encoded frame (referenced when large: do not modify it afterwards). */
   write(frame: Buffer): void {
     if (this.discarded) return;
-    this.items.push({ kind: 'frame', buf: frame });
-    this.bytes += frame.length;
+    const n = frame.length;
+    if (n <= COPY_LIMIT + 8) {
+      const at = this.reserve(n);
+      copyBytes(frame, 0, n, this.scratch, at);
+    } else {
+      this.ref(frame);
+    }
+    this.bytes += n;
     this.kick();
   }
 
@@ -182,29 +187,22 @@ export class FrameWriter {
    * Queues a method frame with content: the method frame as given, a header frame around
    * `headerPayload`, then `body` in frames of at most frameMax - 8 octets (none when empty),
    * contiguous (spec 4.2.6: content frames follow their method with nothing between on the
-   * channel). The body is referenced, not copied: do not modify it afterwards.
+   * channel). A body over COPY_LIMIT is referenced, not copied: do not modify it afterwards.
    */
   writeContent(channel: number, methodFrame: Buffer, headerPayload: Buffer, body: Buffer): void {
     if (this.discarded) return;
-    this.items.push({ kind: 'frame', buf: methodFrame });
-    this.items.push({ kind: 'wrap', type: 2, channel, payload: headerPayload });
-    this.bytes += methodFrame.length + headerPayload.length + 8;
-    if (body.length > 0) {
-      const max = this.frameMax > 8 ? this.frameMax - 8 : body.length;
-      const frames = Math.ceil(body.length / max);
-      this.items.push({ kind: 'body', channel, body, max, offset: 0, end: body.length });
-      this.bytes += body.length + frames * 8;
-    }
+    this.write(methodFrame);
+    this.content(channel, headerPayload, body, 0, body.length);
     this.kick();
   }
 
   /**
    * Queues basic.deliver with its content: the same frames as writeContent(channel,
-   * encodeBasicDeliver(channel, consumerTag, ...), headerPayload, body), but one descriptor and
-   * no method buffer: the method frame is encoded into the coalescing buffer at flush, from
-   * `prefix` (basicDeliverPrefix(channel, consumerTag), made once per consumer). The body is
-   * body[bodyStart, bodyEnd) (a message's range of shared memory: no view per delivery). Throws
-   * (as encodeBasicDeliver does) before queuing anything when a string is longer than a shortstr.
+   * encodeBasicDeliver(channel, consumerTag, ...), headerPayload, body), encoded straight into
+   * the coalescing buffer, from `prefix` (basicDeliverPrefix(channel, consumerTag), made once
+   * per consumer). The body is body[bodyStart, bodyEnd) (a message's range of shared memory: no
+   * view per delivery). Throws (as encodeBasicDeliver does) before queuing anything when a
+   * string is longer than a shortstr.
    */
   writeDeliver(
     channel: number, prefix: Buffer, deliveryTag: number, redelivered: boolean, exchange: string, routingKey: string,
@@ -213,14 +211,34 @@ export class FrameWriter {
     if (this.discarded) return;
     const le = shortstrLength(exchange);
     const lr = shortstrLength(routingKey);
+    const n = basicDeliverFrameSize(prefix.length, le, lr);
     const size = bodyEnd - bodyStart;
-    const max = this.frameMax > 8 ? this.frameMax - 8 : size;
-    this.items.push({
-      kind: 'deliver', channel, prefix, deliveryTag, redelivered, exchange, le, routingKey, lr,
-      header: headerPayload, body, max, offset: bodyStart, end: bodyEnd, started: false,
-    });
-    this.bytes += basicDeliverFrameSize(prefix.length, le, lr) + headerPayload.length + 8;
-    if (size > 0) this.bytes += size + Math.ceil(size / max) * 8;
+    const h = headerPayload.length;
+    if (h <= COPY_LIMIT && size <= COPY_LIMIT && (size <= this.frameMax - 8 || this.frameMax <= 8)) {
+      // The common case: method, header and one body frame (none for an empty body), copied.
+      const total = n + h + 8 + (size > 0 ? size + 8 : 0);
+      let at = this.reserve(total);
+      const out = this.scratch;
+      try {
+        at = writeBasicDeliver(out, at, prefix, deliveryTag, redelivered, exchange, le, routingKey, lr);
+      } catch (err) {
+        this.pos -= total;
+        throw err;
+      }
+      at = frameInto(out, at, 2, channel, headerPayload, 0, h);
+      if (size > 0) frameInto(out, at, 3, channel, body, bodyStart, bodyEnd);
+      this.bytes += total;
+    } else {
+      const at = this.reserve(n);
+      try {
+        writeBasicDeliver(this.scratch, at, prefix, deliveryTag, redelivered, exchange, le, routingKey, lr);
+      } catch (err) {
+        this.pos -= n;
+        throw err;
+      }
+      this.bytes += n;
+      this.content(channel, headerPayload, body, bodyStart, bodyEnd);
+    }
     this.kick();
   }
 
@@ -229,9 +247,12 @@ export class FrameWriter {
    * holds SINK_LIMIT octets unsent; call again when the sink drains.
    */
   flush(): void {
-    if (this.flushing || this.discarded || this.head === this.items.length) return;
+    if (this.flushing || this.discarded) return;
+    this.close();
+    if (this.head === this.items.length) return;
     this.flushing = true;
     const limit = Math.max(SINK_LIMIT, this.sink.writableHighWaterMark ?? 0);
+    const before = this.flushed;
     try {
       while (this.head < this.items.length && this.sink.writableLength < limit) {
         this.batched = 0;
@@ -248,8 +269,12 @@ export class FrameWriter {
       this.head = 0;
     } finally {
       this.flushing = false;
-      // An idle connection keeps no coalescing buffer; the next flush starts a new one.
-      this.releaseScratch();
+      // An idle connection keeps no coalescing buffer; the next write starts one as large as
+      // this flush was.
+      if (this.items.length === 0) {
+        this.releaseScratch();
+        this.nextScratch = Math.max(MIN_SCRATCH, Math.min(SCRATCH_SIZE, this.flushed - before));
+      }
     }
     this.onFlush?.();
   }
@@ -266,60 +291,42 @@ export class FrameWriter {
     }
   }
 
+  /** The header frame and body frames of a content (counted in bytes): copied when small, else the body framed at flush. */
+  private content(channel: number, headerPayload: Buffer, body: Buffer, bodyStart: number, bodyEnd: number): void {
+    this.frame(2, channel, headerPayload, 0, headerPayload.length);
+    this.bytes += headerPayload.length + 8;
+    const size = bodyEnd - bodyStart;
+    if (size === 0) return;
+    const max = this.frameMax > 8 ? this.frameMax - 8 : size;
+    this.bytes += size + Math.ceil(size / max) * 8;
+    if (size > COPY_LIMIT) {
+      this.close();
+      this.items.push(new BodyItem(channel, body, max, bodyStart, bodyEnd));
+      return;
+    }
+    for (let o = bodyStart; o < bodyEnd; o += max) this.frame(3, channel, body, o, Math.min(o + max, bodyEnd));
+  }
+
   /** Hands over the item at head (< items.length), or (for a long body) part of it. */
   private emitItem(): void {
     const it = this.items[this.head]!;
-    switch (it.kind) {
-      case 'frame': {
-        const n = it.buf.length;
-        if (n <= COPY_LIMIT + 8) {
-          const at = this.reserve(n);
-          copyBytes(it.buf, 0, n, this.scratch, at);
-        } else {
-          this.ref(it.buf);
-        }
-        this.done(n);
-        return;
+    if (it instanceof BodyItem) {
+      // Up to one batch of body frames per call, so a flush can stop inside a large body.
+      while (it.offset < it.end && this.batched < BATCH_SIZE) {
+        const end = Math.min(it.offset + it.max, it.end);
+        this.frame(3, it.channel, it.body, it.offset, end);
+        this.bytes -= end - it.offset + 8;
+        this.flushed += end - it.offset + 8;
+        it.offset = end;
       }
-      case 'wrap':
-        this.frame(it.type, it.channel, it.payload, 0, it.payload.length);
-        this.done(it.payload.length + 8);
-        return;
-      case 'body':
-        this.emitBody(it);
-        return;
-      case 'deliver':
-        if (!it.started) {
-          const n = basicDeliverFrameSize(it.prefix.length, it.le, it.lr);
-          const at = this.reserve(n);
-          writeBasicDeliver(this.scratch, at, it.prefix, it.deliveryTag, it.redelivered, it.exchange, it.le, it.routingKey, it.lr);
-          this.bytes -= n;
-          this.flushed += n;
-          this.frame(2, it.channel, it.header, 0, it.header.length);
-          this.bytes -= it.header.length + 8;
-          this.flushed += it.header.length + 8;
-          it.started = true;
-        }
-        this.emitBody(it);
-        return;
+      if (it.offset === it.end) this.items[this.head++] = DONE;
+      return;
     }
-  }
-
-  /** Up to one batch of body frames per call, so a flush can stop inside a large body. */
-  private emitBody(it: { channel: number; body: Buffer; max: number; offset: number; end: number }): void {
-    while (it.offset < it.end && this.batched < BATCH_SIZE) {
-      const end = Math.min(it.offset + it.max, it.end);
-      this.frame(3, it.channel, it.body, it.offset, end);
-      this.bytes -= end - it.offset + 8;
-      this.flushed += end - it.offset + 8;
-      it.offset = end;
-    }
-    if (it.offset === it.end) this.items[this.head++] = DONE;
-  }
-
-  private done(octets: number): void {
-    this.bytes -= octets;
-    this.flushed += octets;
+    this.cut();
+    this.put(it);
+    this.batched += it.length;
+    this.bytes -= it.length;
+    this.flushed += it.length;
     this.items[this.head++] = DONE;
   }
 
@@ -332,10 +339,7 @@ export class FrameWriter {
     if (size <= COPY_LIMIT) {
       // Reserve first, then take this.scratch: reserve() may replace the buffer.
       const at = this.reserve(size + 8);
-      const out = this.scratch;
-      writeFrameHeader(out, at, type, channel, size);
-      copyBytes(src, start, end, out, at + 7);
-      out[at + 7 + size] = FRAME_END;
+      frameInto(this.scratch, at, type, channel, src, start, end);
       return;
     }
     const at = this.reserve(7);
@@ -347,32 +351,51 @@ export class FrameWriter {
 
   /**
    * Room for n octets at the end of the coalescing buffer; returns where they go. When they do
-   * not fit, what the buffer holds is written and a new buffer replaces it: callers must read
-   * this.scratch only after calling this.
+   * not fit, what the buffer holds is queued (or, in a flush, written) and a new buffer replaces
+   * it: callers must read this.scratch only after calling this.
    */
   private reserve(n: number): number {
     if (this.pos + n > this.scratch.length) {
       this.cut();
-      // No larger than what is left to send, so a flush of a few small frames allocates a few
-      // octets (from Node's shared pool), as a single buffer for them would.
-      this.scratch = Buffer.allocUnsafe(Math.max(n, Math.min(SCRATCH_SIZE, this.bytes)));
+      const size = Math.max(n, this.nextScratch);
+      this.scratch = Buffer.allocUnsafe(size);
       this.start = this.pos = 0;
+      // Each buffer of a busy turn twice the last, up to SCRATCH_SIZE.
+      this.nextScratch = Math.min(SCRATCH_SIZE, Math.max(this.nextScratch, size * 2));
     }
     const at = this.pos;
     this.pos += n;
     return at;
   }
 
-  /** Writes a referenced buffer, after whatever was coalesced before it. */
+  /** Queues (or, in a flush, writes) a referenced buffer, after whatever was coalesced before it. */
   private ref(buf: Buffer): void {
     this.cut();
-    this.put(buf);
-    this.batched += buf.length;
+    if (this.flushing) {
+      this.put(buf);
+      this.batched += buf.length;
+    } else {
+      this.items.push(buf);
+    }
   }
 
-  /** Writes the coalesced octets not written yet (a view: the buffer goes on being filled after them). */
+  /** Queues the open segment: what is coalesced and not queued yet (a view: the buffer goes on being filled after it). */
+  private close(): void {
+    if (this.pos === this.start) return;
+    this.items.push(this.scratch.subarray(this.start, this.pos));
+    this.start = this.pos;
+  }
+
+  /**
+   * Ends the open segment: queued behind the items outside a flush; in a flush (where it holds
+   * the frames of a body being framed, all items before it handed over) written at once.
+   */
   private cut(): void {
     if (this.pos === this.start) return;
+    if (!this.flushing) {
+      this.close();
+      return;
+    }
     this.put(this.scratch.subarray(this.start, this.pos));
     this.batched += this.pos - this.start;
     this.start = this.pos;
@@ -411,6 +434,15 @@ export class FrameWriter {
       this.sink.uncork?.();
     }
   }
+}
+
+/** A whole frame around src[start, end) at out[at...] (size + 8 octets); returns the offset after it. */
+function frameInto(out: Buffer, at: number, type: number, channel: number, src: Buffer, start: number, end: number): number {
+  const size = end - start;
+  writeFrameHeader(out, at, type, channel, size);
+  copyBytes(src, start, end, out, at + 7);
+  out[at + 7 + size] = FRAME_END;
+  return at + 8 + size;
 }
 
 /** Octet stores: channel and size come from the writer itself, so Buffer's range checks are not needed. */
