@@ -106,6 +106,11 @@ export class DeduplicationRouter<D> extends FanoutRouter<D> {
     this.persistence = options.persistence;
   }
 
+  /** Not every message: a duplicate goes nowhere. */
+  override everyMessage(): undefined {
+    return undefined;
+  }
+
   override route(msg: RoutingInput, out: Set<D>): void {
     if (this.destinations.size === 0) return;
     const value = ownField(msg.headers, DEDUPLICATION_HEADER);

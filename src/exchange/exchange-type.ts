@@ -42,6 +42,11 @@ export interface Router<D> {
   removeDestination(destination: D): void;
   /** Adds every matching destination to out (a Set, so a destination is added once). */
   route(msg: RoutingInput, out: Set<D>): void;
+  /**
+   * The destinations route() adds whatever the message, when they do not depend on it
+   * (fanout): the router's own set, read-only, for the caller to use at once rather than copy.
+   */
+  everyMessage?(): ReadonlySet<D> | undefined;
   /** Number of bindings (distinct (destination, key, args) triples). */
   readonly bindingCount: number;
 }

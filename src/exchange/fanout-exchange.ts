@@ -46,4 +46,8 @@ export class FanoutRouter<D> implements Router<D> {
   route(_msg: RoutingInput, out: Set<D>): void {
     for (const d of this.destinations) out.add(d);
   }
+
+  everyMessage(): ReadonlySet<D> | undefined {
+    return this.destinations;
+  }
 }

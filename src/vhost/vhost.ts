@@ -34,8 +34,11 @@ export type { Binding } from './binding-table.js';
 export interface Published {
   /** The message as queued (and as returned to a mandatory publisher): without its BCC header. */
   message: Message;
-  /** The queues the message was offered to; empty when it was unroutable. */
-  queues: Set<Queue>;
+  /**
+   * The queues the message was offered to; empty when it was unroutable. Read it at once: it may
+   * be a fanout exchange's own set of bound queues.
+   */
+  queues: ReadonlySet<Queue>;
   /** Some queue wrote it to the store: a confirm must wait for the store commit. */
   durable: boolean;
   /** Some queue refused it (x-overflow=reject-publish or reject-publish-dlx). */
@@ -578,10 +581,16 @@ export class VHost {
    * accepts, when given).
    */
   publish(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined, admit?: (q: Queue) => boolean): Published {
+    if (admit === undefined && !this.bindings.hasExchangeDestinations && exchange !== this.defaultExchange) {
+      // A fanout exchange bound to queues only: its own set of them, neither matched nor copied.
+      const all = exchange.router.everyMessage?.() as ReadonlySet<Queue> | undefined;
+      if (all !== undefined && all.size > 0) return this.offer(msg.withoutBcc(), all);
+    }
     const input = routingInput(msg, ccRoutingKeys);
     const queues = new Set<Queue>();
     this.route(exchange, input, queues);
-    const published = this.offer(msg.withoutBcc(), queues, admit);
+    if (admit !== undefined) for (const q of queues) if (!admit(q)) queues.delete(q);
+    const published = this.offer(msg.withoutBcc(), queues);
     if (input.duplicates !== undefined && queues.size === 0) published.duplicate = true;
     return published;
   }
@@ -601,18 +610,11 @@ export class VHost {
     return [...queues].map((q) => q.name);
   }
 
-  /**
-   * Offers a routed message (already without its BCC header) to each of queues (to those admit
-   * accepts, when given; the others are removed from queues).
-   */
-  offer(message: Message, queues: Set<Queue>, admit?: (q: Queue) => boolean): Published {
+  /** Offers a routed message (already without its BCC header) to each of queues. */
+  offer(message: Message, queues: ReadonlySet<Queue>): Published {
     let durable = false;
     let rejected = false;
     for (const q of queues) {
-      if (admit && !admit(q)) {
-        queues.delete(q);
-        continue;
-      }
       const result = q.enqueue(message);
       if (result === EnqueueResult.Durable) durable = true;
       else if (result === EnqueueResult.Rejected) rejected = true;

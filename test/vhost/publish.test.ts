@@ -81,6 +81,36 @@ describe('VHost.publish', () => {
     expect([r.rejected, full.messageCount, open.messageCount]).to.deep.equal([true, 0, 1]);
   });
 
+  it('routes through a fanout exchange to each bound queue once, BCC header removed, and falls back to routing when it has no queue', () => {
+    const f = exchange('f', 'fanout');
+    const [a, b] = [queue('a'), queue('b')];
+    vhost.bind(f, a, 'one', {});
+    vhost.bind(f, a, 'two', {}); // bound twice: still one copy
+    vhost.bind(f, b, '', {});
+    const headers = { BCC: F.array([F.str('nobody')]) };
+    const r = vhost.publish(f, message('any', 'm', { headers }, 'f'), senderSelectedRoutingKeys(headers));
+    expect([[...r.queues].map((q) => q.name), r.durable, r.rejected]).to.deep.equal([['a', 'b'], false, false]);
+    expect(r.message.properties.headers?.['BCC']).to.equal(undefined);
+    expect([takeAll(a), takeAll(b)]).to.deep.equal([['m'], ['m']]);
+    // Unbound: nothing reached; with an alternate exchange, that one routes it.
+    vhost.unbind(f, a, 'one', {});
+    vhost.unbind(f, a, 'two', {});
+    vhost.unbind(f, b, '', {});
+    expect(vhost.publish(f, message('any', 'lost', {}, 'f'), undefined).queues.size).to.equal(0);
+    const ae = exchange('ae', 'fanout');
+    vhost.bind(ae, b, '', {});
+    const withAe = exchange('with-ae', 'fanout', { 'alternate-exchange': F.str('ae') });
+    expect([...vhost.publish(withAe, message('any', 'aside', {}, 'with-ae'), undefined).queues].map((q) => q.name)).to.deep.equal(['b']);
+    // Bound to another exchange too: routed through it, each queue once.
+    const g = exchange('g', 'fanout');
+    vhost.bind(g, a, '', {});
+    vhost.bind(g, b, '', {});
+    vhost.bind(f, g, '', {});
+    vhost.bind(f, a, '', {});
+    expect([...vhost.publish(f, message('any', 'via-g', {}, 'f'), undefined).queues].map((q) => q.name)).to.have.members(['a', 'b']);
+    expect([takeAll(a), takeAll(b)]).to.deep.equal([['via-g'], ['aside', 'via-g']]);
+  });
+
   it('publishes a delayed message through the same path when it is due, BCC keys included', () => {
     const x = exchange('later', 'x-delayed-message', { 'x-delayed-type': F.str('direct') }, true);
     const [a, hidden] = [queue('a'), queue('hidden')];
