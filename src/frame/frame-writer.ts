@@ -92,8 +92,13 @@ class BodyItem {
 /** Stands in for an item already handed over, so the queue holds no reference to it. */
 const DONE: Item = NO_SCRATCH;
 
-/** The first coalescing buffer after an idle flush: small frames come from Node's shared pool. */
-const MIN_SCRATCH = 1024;
+/**
+ * The smallest coalescing buffer (from Node's shared 8 KiB pool). Small on purpose: a pool is
+ * freed only when the garbage collector frees every buffer cut from it, which an idle broker
+ * seldom does, so an idle connection's heartbeat that took 1 KiB of it each held 1 KiB of memory
+ * for minutes (10,000 idle connections: 4.6 -> 18.5 KiB of RSS each).
+ */
+const MIN_SCRATCH = 16;
 
 export class FrameWriter {
   /** Largest frame to send, including its 8 octets of overhead; 0 = no limit. */

@@ -55,23 +55,49 @@ const deliver = encodeMethodFrame(1, 'basic.deliver', { consumerTag: 'c', delive
 const header = encodeContentHeaderPayload(60, 10, { contentType: 'text/plain' });
 
 describe('FrameWriter', () => {
-  it('coalesces every frame written in one tick into one sink.write', () => {
+  it('coalesces every frame written in one tick into one batch, and a tick like the last into one sink.write', () => {
     const sink = new Sink();
     const tick = manual();
     const w = new FrameWriter(sink, 4096, tick.schedule);
-    for (let i = 0; i < 100; i++) w.write(HEARTBEAT_FRAME);
-    w.writeContent(1, deliver, header, Buffer.from('0123456789'));
+    const queueTick = (): void => {
+      for (let i = 0; i < 100; i++) w.write(HEARTBEAT_FRAME);
+      w.writeContent(1, deliver, header, Buffer.from('0123456789'));
+    };
+    queueTick();
     expect(sink.writes).to.have.length(0);
     expect(tick.pending()).to.equal(1);
     expect(w.pendingBytes).to.equal(800 + deliver.length + header.length + 8 + 18);
     tick.run();
-    expect(sink.writes).to.have.length(1);
+    // The coalescing buffers grew from a small one: one corked batch (one writev).
+    expect(w.writes).to.equal(1);
+    expect(sink.whileCorked.slice(1)).to.deep.equal(sink.writes.slice(1).map(() => true));
     expect(w.pendingBytes).to.equal(0);
-    const frames = parse(sink.writes[0]!);
+    const frames = parse(sink.all);
     expect(frames).to.have.length(103);
     expect(frames[101]).to.deep.include({ type: 2, channel: 1 });
     expect(frames[101]!.payload).to.deep.equal(header);
     expect(frames[102]!.payload.toString()).to.equal('0123456789');
+    // The next tick starts with a buffer the size of the last flush.
+    sink.writes = [];
+    queueTick();
+    tick.run();
+    expect(sink.writes).to.have.length(1);
+    expect(parse(sink.writes[0]!)).to.have.length(103);
+  });
+
+  it("takes a few octets of Node's buffer pool per heartbeat of an idle connection, not a coalescing buffer", () => {
+    // Pools are freed only when every buffer cut from them is collected, which an idle broker
+    // seldom does: 10,000 idle connections took 18.5 KiB of RSS each with 1 KiB per heartbeat.
+    const sink = new Sink();
+    const w = new FrameWriter(sink, 4096, () => {});
+    const before = process.memoryUsage().arrayBuffers;
+    for (let i = 0; i < 20000; i++) {
+      w.write(HEARTBEAT_FRAME);
+      w.flush();
+    }
+    sink.writes = [];
+    // 16 octets each: 320 KB of pools at most (1 KiB each took 20 MB).
+    expect(process.memoryUsage().arrayBuffers - before).to.be.below(4 * 1024 * 1024);
   });
 
   it('writes a flush of one buffer uncorked, and one of several inside a single cork (one writev)', () => {
@@ -79,7 +105,7 @@ describe('FrameWriter', () => {
     const tick = manual();
     const w = new FrameWriter(sink, 131072, tick.schedule);
     w.write(HEARTBEAT_FRAME);
-    w.writeContent(1, deliver, header, Buffer.from('0123456789'));
+    w.write(HEARTBEAT_FRAME);
     tick.run();
     expect(sink.writes).to.have.length(1);
     expect(sink.whileCorked).to.deep.equal([false]);
