@@ -21,8 +21,8 @@
  * Pacing: a flush hands the sink output until the sink holds SINK_LIMIT octets unsent (or its
  * high-water mark if that is larger: then a write has returned false and 'drain' will come); the
  * rest stays queued (as references) until the next flush, which the owner runs on 'drain'.
- * Queued content costs a small descriptor, not its size in new memory, so pipelined requests
- * for a large message cannot make the writer allocate gigabytes. Bounding how much a connection
+ * A queued body over COPY_LIMIT costs a small descriptor, not its size in new memory, so
+ * pipelined requests for a large message cannot make the writer allocate gigabytes. Bounding how much a connection
  * may queue is the owner's job (`pendingBytes` + the sink's `writableLength`): what is copied
  * into coalescing buffers is at most that, plus one buffer. Coalescing buffers grow from
  * MIN_SCRATCH, each twice the last in a busy turn, up to SCRATCH_SIZE; the next turn starts at
@@ -219,29 +219,23 @@ export class FrameWriter {
     const n = basicDeliverFrameSize(prefix.length, le, lr);
     const size = bodyEnd - bodyStart;
     const h = headerPayload.length;
-    if (h <= COPY_LIMIT && size <= COPY_LIMIT && (size <= this.frameMax - 8 || this.frameMax <= 8)) {
-      // The common case: method, header and one body frame (none for an empty body), copied.
-      const total = n + h + 8 + (size > 0 ? size + 8 : 0);
-      let at = this.reserve(total);
-      const out = this.scratch;
-      try {
-        at = writeBasicDeliver(out, at, prefix, deliveryTag, redelivered, exchange, le, routingKey, lr);
-      } catch (err) {
-        this.pos -= total;
-        throw err;
-      }
+    // The common case: method, header and one body frame (none for an empty body), all copied
+    // into one reservation; otherwise the method frame here and the content as writeContent's.
+    const whole = h <= COPY_LIMIT && size <= COPY_LIMIT && (size <= this.frameMax - 8 || this.frameMax <= 8);
+    const reserved = whole ? n + h + 8 + (size > 0 ? size + 8 : 0) : n;
+    let at = this.reserve(reserved);
+    const out = this.scratch;
+    try {
+      at = writeBasicDeliver(out, at, prefix, deliveryTag, redelivered, exchange, le, routingKey, lr);
+    } catch (err) {
+      this.pos -= reserved; // nothing queued
+      throw err;
+    }
+    this.bytes += reserved;
+    if (whole) {
       at = frameInto(out, at, 2, channel, headerPayload, 0, h);
       if (size > 0) frameInto(out, at, 3, channel, body, bodyStart, bodyEnd);
-      this.bytes += total;
     } else {
-      const at = this.reserve(n);
-      try {
-        writeBasicDeliver(this.scratch, at, prefix, deliveryTag, redelivered, exchange, le, routingKey, lr);
-      } catch (err) {
-        this.pos -= n;
-        throw err;
-      }
-      this.bytes += n;
       this.content(channel, headerPayload, body, bodyStart, bodyEnd);
     }
     this.kick();
