@@ -34,7 +34,7 @@
  */
 import { basicDeliverFrameSize, writeBasicDeliver } from './fast.js';
 import { FRAME_END } from './frame-reader.js';
-import { copyBytes, shortstrLength } from './wire.js';
+import { copyBytes, shortstrLength, writeU64 } from './wire.js';
 
 export interface FrameSink {
   write(chunk: Buffer): boolean;
@@ -87,6 +87,35 @@ class BodyItem {
     public offset: number,
     readonly end: number,
   ) {}
+}
+
+/**
+ * A content's slot for its encoded frames (Message has one). Its owner sets it to KEEP_TAIL for
+ * a content that will be delivered several times (a message routed to several queues); the
+ * next delivery that encodes it whole then keeps there its octets from the exchange's shortstr
+ * to the last frame-end (its *tail*, at most MAX_TAIL octets), and every later delivery copies
+ * them in one call instead of encoding them again. undefined: nothing is kept. The owner must
+ * not change the content while it holds a tail (a Message never does).
+ */
+export interface WireCache {
+  wireTail: Buffer | undefined;
+}
+
+/** WireCache.wireTail of a content whose tail is to be kept. */
+export const KEEP_TAIL: Buffer = Buffer.alloc(0);
+
+/**
+ * The longest tail kept: a kept tail is memory the content holds until it is freed (in a queue
+ * that lags behind the others, until it is delivered there), so only small contents, for which
+ * encoding costs most per octet, keep theirs.
+ */
+export const MAX_TAIL = 512;
+
+/** A Buffer of its own holding src[start, end). */
+function copyOf(src: Buffer, start: number, end: number): Buffer {
+  const b = Buffer.allocUnsafe(end - start);
+  copyBytes(src, start, end, b, 0);
+  return b;
 }
 
 /** Stands in for an item already handed over, so the queue holds no reference to it. */
@@ -211,17 +240,22 @@ export class FrameWriter {
    */
   writeDeliver(
     channel: number, prefix: Buffer, deliveryTag: number, redelivered: boolean, exchange: string, routingKey: string,
-    headerPayload: Buffer, body: Buffer, bodyStart = 0, bodyEnd = body.length,
+    headerPayload: Buffer, body: Buffer, bodyStart = 0, bodyEnd = body.length, cache?: WireCache,
   ): void {
     if (this.discarded) return;
-    const le = shortstrLength(exchange);
-    const lr = shortstrLength(routingKey);
-    const n = basicDeliverFrameSize(prefix.length, le, lr);
     const size = bodyEnd - bodyStart;
     const h = headerPayload.length;
     // The common case: method, header and one body frame (none for an empty body), all copied
     // into one reservation; otherwise the method frame here and the content as writeContent's.
     const whole = h <= COPY_LIMIT && size <= COPY_LIMIT && (size <= this.frameMax - 8 || this.frameMax <= 8);
+    const tail = cache?.wireTail;
+    if (whole && tail !== undefined && tail !== KEEP_TAIL) {
+      this.deliverWithTail(channel, prefix, deliveryTag, redelivered, h, size, tail);
+      return;
+    }
+    const le = shortstrLength(exchange);
+    const lr = shortstrLength(routingKey);
+    const n = basicDeliverFrameSize(prefix.length, le, lr);
     const reserved = whole ? n + h + 8 + (size > 0 ? size + 8 : 0) : n;
     let at = this.reserve(reserved);
     const out = this.scratch;
@@ -233,11 +267,55 @@ export class FrameWriter {
     }
     this.bytes += reserved;
     if (whole) {
+      const headerAt = at;
       at = frameInto(out, at, 2, channel, headerPayload, 0, h);
-      if (size > 0) frameInto(out, at, 3, channel, body, bodyStart, bodyEnd);
+      if (size > 0) at = frameInto(out, at, 3, channel, body, bodyStart, bodyEnd);
+      if (tail === KEEP_TAIL) {
+        const tailAt = headerAt - le - lr - 3;
+        cache!.wireTail = at - tailAt <= MAX_TAIL ? copyOf(out, tailAt, at) : undefined;
+      }
     } else {
       this.content(channel, headerPayload, body, bodyStart, bodyEnd);
     }
+    this.kick();
+  }
+
+  /**
+   * writeDeliver's frames from a content's kept tail (WireCache): the method frame's first
+   * octets are this delivery's, the rest is copied, with this channel written into the header
+   * and body frames.
+   */
+  private deliverWithTail(channel: number, prefix: Buffer, deliveryTag: number, redelivered: boolean, h: number, size: number, tail: Buffer): void {
+    const n = prefix.length;
+    const reserved = n + 9 + tail.length;
+    const at = this.reserve(reserved);
+    const out = this.scratch;
+    // The exchange's and the routing key's lengths, from the tail's two shortstrs.
+    const le = tail[0]!;
+    const strings = le + tail[le + 1]!;
+    try {
+      writeU64(out, at + n, deliveryTag);
+    } catch (err) {
+      this.pos -= reserved; // nothing queued
+      throw err;
+    }
+    for (let i = 0; i < n; i++) out[at + i] = prefix[i]!;
+    const payload = n + 4 + strings;
+    out[at + 3] = payload >>> 24;
+    out[at + 4] = (payload >>> 16) & 0xff;
+    out[at + 5] = (payload >>> 8) & 0xff;
+    out[at + 6] = payload & 0xff;
+    out[at + n + 8] = redelivered ? 1 : 0;
+    const tailAt = at + n + 9;
+    out.set(tail, tailAt);
+    const headerAt = tailAt + strings + 3;
+    out[headerAt + 1] = channel >>> 8;
+    out[headerAt + 2] = channel & 0xff;
+    if (size > 0) {
+      out[headerAt + h + 9] = channel >>> 8;
+      out[headerAt + h + 10] = channel & 0xff;
+    }
+    this.bytes += reserved;
     this.kick();
   }
 

@@ -1,4 +1,5 @@
 import type { FieldTable, FieldValue } from '../frame/field-table.js';
+import { KEEP_TAIL, type WireCache } from '../frame/frame-writer.js';
 import { decodeContentHeader, encodeContentHeaderPayload, type BasicProperties } from '../frame/generated/properties.js';
 import type { PersistedMessage } from '../store/message-store.js';
 import type { BodyRange } from './kept-body.js';
@@ -15,7 +16,7 @@ import type { BodyRange } from './kept-body.js';
 export class Message implements BodyRange {
   /** delivery-mode 2, a BCC header, and the priority property + 1 (0 when absent): see BITS. */
   private readonly bits: number;
-  /** What few messages have: a TTL, BCC routing keys (undefined for most: one field, not two). */
+  /** What few messages have: a TTL, BCC routing keys, kept frames (undefined for most: one field, not three). */
   private extra: MessageExtra | undefined;
   /**
    * The memory holding the body, which is bodyMemory[bodyOffset, bodyOffset + bodySize) (see
@@ -48,6 +49,23 @@ export class Message implements BodyRange {
     this.bodyMemory = bodyMemory;
     this.bodyOffset = bodyOffset;
     this.bodySize = bodySize;
+  }
+
+  /**
+   * It will be delivered several times (routed to several queues): its next delivery keeps its
+   * encoded frames for the others (wireCache).
+   */
+  keepFrames(): void {
+    const extra = this.extras();
+    if (extra.wireTail === undefined) extra.wireTail = KEEP_TAIL;
+  }
+
+  /**
+   * Where the frame writer keeps its frames once keepFrames() asked for it (WireCache): the
+   * extras, which most messages do not have.
+   */
+  get wireCache(): WireCache | undefined {
+    return this.extra;
   }
 
   /** delivery-mode 2. */
@@ -127,14 +145,14 @@ export class Message implements BodyRange {
   }
 
   private extras(): MessageExtra {
-    return (this.extra ??= { ttl: undefined, bccRoutingKeys: undefined });
+    return (this.extra ??= { ttl: undefined, bccRoutingKeys: undefined, wireTail: undefined });
   }
 }
 
 /** Message.bits: flags, then the priority property + 1 above them. */
 const BITS = { persistent: 1, bcc: 2, priorityShift: 2 } as const;
 
-interface MessageExtra {
+interface MessageExtra extends WireCache {
   ttl: number | undefined;
   bccRoutingKeys: string[] | undefined;
 }

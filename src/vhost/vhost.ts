@@ -614,6 +614,9 @@ export class VHost {
   offer(message: Message, queues: ReadonlySet<Queue>): Published {
     let durable = false;
     let rejected = false;
+    // Delivered to three queues or more: encoded once for all of them (a second delivery would
+    // not repay keeping the frames).
+    if (queues.size > 2) message.keepFrames();
     for (const q of queues) {
       const result = q.enqueue(message);
       if (result === EnqueueResult.Durable) durable = true;

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { FrameReader } from '../../src/frame/frame-reader.js';
 import { basicDeliverPrefix, encodeBasicDeliver } from '../../src/frame/fast.js';
-import { encodeFrame, FrameWriter, HEARTBEAT_FRAME, type FrameSink } from '../../src/frame/frame-writer.js';
+import { encodeFrame, FrameWriter, HEARTBEAT_FRAME, KEEP_TAIL, type FrameSink, type WireCache } from '../../src/frame/frame-writer.js';
 
 /**
  * A model test of FrameWriter: whatever is queued, however the flushes fall and however slowly
@@ -13,6 +13,10 @@ import { encodeFrame, FrameWriter, HEARTBEAT_FRAME, type FrameSink } from '../..
  * a frame whose payload filled its buffer exactly into that (already written) buffer's first
  * octet instead of the next buffer: amqplib saw 'Unknown frame type 206'. Frames ending exactly
  * on buffer boundaries are therefore generated on purpose here.
+ *
+ * A content delivered again (a fanout's other queues) is written from the frames its first
+ * delivery kept (WireCache): 'again' and 'burst' deliver earlier contents on other channels,
+ * with other consumer tags, after frame_max changed and from other coalescing buffers.
  */
 
 /**
@@ -90,13 +94,24 @@ class Harness {
     this.writer.write(f);
   }
 
-  /** basic.deliver through writeDeliver: expected as writeContent of the encoded method. */
+  /** Contents delivered so far, each with the slot writeDeliver keeps its frames in. */
+  readonly delivered: Array<{ exchange: string; key: string; header: Buffer; body: Buffer; cache: WireCache }> = [];
+
+  /** basic.deliver of a new content through writeDeliver: expected as writeContent of the encoded method. */
   deliver(channel: number, tag: number, header: Buffer, body: Buffer): void {
-    const consumerTag = `ctag-${channel}`;
-    const [exchange, key] = ['ex', `key.${tag % 7}`];
-    const deliver = () => this.writer.writeDeliver(channel, basicDeliverPrefix(channel, consumerTag), tag, tag % 2 === 0, exchange, key, header, body);
+    // Most are to keep their frames (KEEP_TAIL: routed to several queues), if small enough.
+    const content = { exchange: tag % 5 === 0 ? '' : 'ex', key: `key.${tag % 7}`, header, body, cache: { wireTail: tag % 4 === 0 ? undefined : KEEP_TAIL } };
+    this.delivered.push(content);
+    this.deliverAgain(content, channel, tag);
+  }
+
+  /** basic.deliver of a content delivered before (fanout), maybe from the frames it kept. */
+  deliverAgain(c: Harness['delivered'][number], channel: number, tag: number): void {
+    const consumerTag = `ctag-${channel}-${tag % 3}`;
+    const redelivered = tag % 2 === 0;
+    const deliver = () => this.writer.writeDeliver(channel, basicDeliverPrefix(channel, consumerTag), tag, redelivered, c.exchange, c.key, c.header, c.body, 0, c.body.length, c.cache);
     if (this.discardedAt >= 0) return void deliver();
-    this.expect(channel, encodeBasicDeliver(channel, consumerTag, tag, tag % 2 === 0, exchange, key), header, body);
+    this.expect(channel, encodeBasicDeliver(channel, consumerTag, tag, redelivered, c.exchange, c.key), c.header, c.body);
     deliver();
   }
 
@@ -174,6 +189,7 @@ type Op =
   | { op: 'heartbeat' }
   | { op: 'content'; channel: number; headerSize: number; bodySize: number; seed: number }
   | { op: 'deliver'; channel: number; headerSize: number; bodySize: number; seed: number }
+  | { op: 'again'; pick: number; channel: number; times: number; seed: number }
   | { op: 'burst'; count: number; seed: number }
   | { op: 'frameMax'; frameMax: number }
   | { op: 'onFlush'; size: number; flushAgain: boolean }
@@ -194,6 +210,7 @@ const ops: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ op: 'heartbeat' as const }) },
   { weight: 4, arbitrary: fc.record({ op: fc.constant('content' as const), channel: fc.integer({ min: 1, max: 3 }), headerSize: fc.oneof(fc.integer({ min: 12, max: 200 }), sizes.map((s) => s + 12)), bodySize: bigSizes, seed: fc.nat(255) }) },
   { weight: 4, arbitrary: fc.record({ op: fc.constant('deliver' as const), channel: fc.integer({ min: 1, max: 3 }), headerSize: fc.oneof(fc.integer({ min: 12, max: 200 }), sizes.map((s) => s + 12)), bodySize: bigSizes, seed: fc.nat(255) }) },
+  { weight: 3, arbitrary: fc.record({ op: fc.constant('again' as const), pick: fc.nat(), channel: fc.integer({ min: 1, max: 3 }), times: fc.integer({ min: 1, max: 12 }), seed: fc.nat(255) }) },
   // Many small contents and deliveries at once: frame ends fall on every offset of whatever buffers the writer fills.
   { weight: 1, arbitrary: fc.record({ op: fc.constant('burst' as const), count: fc.integer({ min: 1, max: 3000 }), seed: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('frameMax' as const), frameMax: fc.constantFrom(0, 4096, 16384, 16392, 16393, 131072, 1048576) }) },
@@ -222,12 +239,20 @@ function run(seq: Op[], highWaterMark: number, discardAt: number | null = null):
       case 'deliver':
         h.deliver(o.channel, o.seed + 1, bytes(o.headerSize, o.seed + 1), bytes(o.bodySize, o.seed + 2));
         break;
+      case 'again': {
+        if (h.delivered.length === 0) break;
+        const c = h.delivered[o.pick % h.delivered.length]!;
+        for (let i = 0; i < o.times; i++) h.deliverAgain(c, 1 + ((o.channel + i) % 3), o.seed + i);
+        break;
+      }
       case 'burst': {
         let r = o.seed;
         for (let i = 0; i < o.count; i++) {
           r = (r * 1103515245 + 12345) >>> 0;
           const channel = 1 + (r % 3);
-          if ((r >>> 24) % 3 !== 0) h.deliver(channel, i + 1, bytes(14 + ((r >>> 8) % 30), r + 1), bytes((r >>> 16) % 120, r + 2));
+          // Half the deliveries are of the content before (a fanout), on any channel.
+          if ((r >>> 24) % 3 !== 0 && (r >>> 27) % 2 === 0 && h.delivered.length > 0) h.deliverAgain(h.delivered[h.delivered.length - 1]!, channel, i + 1);
+          else if ((r >>> 24) % 3 !== 0) h.deliver(channel, i + 1, bytes(14 + ((r >>> 8) % 30), r + 1), bytes((r >>> 16) % 120, r + 2));
           else h.content(channel, encodeFrame(1, channel, bytes(12 + (r % 40), r)), bytes(14 + ((r >>> 8) % 30), r + 1), bytes((r >>> 16) % 120, r + 2));
         }
         break;

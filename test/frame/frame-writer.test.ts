@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { FrameReader } from '../../src/frame/frame-reader.js';
-import { COPY_LIMIT, encodeFrame, FrameWriter, HEARTBEAT_FRAME, SINK_LIMIT, type FrameSink } from '../../src/frame/frame-writer.js';
+import { COPY_LIMIT, encodeFrame, FrameWriter, HEARTBEAT_FRAME, KEEP_TAIL, MAX_TAIL, SINK_LIMIT, type FrameSink } from '../../src/frame/frame-writer.js';
 import { basicDeliverPrefix, encodeBasicDeliver } from '../../src/frame/fast.js';
 import { encodeMethodFrame } from '../../src/frame/generated/methods.js';
 import { encodeContentHeaderPayload } from '../../src/frame/generated/properties.js';
@@ -227,6 +227,34 @@ describe('FrameWriter', () => {
     expect(() => w.writeDeliver(1, basicDeliverPrefix(1, 'c'), 1, false, 'x'.repeat(256), 'q', header, Buffer.alloc(1))).to.throw(/shortstr longer than 255/);
     expect(() => w.writeDeliver(1, basicDeliverPrefix(1, 'c'), 1, false, '', 'r'.repeat(256), header, Buffer.alloc(1))).to.throw(/shortstr longer than 255/);
     expect(w.pendingBytes).to.equal(0);
+  });
+
+  it('writeDeliver keeps a content\'s frames only when asked (KEEP_TAIL) and only up to MAX_TAIL octets, and sends the same octets from them', () => {
+    const plain = new Sink();
+    const p = new FrameWriter(plain, 4096, () => {});
+    const cached = new Sink();
+    const c = new FrameWriter(cached, 4096, () => {});
+    const small = { wireTail: KEEP_TAIL as Buffer | undefined };
+    const large = { wireTail: KEEP_TAIL as Buffer | undefined };
+    const once = { wireTail: undefined as Buffer | undefined };
+    const smallBody = Buffer.from('sixteen octets!!');
+    const largeBody = Buffer.alloc(MAX_TAIL, 7);
+    for (let i = 1; i <= 4; i++) {
+      for (const [cache, body, channel] of [[small, smallBody, i], [large, largeBody, 1], [once, smallBody, 2]] as const) {
+        p.writeDeliver(channel, basicDeliverPrefix(channel, `c${i}`), i, i % 2 === 0, 'fan', 'rk', header, body);
+        c.writeDeliver(channel, basicDeliverPrefix(channel, `c${i}`), i, i % 2 === 0, 'fan', 'rk', header, body, 0, body.length, cache);
+      }
+      if (i === 1) {
+        // The method frame's octets after the exchange's shortstr: exchange, key, frame-end, header frame, body frame.
+        expect(small.wireTail!.length).to.equal(1 + 3 + 1 + 2 + 1 + header.length + 8 + smallBody.length + 8);
+        expect(large.wireTail).to.equal(undefined);
+        expect(once.wireTail).to.equal(undefined);
+      }
+    }
+    expect(c.pendingBytes).to.equal(p.pendingBytes);
+    p.flush();
+    c.flush();
+    expect(cached.all.equals(plain.all)).to.equal(true);
   });
 
   it('writeDeliver stops at SINK_LIMIT inside a large body and goes on when the sink drains', () => {
