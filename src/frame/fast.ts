@@ -49,9 +49,10 @@ export function basicDeliverFrameSize(prefixLength: number, le: number, lr: numb
 export function writeBasicDeliver(
   b: Buffer, at: number, prefix: Buffer, deliveryTag: number, redelivered: boolean, exchange: string, le: number, routingKey: string, lr: number,
 ): number {
-  // A copy loop: cheaper than a native call for a few dozen octets.
+  // The whole prefix at once: TypedArray's set() of a whole array is a builtin, not a call into
+  // C++ as Buffer's copy() is, and cheaper than a copy loop from a dozen octets on.
   const n = prefix.length;
-  for (let i = 0; i < n; i++) b[at + i] = prefix[i]!;
+  b.set(prefix, at);
   const size = n + 4 + le + lr; // payload: after the 7-octet frame header, before frame-end
   b[at + 3] = size >>> 24;
   b[at + 4] = (size >>> 16) & 0xff;

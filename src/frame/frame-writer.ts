@@ -299,7 +299,7 @@ export class FrameWriter {
       this.pos -= reserved; // nothing queued
       throw err;
     }
-    for (let i = 0; i < n; i++) out[at + i] = prefix[i]!;
+    out.set(prefix, at);
     const payload = n + 4 + strings;
     out[at + 3] = payload >>> 24;
     out[at + 4] = (payload >>> 16) & 0xff;
