@@ -105,6 +105,13 @@ export interface VHostDeps {
   churn: ChurnCounters;
 }
 
+/** A dead-lettering asked for during an offer (VHost.offer). */
+interface DeferredDeadLetter {
+  queue: Queue;
+  entries: QueuedMessage[];
+  reason: DeadLetterReason;
+}
+
 /**
  * One virtual host: its exchanges, queues and bindings, and RabbitMQ's rules for declaring,
  * binding and deleting them. The one publish path (route, then enqueue) and routing through
@@ -133,6 +140,11 @@ export class VHost {
    * costs them a null check.
    */
   tracer: Tracer | undefined = undefined;
+  /**
+   * Dead-letterings that queues asked for while a message was being offered (drop-head,
+   * reject-publish-dlx, expiry), done once it reached every queue (offer); undefined outside offer.
+   */
+  private deferredDeadLetters: DeferredDeadLetter[] | undefined = undefined;
   /** What clients publish into this vhost, dead-lettering, and the counts of deleted queues (src/metrics). */
   readonly counters = new VHostCounters();
 
@@ -548,6 +560,10 @@ export class VHost {
    * message they drop for these reasons, DLX or not, and all are counted.
    */
   deadLetter(queue: Queue, entries: QueuedMessage[], reason: DeadLetterReason): void {
+    if (this.deferredDeadLetters !== undefined) {
+      this.deferredDeadLetters.push({ queue, entries, reason });
+      return;
+    }
     const dlxName = queue.settings.deadLetterExchange;
     const dlx = dlxName === undefined ? undefined : this.exchanges.get(dlxName);
     // Counted whether the messages go anywhere or not (strategy at_most_once or disabled).
@@ -610,17 +626,34 @@ export class VHost {
     return [...queues].map((q) => q.name);
   }
 
-  /** Offers a routed message (already without its BCC header) to each of queues. */
+  /**
+   * Offers a routed message (already without its BCC header) to each of queues. What the queues
+   * dead-letter meanwhile (a drop-head queue's head, a reject-publish-dlx queue's refusal) is
+   * published once the message reached all of them: in RabbitMQ the channel hands the message to
+   * every queue before any queue's dead-lettering publishes, so a dead-lettered copy comes after
+   * the message that pushed it out, in every queue the two reach.
+   */
   offer(message: Message, queues: ReadonlySet<Queue>): Published {
     let durable = false;
     let rejected = false;
     // Delivered to three queues or more: encoded once for all of them (a second delivery would
     // not repay keeping the frames).
     if (queues.size > 2) message.keepFrames();
-    for (const q of queues) {
-      const result = q.enqueue(message);
-      if (result === EnqueueResult.Durable) durable = true;
-      else if (result === EnqueueResult.Rejected) rejected = true;
+    const outer = this.deferredDeadLetters === undefined;
+    if (outer) this.deferredDeadLetters = [];
+    try {
+      for (const q of queues) {
+        const result = q.enqueue(message);
+        if (result === EnqueueResult.Durable) durable = true;
+        else if (result === EnqueueResult.Rejected) rejected = true;
+      }
+    } finally {
+      if (outer) {
+        const deferred = this.deferredDeadLetters!;
+        this.deferredDeadLetters = undefined;
+        // Each publishes as an offer of its own (what it dead-letters in turn waits for it).
+        for (const d of deferred) this.deadLetter(d.queue, d.entries, d.reason);
+      }
     }
     return { message, queues, durable, rejected };
   }

@@ -280,6 +280,41 @@ describe('dead-lettering (RabbitMQ dlx guide)', () => {
       await ch.waitForConfirms().catch(() => {});
       expect(await drain(ch, dlq)).to.deep.equal([]);
     });
+
+    // A queue that dead-letters into the fanout exchange that feeds it and two other queues:
+    // RabbitMQ's channel hands a message to every queue before the first queue's dead-lettering
+    // publishes, so in the other queues the dead-lettered copy comes after the message that
+    // pushed it out (drop-head) or was refused (reject-publish-dlx). Recorded from RabbitMQ
+    // 3.10.8, one publish confirmed at a time. Warren dead-lettered in the middle of the offer
+    // and put the copy first.
+    for (const [overflow, order] of [
+      ['drop-head', ['1', '2', "1'", '3', "2'", '4', "3'"]],
+      ['reject-publish-dlx', ['1', '2', "2'", '3', "3'", '4', "4'"]],
+    ] as const) {
+      it(`${overflow} into the same fanout: the dead-lettered copy comes after the message that caused it in the other queues`, async () => {
+        const ch = await confirmChannel(session.conn);
+        const fan = uniq('dl-fan');
+        const [q1, q2, q3] = [uniq('dl-fan-1'), uniq('dl-fan-2'), uniq('dl-fan-3')];
+        await ch.assertExchange(fan, 'fanout', { durable: false, autoDelete: true });
+        await ch.assertQueue(q1, { exclusive: true, arguments: { 'x-max-length': 1, 'x-overflow': overflow, 'x-dead-letter-exchange': fan } });
+        for (const q of [q2, q3]) await ch.assertQueue(q, { exclusive: true });
+        for (const q of [q1, q2, q3]) await ch.bindQueue(q, fan, '');
+        for (const b of ['1', '2', '3', '4']) {
+          ch.publish(fan, '', Buffer.from(b), {}, () => {});
+          await ch.waitForConfirms().catch(() => {});
+        }
+        const marked = async (q: string) => {
+          const out: string[] = [];
+          for (let m = await ch.get(q, { noAck: true }); m; m = await ch.get(q, { noAck: true })) {
+            out.push(m.content.toString() + (m.properties.headers?.['x-death'] ? "'" : ''));
+          }
+          return out;
+        };
+        expect(await marked(q2)).to.deep.equal(order);
+        expect(await marked(q3)).to.deep.equal(order);
+        expect(await marked(q1)).to.deep.equal([overflow === 'drop-head' ? '4' : '1']);
+      });
+    }
   });
 
   describe('reason delivery_limit (RabbitMQ quorum-queues guide: poison message handling)', () => {
