@@ -123,6 +123,8 @@ export class Queue {
   /** When the queue was created (wall clock ms). */
   readonly createdAt: number;
   deleted = false;
+  /** This queue alone as a set (`alone`), made when first asked for. */
+  private aloneSet: ReadonlySet<Queue> | undefined = undefined;
   /** Publishes, deliveries, gets and acks (src/metrics): counted by the channels that make them. */
   readonly counters = new QueueCounters();
 
@@ -248,6 +250,11 @@ export class Queue {
    */
   peekHead(): QueuedMessage | undefined {
     return this.ready.peekWindow();
+  }
+
+  /** The set of queues a message published to this queue alone reaches (VHost.publish through the default exchange). */
+  get alone(): ReadonlySet<Queue> {
+    return (this.aloneSet ??= new Set<Queue>([this]));
   }
 
   get isQuorum(): boolean {

@@ -597,7 +597,11 @@ export class VHost {
    * accepts, when given).
    */
   publish(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined, admit?: (q: Queue) => boolean): Published {
-    if (admit === undefined && !this.bindings.hasExchangeDestinations && exchange !== this.defaultExchange) {
+    if (admit === undefined && exchange === this.defaultExchange && ccRoutingKeys === undefined) {
+      // To the queue its routing key names (no CC or BCC keys): no routing input, no new set.
+      const q = this.queues.get(msg.routingKey);
+      if (q !== undefined) return this.offer(msg.withoutBcc(), q.alone);
+    } else if (admit === undefined && !this.bindings.hasExchangeDestinations && exchange !== this.defaultExchange) {
       // A fanout exchange bound to queues only: its own set of them, neither matched nor copied.
       const all = exchange.router.everyMessage?.() as ReadonlySet<Queue> | undefined;
       if (all !== undefined && all.size > 0) return this.offer(msg.withoutBcc(), all);
