@@ -312,12 +312,26 @@ export class PagedReadyList {
   }
 
   insertSorted(m: QueuedMessage): void {
-    if (!this.returnsFirst && this.storedOnly > 0 && !(m.seq < (this.window.peekLast()?.seq ?? -Infinity))) {
-      this.held.insertSorted(m);
-    } else {
-      this.window.insertSorted(m);
-      this.windowMemory += memoryOf(m);
+    this.insertAllSorted([m]);
+  }
+
+  /** insertSorted for each, each list merged once (ReadyStore.insertAllSorted). */
+  insertAllSorted(ms: readonly QueuedMessage[]): void {
+    // Behind the window's last entry while entries are only in the store: among the held ones.
+    // (Inserting before the window's last entry does not change which one is last.)
+    const windowLast = this.window.peekLast()?.seq ?? -Infinity;
+    const toHeld = !this.returnsFirst && this.storedOnly > 0;
+    const held: QueuedMessage[] = [];
+    const window: QueuedMessage[] = [];
+    for (const m of ms) {
+      if (toHeld && !(m.seq < windowLast)) held.push(m);
+      else {
+        window.push(m);
+        this.windowMemory += memoryOf(m);
+      }
     }
+    if (held.length > 0) this.held.insertAllSorted(held);
+    if (window.length > 0) this.window.insertAllSorted(window);
   }
 
   /**

@@ -518,6 +518,7 @@ export class Queue {
     if (this.keyed !== undefined) for (const entry of entries) this.keyed.returned(entry);
     const limit = this.settings.deliveryLimit;
     const overLimit: QueuedMessage[] = [];
+    const back: QueuedMessage[] = [];
     for (const entry of entries) {
       const firstReturn = !entry.redelivered;
       entry.redelivered = true;
@@ -542,8 +543,10 @@ export class Queue {
       }
       // The redelivered mark survives a restart.
       if (entry.persisted && firstReturn) this.deps.store.update(this.storeKey, entry);
-      this.ready.insertSorted(entry);
+      back.push(entry);
     }
+    // All at once: one merge, not an insert (that may move the whole list) per message.
+    this.ready.insertAllSorted(back);
     if (overLimit.length > 0) this.remove(overLimit, 'delivery_limit');
     // Requeued messages count against x-max-length again: the head goes first.
     if (this.settings.maxLength !== undefined || this.settings.maxLengthBytes !== undefined) this.dropHeadOverLimit();

@@ -148,6 +148,43 @@ describe('consumers (RabbitMQ consumers guide)', () => {
       expect(await again.done).to.deep.equal([['one', true], ['two', true], ['three', false]]);
       await ch.deleteQueue(q);
     });
+
+    it('a connection lost with thousands unacknowledged, every third acked: the rest come back in queue order, redelivered, before what was never delivered', async () => {
+      // Requeued in one merge (Queue.requeue): one insert per message, each moving the list,
+      // held the event loop for 24 s with 60,000 of 300,000 (test/queue/queue.test.ts counts it).
+      const [total, prefetch] = [9000, 6000];
+      const ch = await confirmChannel(session.conn);
+      const q = uniq('bulk-requeue');
+      await ch.assertQueue(q);
+      for (let i = 0; i < total; i++) ch.sendToQueue(q, Buffer.from(String(i)));
+      await ch.waitForConfirms();
+      const doomed = await connect(broker.url);
+      doomed.on('error', () => {});
+      const dch = await channel(doomed);
+      await dch.prefetch(prefetch);
+      let n = 0;
+      await new Promise<void>((resolve) => {
+        void dch.consume(q, (m) => {
+          if (!m) return;
+          // Every third of the first 6,000 acknowledged; nothing after.
+          if (n < prefetch && n % 3 === 0) dch.ack(m);
+          if (++n === prefetch) resolve();
+        });
+      });
+      // The acks are handled before this answer, and the credit they free filled at once: the
+      // consumer then holds 6,000 + 2,000 deliveries, 2,000 of them acknowledged.
+      await dch.checkQueue(q);
+      const delivered = prefetch + prefetch / 3;
+      (doomed as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+      for (let i = 0; i < 200 && (await ch.checkQueue(q)).consumerCount > 0; i++) await new Promise((r) => setTimeout(r, 5));
+      const left = total - prefetch / 3;
+      const again = collect<[number, boolean]>(left);
+      await ch.consume(q, (m) => { if (m) again.push([Number(m.content.toString()), m.fields.redelivered]); }, { noAck: true });
+      const want: Array<[number, boolean]> = [];
+      for (let i = 0; i < total; i++) if (i >= prefetch || i % 3 !== 0) want.push([i, i < delivered]);
+      expect(await again.done).to.deep.equal(want);
+      await ch.deleteQueue(q);
+    });
   });
 
   describe('single active consumer (RabbitMQ consumers guide: single active consumer)', () => {

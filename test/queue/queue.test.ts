@@ -74,6 +74,33 @@ describe('Queue', () => {
       expect(e1.redelivered).to.equal(false);
     });
 
+    it('puts back tens of thousands at once in one merge, not an insert (moving the whole list) per message', () => {
+      // A consumer that closed with 60,000 unacknowledged messages of a queue of 300,000 held the
+      // broker's event loop for 24 s (heartbeats of other connections timed out): each requeued
+      // message was spliced into the ready list on its own. Counted here, not timed: the number
+      // of splices a requeue makes.
+      const h = makeQueue();
+      publish(h, range(50_000));
+      const delivered = Array.from({ length: 20_000 }, () => get(h.queue));
+      const splice = Array.prototype.splice;
+      let splices = 0;
+      Array.prototype.splice = function (this: unknown[], ...args: Parameters<typeof splice>) {
+        splices++;
+        return splice.apply(this, args);
+      } as typeof splice;
+      try {
+        h.queue.requeue(delivered.filter((_, i) => i % 2 === 0).reverse());
+        h.queue.requeue(delivered.filter((_, i) => i % 2 === 1));
+      } finally {
+        Array.prototype.splice = splice;
+      }
+      expect(splices).to.equal(0);
+      const all = takeAll(h.queue);
+      expect(all.length).to.equal(50_000);
+      expect(all.every((b, i) => b === String(i))).to.equal(true);
+      expect(delivered.every((e) => e.redelivered)).to.equal(true);
+    });
+
     it('a requeue beyond x-max-length drops from the head, the requeued message first', () => {
       const h = makeQueue({ args: { 'x-max-length': F.int32(2), ...DLX } });
       publish(h, ['0', '1']);

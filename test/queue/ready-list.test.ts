@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import fc from 'fast-check';
 import { encodeContentHeaderPayload } from '../../src/frame/generated/properties.js';
 import { Message } from '../../src/queue/message.js';
 import { PagedReadyList } from '../../src/queue/paged-ready-list.js';
@@ -22,6 +23,34 @@ function order(list: Pick<ReadyStore, 'shift'>): string[] {
 }
 
 describe('ready lists', () => {
+  // Queue.requeue puts back all of a closing channel's deliveries of a queue with one
+  // insertAllSorted: it must leave the list as inserting each one by one does.
+  it('insertAllSorted leaves a list as insertSorted of each does, whatever was taken and in whatever order they come back', () => {
+    fc.assert(fc.property(
+      fc.integer({ min: 0, max: 60 }), fc.integer({ min: 0, max: 60 }), fc.array(fc.nat(), { maxLength: 60 }), fc.integer({ min: 0, max: 2 }),
+      (size, taken, picks, maxPriority) => {
+        const make = () => (maxPriority === 0 ? new ReadyList() : new PriorityReadyList(maxPriority));
+        const [one, all] = [make(), make()];
+        const es = Array.from({ length: size }, (_, i) => entry(i * 2 + 1, `m${i}`, i % 3));
+        for (const e of es) {
+          one.push(e);
+          all.push(e);
+        }
+        // Delivered: taken from the head (the same ones from both), some of them come back.
+        const out: QueuedMessage[] = [];
+        for (let i = 0; i < Math.min(taken, size); i++) {
+          out.push(one.shift()!);
+          all.shift();
+        }
+        const back = [...new Set(picks.filter(() => out.length > 0).map((p) => out[p % out.length]!))];
+        for (const e of back) one.insertSorted(e);
+        all.insertAllSorted(back);
+        expect([all.length, all.byteSize]).to.deep.equal([one.length, one.byteSize]);
+        expect(order(all)).to.deep.equal(order(one));
+      },
+    ), { numRuns: 300 });
+  });
+
   it('ReadyList: FIFO, a requeue goes back to its seq position, byteSize follows', () => {
     const l = new ReadyList();
     const es = [1, 2, 3, 4].map((s) => entry(s, `m${s}`));
