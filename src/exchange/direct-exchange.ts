@@ -54,6 +54,10 @@ class DirectRouter<D> implements Router<D> {
     if (msg.ccRoutingKeys !== undefined) for (const key of msg.ccRoutingKeys) this.routeKey(key, out);
   }
 
+  forRoutingKey(routingKey: string): ReadonlySet<D> | undefined {
+    return this.byKey.get(routingKey);
+  }
+
   private routeKey(key: string, out: Set<D>): void {
     const set = this.byKey.get(key);
     if (set !== undefined) for (const d of set) out.add(d);

@@ -47,6 +47,12 @@ export interface Router<D> {
    * (fanout): the router's own set, read-only, for the caller to use at once rather than copy.
    */
   everyMessage?(): ReadonlySet<D> | undefined;
+  /**
+   * The destinations route() adds for a message with this routing key and no CC or BCC keys,
+   * when they depend on nothing else (direct): the router's own set, read-only, for the caller
+   * to use at once rather than copy; undefined when none.
+   */
+  forRoutingKey?(routingKey: string): ReadonlySet<D> | undefined;
   /** Number of bindings (distinct (destination, key, args) triples). */
   readonly bindingCount: number;
 }

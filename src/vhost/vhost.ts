@@ -602,8 +602,10 @@ export class VHost {
       const q = this.queues.get(msg.routingKey);
       if (q !== undefined) return this.offer(msg.withoutBcc(), q.alone);
     } else if (admit === undefined && !this.bindings.hasExchangeDestinations && exchange !== this.defaultExchange) {
-      // A fanout exchange bound to queues only: its own set of them, neither matched nor copied.
-      const all = exchange.router.everyMessage?.() as ReadonlySet<Queue> | undefined;
+      // An exchange bound to queues only whose router has the set at hand: a fanout's, or a
+      // direct exchange's for the routing key (without CC or BCC keys), neither matched nor copied.
+      const router = exchange.router;
+      const all = (router.everyMessage?.() ?? (ccRoutingKeys === undefined ? router.forRoutingKey?.(msg.routingKey) : undefined)) as ReadonlySet<Queue> | undefined;
       if (all !== undefined && all.size > 0) return this.offer(msg.withoutBcc(), all);
     }
     const input = routingInput(msg, ccRoutingKeys);

@@ -111,6 +111,33 @@ describe('VHost.publish', () => {
     expect([takeAll(a), takeAll(b)]).to.deep.equal([['via-g'], ['aside', 'via-g']]);
   });
 
+  it('routes through a direct exchange by its own set for the key: each queue once, CC keys still routed, unbound keys to the alternate exchange', () => {
+    const ae = exchange('ae-d', 'fanout');
+    const aside = queue('aside');
+    vhost.bind(ae, aside, '', {});
+    const d = exchange('d', 'direct', { 'alternate-exchange': F.str('ae-d') });
+    const [a, b] = [queue('a'), queue('b')];
+    vhost.bind(d, a, 'k', {});
+    vhost.bind(d, a, 'k', { x: F.str('other args') }); // bound twice with the key: still one copy
+    vhost.bind(d, b, 'k', {});
+    vhost.bind(d, b, 'cc', {});
+    const r = vhost.publish(d, message('k', 'm', {}, 'd'), undefined);
+    expect([[...r.queues].map((q) => q.name), r.durable, r.rejected]).to.deep.equal([['a', 'b'], false, false]);
+    // With a CC key the message is routed (each queue once), not offered to the key's set.
+    const headers = { CC: F.array([F.str('cc')]) };
+    const cc = vhost.publish(d, message('k', 'with-cc', { headers }, 'd'), senderSelectedRoutingKeys(headers));
+    expect([...cc.queues].map((q) => q.name)).to.have.members(['a', 'b']);
+    const viaCc = vhost.publish(d, message('none', 'cc-only', { headers }, 'd'), senderSelectedRoutingKeys(headers));
+    expect([...viaCc.queues].map((q) => q.name)).to.deep.equal(['b']);
+    // A key nobody is bound with (or no longer): the alternate exchange routes it.
+    expect([...vhost.publish(d, message('nobody', 'lost', {}, 'd'), undefined).queues].map((q) => q.name)).to.deep.equal(['aside']);
+    vhost.unbind(d, a, 'k', {});
+    vhost.unbind(d, a, 'k', { x: F.str('other args') });
+    vhost.unbind(d, b, 'k', {});
+    expect([...vhost.publish(d, message('k', 'late', {}, 'd'), undefined).queues].map((q) => q.name)).to.deep.equal(['aside']);
+    expect([takeAll(a), takeAll(b), takeAll(aside)]).to.deep.equal([['m', 'with-cc'], ['m', 'with-cc', 'cc-only'], ['lost', 'late']]);
+  });
+
   it('publishes a delayed message through the same path when it is due, BCC keys included', () => {
     const x = exchange('later', 'x-delayed-message', { 'x-delayed-type': F.str('direct') }, true);
     const [a, hidden] = [queue('a'), queue('hidden')];
