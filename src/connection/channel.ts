@@ -125,7 +125,7 @@ export class Channel implements ConsumerHost {
     const header = queue.isQuorum && entry.deliveryCount > 0 ? withDeliveryCount(entry) : msg.header;
     const prefix = consumer.deliverPrefix ?? (consumer.deliverPrefix = basicDeliverPrefix(this.id, consumer.tag));
     this.conn.writer.writeDeliver(this.id, prefix, tag, entry.redelivered, msg.exchange, msg.routingKey, header,
-      msg.bodyMemory, msg.bodyOffset, msg.bodyOffset + msg.bodySize, header === msg.header ? msg.wireCache : undefined);
+      msg.bodyMemory, msg.bodyOffset, msg.bodyOffset + msg.bodySize, header === msg.header ? msg : undefined);
     // RabbitMQ's firehose (src/trace): a null check while tracing is off.
     const tracer = this.conn.vhost!.tracer;
     if (tracer !== undefined) tracer.delivered({ connection: this.conn.name, channel: this.id, user: this.conn.username }, queue.name, msg, entry.redelivered, header);

@@ -90,30 +90,48 @@ class BodyItem {
 }
 
 /**
- * A content's slot for its encoded frames (Message has one). Its owner sets it to KEEP_TAIL for
- * a content that will be delivered several times (a message routed to several queues); the
- * next delivery that encodes it whole then keeps there its octets from the exchange's shortstr
- * to the last frame-end (its *tail*, at most MAX_TAIL octets), and every later delivery copies
- * them in one call instead of encoding them again. undefined: nothing is kept. The owner must
- * not change the content while it holds a tail (a Message never does).
+ * A content that may keep its encoded frames (Message is one). For a content that will be
+ * delivered several times (a message routed to several queues) wireTail is KEEP_TAIL: the next
+ * delivery that encodes it whole then hands keepTail() its octets from the exchange's shortstr
+ * to the last frame-end (its *tail*, at most MAX_TAIL octets), and while the content keeps it,
+ * wireTail returns it and every delivery copies it in one call instead of encoding it again.
+ * undefined: nothing is kept. The content must not change while it holds a tail (a Message
+ * never does).
  */
 export interface WireCache {
-  wireTail: Buffer | undefined;
+  readonly wireTail: Buffer | undefined;
+  /** Called once, while wireTail is KEEP_TAIL: the tail to keep, or undefined (too long). */
+  keepTail(tail: Buffer | undefined): void;
 }
 
 /** WireCache.wireTail of a content whose tail is to be kept. */
 export const KEEP_TAIL: Buffer = Buffer.alloc(0);
 
 /**
- * The longest tail kept: a kept tail is memory the content holds until it is freed (in a queue
- * that lags behind the others, until it is delivered there), so only small contents, for which
- * encoding costs most per octet, keep theirs.
+ * The longest tail kept: only small contents, for which encoding costs most per octet, keep
+ * theirs (and how many tails are kept at once is bounded by the content's owner: Message).
  */
 export const MAX_TAIL = 512;
 
-/** A Buffer of its own holding src[start, end). */
+/**
+ * Where kept tails are copied: slabs of their own, not Node's Buffer pool, whose 8 KiB slabs
+ * small message bodies share (kept-body.ts). A tail cut from a slab that also holds the body of
+ * a message waiting in a lagging queue would stay in memory as long as that body, after its
+ * message dropped it; tails dropped oldest first (Message's TAILS_KEPT) free their own slabs.
+ */
+const TAIL_SLAB = 64 * 1024;
+let tailSlab: ArrayBuffer = new ArrayBuffer(0);
+let tailSlabUsed = 0;
+
+/** src[start, end) copied into a tail slab. */
 function copyOf(src: Buffer, start: number, end: number): Buffer {
-  const b = Buffer.allocUnsafe(end - start);
+  const n = end - start;
+  if (tailSlabUsed + n > tailSlab.byteLength) {
+    tailSlab = new ArrayBuffer(TAIL_SLAB);
+    tailSlabUsed = 0;
+  }
+  const b = Buffer.from(tailSlab, tailSlabUsed, n);
+  tailSlabUsed += n;
   copyBytes(src, start, end, b, 0);
   return b;
 }
@@ -272,7 +290,7 @@ export class FrameWriter {
       if (size > 0) at = frameInto(out, at, 3, channel, body, bodyStart, bodyEnd);
       if (tail === KEEP_TAIL) {
         const tailAt = headerAt - le - lr - 3;
-        cache!.wireTail = at - tailAt <= MAX_TAIL ? copyOf(out, tailAt, at) : undefined;
+        cache!.keepTail(at - tailAt <= MAX_TAIL ? copyOf(out, tailAt, at) : undefined);
       }
     } else {
       this.content(channel, headerPayload, body, bodyStart, bodyEnd);

@@ -13,10 +13,10 @@ import type { BodyRange } from './kept-body.js';
  * to dozens of times its size in JS objects (a 128 KiB header to about 8 MiB), and a queue of
  * such messages would hold all of them. `properties` decodes on demand (see lastHeader).
  */
-export class Message implements BodyRange {
+export class Message implements BodyRange, WireCache {
   /** delivery-mode 2, a BCC header, and the priority property + 1 (0 when absent): see BITS. */
   private readonly bits: number;
-  /** What few messages have: a TTL, BCC routing keys, kept frames (undefined for most: one field, not three). */
+  /** What few messages have: a TTL, BCC routing keys (undefined for most: one field, not two). */
   private extra: MessageExtra | undefined;
   /**
    * The memory holding the body, which is bodyMemory[bodyOffset, bodyOffset + bodySize) (see
@@ -25,6 +25,12 @@ export class Message implements BodyRange {
   readonly bodyMemory: Buffer;
   readonly bodyOffset: number;
   readonly bodySize: number;
+  /**
+   * WireCache: KEEP_TAIL once keepFrames() asked for its frames, then the tail its first
+   * delivery kept while it is one of the TAILS_KEPT, else undefined. A field of its own, read
+   * on every delivery (8 octets per message; kept tails are bounded by TAILS_KEPT).
+   */
+  wireTail: Buffer | undefined;
 
   constructor(
     /** Broker-wide unique id (also the store key of a persisted message). */
@@ -49,23 +55,26 @@ export class Message implements BodyRange {
     this.bodyMemory = bodyMemory;
     this.bodyOffset = bodyOffset;
     this.bodySize = bodySize;
+    this.wireTail = undefined;
   }
 
   /**
    * It will be delivered several times (routed to several queues): its next delivery keeps its
-   * encoded frames for the others (wireCache).
+   * encoded frames for the others (WireCache).
    */
   keepFrames(): void {
-    const extra = this.extras();
-    if (extra.wireTail === undefined) extra.wireTail = KEEP_TAIL;
+    if (this.wireTail === undefined) this.wireTail = KEEP_TAIL;
   }
 
-  /**
-   * Where the frame writer keeps its frames once keepFrames() asked for it (WireCache): the
-   * extras, which most messages do not have.
-   */
-  get wireCache(): WireCache | undefined {
-    return this.extra;
+  /** WireCache: keeps the tail its first delivery encoded (one of at most TAILS_KEPT messages that do). */
+  keepTail(tail: Buffer | undefined): void {
+    this.wireTail = tail;
+    if (tail !== undefined) rememberTail(this);
+  }
+
+  /** Forgets its kept tail: a newer one took its place among the TAILS_KEPT. */
+  dropTail(): void {
+    this.wireTail = undefined;
   }
 
   /** delivery-mode 2. */
@@ -145,16 +154,34 @@ export class Message implements BodyRange {
   }
 
   private extras(): MessageExtra {
-    return (this.extra ??= { ttl: undefined, bccRoutingKeys: undefined, wireTail: undefined });
+    return (this.extra ??= { ttl: undefined, bccRoutingKeys: undefined });
   }
 }
 
 /** Message.bits: flags, then the priority property + 1 above them. */
 const BITS = { persistent: 1, bcc: 2, priorityShift: 2 } as const;
 
-interface MessageExtra extends WireCache {
+interface MessageExtra {
   ttl: number | undefined;
   bccRoutingKeys: string[] | undefined;
+}
+
+/**
+ * How many messages keep a tail at once. A tail repays itself while the message's other
+ * deliveries follow its first one closely (a fanout's consumers keeping up); a message waiting
+ * in a queue that lags behind would hold it for nothing, so each new tail drops the oldest: at
+ * most this many tails (each at most MAX_TAIL octets) are held however long the queues are.
+ * The ring also keeps its messages alive until their tails are dropped (small ones: a body
+ * over MAX_TAIL keeps no tail).
+ */
+export const TAILS_KEPT = 8192;
+const keptTails: Array<Message | undefined> = new Array<Message | undefined>(TAILS_KEPT).fill(undefined);
+let nextTail = 0;
+
+function rememberTail(m: Message): void {
+  keptTails[nextTail]?.dropTail();
+  keptTails[nextTail] = m;
+  nextTail = (nextTail + 1) % TAILS_KEPT;
 }
 
 /**

@@ -60,6 +60,11 @@ class SlowSocket implements FrameSink {
   }
 }
 
+/** A WireCache as simple as can be: keeps what it is given. */
+function wireSlot(wireTail: Buffer | undefined): WireCache {
+  return { wireTail, keepTail(tail) { this.wireTail = tail; } } as WireCache & { wireTail: Buffer | undefined };
+}
+
 /** Deterministic non-constant octets, so misplaced ones do not go unnoticed. */
 function bytes(size: number, seed: number): Buffer {
   const b = Buffer.allocUnsafe(size);
@@ -100,7 +105,7 @@ class Harness {
   /** basic.deliver of a new content through writeDeliver: expected as writeContent of the encoded method. */
   deliver(channel: number, tag: number, header: Buffer, body: Buffer): void {
     // Most are to keep their frames (KEEP_TAIL: routed to several queues), if small enough.
-    const content = { exchange: tag % 5 === 0 ? '' : 'ex', key: `key.${tag % 7}`, header, body, cache: { wireTail: tag % 4 === 0 ? undefined : KEEP_TAIL } };
+    const content = { exchange: tag % 5 === 0 ? '' : 'ex', key: `key.${tag % 7}`, header, body, cache: wireSlot(tag % 4 === 0 ? undefined : KEEP_TAIL) };
     this.delivered.push(content);
     this.deliverAgain(content, channel, tag);
   }

@@ -234,9 +234,10 @@ describe('FrameWriter', () => {
     const p = new FrameWriter(plain, 4096, () => {});
     const cached = new Sink();
     const c = new FrameWriter(cached, 4096, () => {});
-    const small = { wireTail: KEEP_TAIL as Buffer | undefined };
-    const large = { wireTail: KEEP_TAIL as Buffer | undefined };
-    const once = { wireTail: undefined as Buffer | undefined };
+    const slot = (wireTail: Buffer | undefined) => ({ wireTail, keepTail(tail: Buffer | undefined) { this.wireTail = tail; } });
+    const small = slot(KEEP_TAIL);
+    const large = slot(KEEP_TAIL);
+    const once = slot(undefined);
     const smallBody = Buffer.from('sixteen octets!!');
     const largeBody = Buffer.alloc(MAX_TAIL, 7);
     for (let i = 1; i <= 4; i++) {

@@ -3,7 +3,8 @@ import { getHeapStatistics } from 'node:v8';
 import { F, type FieldTable } from '../../src/frame/field-table.js';
 import { encodeContentHeaderPayload } from '../../src/frame/generated/properties.js';
 import { collectGarbage } from '../../src/memory-monitor.js';
-import { Message } from '../../src/queue/message.js';
+import { KEEP_TAIL } from '../../src/frame/frame-writer.js';
+import { Message, TAILS_KEPT } from '../../src/queue/message.js';
 
 /** A content header of about 128 KiB: thousands of short-string fields (issue 10). */
 function bigHeader(): { header: Buffer; fields: number } {
@@ -39,6 +40,31 @@ describe('Message', () => {
     // and a message itself is a few hundred bytes: the header's bytes are off the JS heap.
     expect(perMessage).to.be.lessThan(128 * 1024);
     expect([queued[0]!.persistent, queued[0]!.priority]).to.deep.equal([true, 3]);
+  });
+
+  it('keeps frames only when asked, and at most TAILS_KEPT tails at once: the oldest is dropped for a new one', () => {
+    const header = encodeContentHeaderPayload(60, 1, {});
+    const make = (i: number) => new Message(i, 'x', 'k', header, Buffer.from('b'));
+    const plain = make(0);
+    expect(plain.wireTail).to.equal(undefined);
+    const withTtl = make(1);
+    withTtl.ttl = 5000;
+    const asked = [withTtl, ...Array.from({ length: TAILS_KEPT + 9 }, (_, i) => make(i + 2))];
+    for (const m of asked) {
+      m.keepFrames();
+      expect(m.wireTail).to.equal(KEEP_TAIL);
+    }
+    const tails = asked.map((_, i) => Buffer.from(`tail ${i}`));
+    asked.forEach((m, i) => m.keepTail(tails[i]));
+    // The first ten were dropped: not asked again (what else they hold, a TTL, stays).
+    expect(asked.slice(0, 10).map((m) => m.wireTail)).to.deep.equal(Array(10).fill(undefined));
+    expect(withTtl.ttl).to.equal(5000);
+    expect(asked.slice(10).every((m, i) => m.wireTail === tails[i + 10])).to.equal(true);
+    // A tail too long to keep: nothing kept, not asked again.
+    const long = make(-1);
+    long.keepFrames();
+    long.keepTail(undefined);
+    expect(long.wireTail).to.equal(undefined);
   });
 
   it('decodes on demand: the properties of each message, after others were read', () => {
