@@ -49,22 +49,33 @@ export function basicDeliverFrameSize(prefixLength: number, le: number, lr: numb
 export function writeBasicDeliver(
   b: Buffer, at: number, prefix: Buffer, deliveryTag: number, redelivered: boolean, exchange: string, le: number, routingKey: string, lr: number,
 ): number {
+  let o = writeBasicDeliverHead(b, at, prefix, deliveryTag, redelivered, le + lr);
+  o = writeShortstr(b, o, exchange, le);
+  o = writeShortstr(b, o, routingKey, lr);
+  b[o] = 0xce;
+  return o + 1;
+}
+
+/**
+ * The first octets of a basic.deliver method frame, up to its exchange: the prefix with the
+ * payload size filled in (`strings`: the exchange's and routing key's octets), the delivery tag
+ * and the redelivered bit. Returns the offset after them. FrameWriter copies the rest of a
+ * delivery from a kept tail (WireCache) after these.
+ */
+export function writeBasicDeliverHead(b: Buffer, at: number, prefix: Buffer, deliveryTag: number, redelivered: boolean, strings: number): number {
   // The whole prefix at once: TypedArray's set() of a whole array is a builtin, not a call into
   // C++ as Buffer's copy() is, and cheaper than a copy loop from a dozen octets on.
   const n = prefix.length;
   b.set(prefix, at);
-  const size = n + 4 + le + lr; // payload: after the 7-octet frame header, before frame-end
+  const size = n + 4 + strings; // payload: after the 7-octet frame header, before frame-end
   b[at + 3] = size >>> 24;
   b[at + 4] = (size >>> 16) & 0xff;
   b[at + 5] = (size >>> 8) & 0xff;
   b[at + 6] = size & 0xff;
-  let o = at + n;
+  const o = at + n;
   writeU64(b, o, deliveryTag);
   b[o + 8] = redelivered ? 1 : 0;
-  o = writeShortstr(b, o + 9, exchange, le);
-  o = writeShortstr(b, o, routingKey, lr);
-  b[o] = 0xce;
-  return o + 1;
+  return o + 9;
 }
 
 /** basic.ack (60.80) method frame: 21 octets. */

@@ -32,9 +32,9 @@
  * tls.TLSSocket defer their callbacks and events to a later tick): a frame queued during a flush
  * could otherwise be written before the items queued ahead of it.
  */
-import { basicDeliverFrameSize, writeBasicDeliver } from './fast.js';
+import { basicDeliverFrameSize, writeBasicDeliver, writeBasicDeliverHead } from './fast.js';
 import { FRAME_END } from './frame-reader.js';
-import { copyBytes, shortstrLength, writeU64 } from './wire.js';
+import { copyBytes, shortstrLength } from './wire.js';
 
 export interface FrameSink {
   write(chunk: Buffer): boolean;
@@ -304,27 +304,19 @@ export class FrameWriter {
    * and body frames.
    */
   private deliverWithTail(channel: number, prefix: Buffer, deliveryTag: number, redelivered: boolean, h: number, size: number, tail: Buffer): void {
-    const n = prefix.length;
-    const reserved = n + 9 + tail.length;
+    const reserved = prefix.length + 9 + tail.length;
     const at = this.reserve(reserved);
     const out = this.scratch;
     // The exchange's and the routing key's lengths, from the tail's two shortstrs.
     const le = tail[0]!;
     const strings = le + tail[le + 1]!;
+    let tailAt: number;
     try {
-      writeU64(out, at + n, deliveryTag);
+      tailAt = writeBasicDeliverHead(out, at, prefix, deliveryTag, redelivered, strings);
     } catch (err) {
       this.pos -= reserved; // nothing queued
       throw err;
     }
-    out.set(prefix, at);
-    const payload = n + 4 + strings;
-    out[at + 3] = payload >>> 24;
-    out[at + 4] = (payload >>> 16) & 0xff;
-    out[at + 5] = (payload >>> 8) & 0xff;
-    out[at + 6] = payload & 0xff;
-    out[at + n + 8] = redelivered ? 1 : 0;
-    const tailAt = at + n + 9;
     out.set(tail, tailAt);
     const headerAt = tailAt + strings + 3;
     out[headerAt + 1] = channel >>> 8;

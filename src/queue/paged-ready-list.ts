@@ -311,11 +311,7 @@ export class PagedReadyList {
     this.windowMemory += memoryOf(m) - before;
   }
 
-  insertSorted(m: QueuedMessage): void {
-    this.insertAllSorted([m]);
-  }
-
-  /** insertSorted for each, each list merged once (ReadyStore.insertAllSorted). */
+  /** Puts back delivered messages at their seq positions, each list merged once (ReadyStore.insertAllSorted). */
   insertAllSorted(ms: readonly QueuedMessage[]): void {
     // Behind the window's last entry while entries are only in the store: among the held ones.
     // (Inserting before the window's last entry does not change which one is last.)

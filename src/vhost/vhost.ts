@@ -140,11 +140,13 @@ export class VHost {
    * costs them a null check.
    */
   tracer: Tracer | undefined = undefined;
+  /** Offers under way (offer): more than one while a deferred dead-lettering publishes. */
+  private offering = 0;
   /**
    * Dead-letterings that queues asked for while a message was being offered (drop-head,
-   * reject-publish-dlx, expiry), done once it reached every queue (offer); undefined outside offer.
+   * reject-publish-dlx, expiry), done once it reached every queue (offer).
    */
-  private deferredDeadLetters: DeferredDeadLetter[] | undefined = undefined;
+  private deferredDeadLetters: DeferredDeadLetter[] = [];
   /** What clients publish into this vhost, dead-lettering, and the counts of deleted queues (src/metrics). */
   readonly counters = new VHostCounters();
 
@@ -560,7 +562,7 @@ export class VHost {
    * message they drop for these reasons, DLX or not, and all are counted.
    */
   deadLetter(queue: Queue, entries: QueuedMessage[], reason: DeadLetterReason): void {
-    if (this.deferredDeadLetters !== undefined) {
+    if (this.offering > 0) {
       this.deferredDeadLetters.push({ queue, entries, reason });
       return;
     }
@@ -645,8 +647,7 @@ export class VHost {
     // Delivered to three queues or more: encoded once for all of them (a second delivery would
     // not repay keeping the frames).
     if (queues.size > 2) message.keepFrames();
-    const outer = this.deferredDeadLetters === undefined;
-    if (outer) this.deferredDeadLetters = [];
+    this.offering++;
     try {
       for (const q of queues) {
         const result = q.enqueue(message);
@@ -654,9 +655,10 @@ export class VHost {
         else if (result === EnqueueResult.Rejected) rejected = true;
       }
     } finally {
-      if (outer) {
-        const deferred = this.deferredDeadLetters!;
-        this.deferredDeadLetters = undefined;
+      // Nothing allocated per publish: the list is taken only when a queue dead-lettered.
+      if (--this.offering === 0 && this.deferredDeadLetters.length > 0) {
+        const deferred = this.deferredDeadLetters;
+        this.deferredDeadLetters = [];
         // Each publishes as an offer of its own (what it dead-letters in turn waits for it).
         for (const d of deferred) this.deadLetter(d.queue, d.entries, d.reason);
       }
