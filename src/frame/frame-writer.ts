@@ -21,10 +21,11 @@
  * Pacing: a flush hands the sink output until the sink holds SINK_LIMIT octets unsent (or its
  * high-water mark if that is larger: then a write has returned false and 'drain' will come); the
  * rest stays queued (as references) until the next flush, which the owner runs on 'drain'.
- * A queued body over COPY_LIMIT costs a small descriptor, not its size in new memory, so
- * pipelined requests for a large message cannot make the writer allocate gigabytes. Bounding how much a connection
- * may queue is the owner's job (`pendingBytes` + the sink's `writableLength`): what is copied
- * into coalescing buffers is at most that, plus one buffer. Coalescing buffers grow from
+ * A queued payload over COPY_LIMIT (a body, or a content header) costs a small descriptor, not
+ * its size in new memory, so pipelined requests for a large message cannot make the writer
+ * allocate gigabytes. Bounding how much a connection may queue is the owner's job
+ * (`pendingBytes` + the sink's `writableLength`): what is copied into coalescing buffers is at
+ * most that, plus one buffer. Coalescing buffers grow from
  * MIN_SCRATCH, each twice the last in a busy turn, up to SCRATCH_SIZE; the next turn starts at
  * the size of the last flush, and an idle writer holds none.
  *
@@ -72,17 +73,23 @@ export const HEARTBEAT_FRAME: Buffer = Buffer.from([8, 0, 0, 0, 0, 0, 0, FRAME_E
 
 /**
  * Pending output in the queue: octets to hand over as they are (a view of a filled part of a
- * coalescing buffer, or a large frame queued by reference), or a body to be cut into frames of
- * at most `max` octets at flush (`offset`: how much of it has been handed over). Frames that are
- * small or copied go into the coalescing buffer as they are queued, not in the queue.
+ * coalescing buffer, or a large frame queued by reference), or a payload to be cut into frames
+ * of at most `max` octets at flush (`offset`: how much of it has been handed over). Frames that
+ * are small or copied go into the coalescing buffer as they are queued, not in the queue.
  */
-type Item = Buffer | BodyItem;
+type Item = Buffer | PayloadItem;
 
-/** A body larger than COPY_LIMIT: framed at flush, its payload referenced (never copied). */
-class BodyItem {
+/**
+ * A payload larger than COPY_LIMIT (a body, or a content header: one frame): framed at flush,
+ * referenced (never copied). Framed then, each frame leaves whole in one batch: a flush that
+ * stops at the sink's limit stops between frames, never between a frame's payload and its
+ * frame-end, so a connection discarded meanwhile was sent whole frames only.
+ */
+class PayloadItem {
   constructor(
+    readonly type: number,
     readonly channel: number,
-    readonly body: Buffer,
+    readonly payload: Buffer,
     readonly max: number,
     public offset: number,
     readonly end: number,
@@ -239,7 +246,7 @@ export class FrameWriter {
    * Queues a method frame with content: the method frame as given, a header frame around
    * `headerPayload`, then `body` in frames of at most frameMax - 8 octets (none when empty),
    * contiguous (spec 4.2.6: content frames follow their method with nothing between on the
-   * channel). A body over COPY_LIMIT is referenced, not copied: do not modify it afterwards.
+   * channel). A body or header over COPY_LIMIT is referenced, not copied: do not modify it afterwards.
    */
   writeContent(channel: number, methodFrame: Buffer, headerPayload: Buffer, body: Buffer): void {
     if (this.discarded) return;
@@ -378,30 +385,37 @@ export class FrameWriter {
     }
   }
 
-  /** The header frame and body frames of a content (counted in bytes): copied when small, else the body framed at flush. */
+  /** The header frame and body frames of a content (counted in bytes): copied when small, else framed at flush. */
   private content(channel: number, headerPayload: Buffer, body: Buffer, bodyStart: number, bodyEnd: number): void {
-    this.frame(2, channel, headerPayload, 0, headerPayload.length);
-    this.bytes += headerPayload.length + 8;
+    const h = headerPayload.length;
+    this.bytes += h + 8;
+    if (h > COPY_LIMIT) this.later(2, channel, headerPayload, h, 0, h);
+    else this.frame(2, channel, headerPayload, 0, h);
     const size = bodyEnd - bodyStart;
     if (size === 0) return;
     const max = this.frameMax > 8 ? this.frameMax - 8 : size;
     this.bytes += size + Math.ceil(size / max) * 8;
     if (size > COPY_LIMIT) {
-      this.close();
-      this.items.push(new BodyItem(channel, body, max, bodyStart, bodyEnd));
+      this.later(3, channel, body, max, bodyStart, bodyEnd);
       return;
     }
     for (let o = bodyStart; o < bodyEnd; o += max) this.frame(3, channel, body, o, Math.min(o + max, bodyEnd));
   }
 
+  /** Queues payload[start, end) to be framed at flush, in frames of at most max octets (PayloadItem). */
+  private later(type: number, channel: number, payload: Buffer, max: number, start: number, end: number): void {
+    this.close();
+    this.items.push(new PayloadItem(type, channel, payload, max, start, end));
+  }
+
   /** Hands over the item at head (< items.length), or (for a long body) part of it. */
   private emitItem(): void {
     const it = this.items[this.head]!;
-    if (it instanceof BodyItem) {
-      // Up to one batch of body frames per call, so a flush can stop inside a large body.
+    if (it instanceof PayloadItem) {
+      // Up to one batch of frames per call, so a flush can stop inside a large body.
       while (it.offset < it.end && this.batched < BATCH_SIZE) {
         const end = Math.min(it.offset + it.max, it.end);
-        this.frame(3, it.channel, it.body, it.offset, end);
+        this.frame(it.type, it.channel, it.payload, it.offset, end);
         this.bytes -= end - it.offset + 8;
         this.flushed += end - it.offset + 8;
         it.offset = end;

@@ -297,6 +297,18 @@ describe('FrameWriter model: the octets of the plain encoding, whatever the sock
     fc.assert(fc.property(fc.array(ops, { maxLength: 60 }), (seq) => run(seq, 4 * 1024 * 1024)), { numRuns: 100 });
   });
 
+  // Found by the property below: a content header over COPY_LIMIT was queued as three items
+  // (frame header, payload, frame-end) that a flush stopping at the socket's limit could
+  // separate, so a connection discarded then had been sent a frame without its frame-end.
+  it('a content header over COPY_LIMIT, the connection discarded after a flush stopped at the socket\'s limit: whole frames only', () => {
+    run([
+      { op: 'content', channel: 1, headerSize: 12, bodySize: 826651, seed: 0 },
+      { op: 'deliver', channel: 1, headerSize: 220207, bodySize: 0, seed: 0 },
+      { op: 'tick' },
+      { op: 'tick' },
+    ], 16 * 1024, 3);
+  });
+
   it('discard() at any point: nothing more is written, and what was is whole frames', () => {
     fc.assert(fc.property(fc.array(ops, { maxLength: 40 }), fc.nat(40), (seq, at) => run(seq, 16 * 1024, at)), { numRuns: 100 });
   });
