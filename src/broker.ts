@@ -22,6 +22,7 @@ import { nodeIdentity, type NodeIdentity } from './node-name.js';
 import type { NodeStats, PrometheusSource } from './prometheus/collector.js';
 import { PrometheusServer } from './prometheus/prometheus-server.js';
 import { CommitBatcher } from './queue/commit-batcher.js';
+import { LaterTurns } from './queue/later-turns.js';
 import { Message, senderSelectedRoutingKeys } from './queue/message.js';
 import { TRANSIENT_PREFIX } from './queue/paged-ready-list.js';
 import type { Queue } from './queue/queue.js';
@@ -75,6 +76,8 @@ export class Broker implements BrokerContext, PrometheusSource {
   readonly clock: Clock;
   readonly store: Store;
   readonly commits: CommitBatcher;
+  /** Where queues spread large removals over turns (Queue.removeWhile); settle() waits for it. */
+  readonly later = new LaterTurns((err) => this.log.error({ err }, 'internal error in a queue removal spread over turns'));
   readonly replyTo = new ReplyToRegistry();
   readonly exchangeTypes: ExchangeTypeRegistry;
   readonly vhosts = new Map<string, VHost>();
@@ -180,7 +183,7 @@ export class Broker implements BrokerContext, PrometheusSource {
       clock: this.clock,
       exchangeTypes: this.exchangeTypes,
       metadata: this.store.metadata,
-      queueDeps: { log: this.log, clock: this.clock, store: this.store.messages, memoryWindow: this.config.queueMemoryWindow, transientPaging, hooks: this.hooks, state: this.store.metadata, commits: this.commits },
+      queueDeps: { log: this.log, clock: this.clock, store: this.store.messages, memoryWindow: this.config.queueMemoryWindow, transientPaging, hooks: this.hooks, state: this.store.metadata, commits: this.commits, later: this.later },
       nextMessageId: () => this.nextMessageId(),
       churn: this.metrics.churn,
     };
@@ -243,13 +246,18 @@ export class Broker implements BrokerContext, PrometheusSource {
    * What a client makes of those frames reaches it as the client's own events.
    */
   async settle(): Promise<void> {
-    for (let round = 0; round < 2; round++) {
+    do {
+      // A removal a queue spreads over turns (dead-lettering thousands at once) first.
+      await this.later.whenIdle();
+      for (let round = 0; round < 2; round++) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        // A failed store rejects at once; its confirms were nacked (storeFailed).
+        await this.store.messages.sync().catch(() => undefined);
+      }
       await new Promise<void>((resolve) => setImmediate(resolve));
-      // A failed store rejects at once; its confirms were nacked (storeFailed).
-      await this.store.messages.sync().catch(() => undefined);
-    }
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    } while (!this.later.idle);
   }
+
 
   /**
    * Whether a blank node gets the config's vhosts and users: not when it imports definitions
@@ -773,6 +781,8 @@ export class Broker implements BrokerContext, PrometheusSource {
       // a publisher (a shovel, say) that sees its confirms does not publish those messages again.
       for (const conn of this.connections) conn.stopReading();
       await Promise.race([this.settle(), new Promise((r) => setTimeout(r, this.config.closeTimeout).unref())]);
+      // A removal still spread over turns stops here; its messages stay queued (and stored).
+      this.later.stop();
       const text = replyText(ReplyCode.CONNECTION_FORCED, "broker forced connection closure with reason 'shutdown'");
       const closed = [...this.connections].map((conn) => new Promise<void>((resolve) => {
         conn.onClosed(resolve);

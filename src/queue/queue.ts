@@ -12,6 +12,7 @@ import type { QueueSettings } from './queue-arguments.js';
 import { isDue, QueuedMessage } from './queued-message.js';
 import { KeyedMessages, lastValueSpace, type KeyedOffer, type VersionStore } from './keyed-messages.js';
 import { PriorityReadyList, ReadyList, ReturnsFirstList } from './ready-list.js';
+import type { LaterTurns } from './later-turns.js';
 
 export interface QueueOptions {
   vhost: string;
@@ -64,7 +65,19 @@ export interface QueueDeps {
   commits?: { beforeSync(write: () => void): void };
   /** Where a durable last-value queue keeps its newest versions (the metadata store); absent: not kept. */
   state?: VersionStore;
+  /**
+   * Where a large removal goes on in later turns (removeWhile: REMOVE_CHUNK messages a turn).
+   * Absent (unit tests): a removal is done at once, however large.
+   */
+  later?: LaterTurns;
 }
+
+/**
+ * At most this many messages are taken from the head in one turn by a removal that hands them
+ * to something (the dead-letter exchange, deduplication or last-value bookkeeping), which reads
+ * back the paged-out ones and costs ~30 µs a message when dead-lettered: ~30 ms a turn.
+ */
+export const REMOVE_CHUNK = 1024;
 
 /** What became of a message offered to a queue. */
 export const enum EnqueueResult {
@@ -123,6 +136,13 @@ export class Queue {
   /** When the queue was created (wall clock ms). */
   readonly createdAt: number;
   deleted = false;
+  /**
+   * A removal from the head (removeWhile) stopped at REMOVE_CHUNK and goes on in a later turn,
+   * for this reason: until then nothing is delivered (the head may be a message it removes).
+   */
+  private removing: DeadLetterReason | undefined = undefined;
+  /** finishRemoving is running: removeWhile takes all it must at once. */
+  private finishing = false;
   /** This queue alone as a set (`alone`), made when first asked for. */
   private aloneSet: ReadonlySet<Queue> | undefined = undefined;
   /** Publishes, deliveries, gets and acks (src/metrics): counted by the channels that make them. */
@@ -388,9 +408,44 @@ export class Queue {
    * paged out (dead-lettering and deduplication need them), and removes them for reason.
    */
   private removeWhile(take: (head: QueuedMessage) => boolean, reason: DeadLetterReason): void {
+    // A removal under way goes on in its own turn (goOnRemoving), not a chunk per publish.
+    if (this.removing !== undefined) return;
+    const later = this.finishing ? undefined : this.deps.later;
     let taken: QueuedMessage[] | undefined;
-    for (let head = this.ready.peek(); head !== undefined && take(head); head = this.ready.peek()) (taken ??= []).push(this.ready.shift()!);
+    for (let head = this.ready.peek(); head !== undefined && take(head); head = this.ready.peek()) {
+      if (later !== undefined && taken !== undefined && taken.length === REMOVE_CHUNK) {
+        // More than a chunk: the rest in later turns, so other clients are served in between.
+        this.removing = reason;
+        later.schedule(this.goOnRemoving);
+        break;
+      }
+      (taken ??= []).push(this.ready.shift()!);
+    }
     if (taken) this.remove(taken, reason);
+  }
+
+  /** The next chunk of a removal that removeWhile spread over turns, then what waited for it. */
+  private readonly goOnRemoving = (): void => {
+    const reason = this.removing;
+    if (reason === undefined) return; // finished at once by basic.get (finishRemoving)
+    this.removing = undefined;
+    if (this.deleted) return;
+    // Under the limits and deadlines in force now (a policy may have changed them meanwhile).
+    if (reason === 'maxlen') this.dropHeadOverLimit();
+    if (this.removing === undefined) this.expireHead();
+    if (this.removing === undefined) this.maybeDispatch();
+    this.changed();
+  };
+
+  /** A removal spread over turns is done now (basic.get must not take a message it removes). */
+  private finishRemoving(): void {
+    if (this.removing === undefined) return;
+    this.finishing = true;
+    try {
+      this.goOnRemoving();
+    } finally {
+      this.finishing = false;
+    }
   }
 
   /**
@@ -445,6 +500,7 @@ export class Queue {
    */
   take(): QueuedMessage | undefined {
     this.touch();
+    this.finishRemoving();
     this.expireHead();
     const m = this.ready.shift();
     // Messages that expired behind the head go now, so get-ok's message-count is exact.
@@ -619,13 +675,15 @@ export class Queue {
    * holds back expired ones behind it), and arms one timer for the new head's deadline.
    */
   private expireHead(): void {
-    if (this.deleted) return;
+    // A removal under way calls this when done (goOnRemoving): no timer for a head it may take.
+    if (this.deleted || this.removing !== undefined) return;
     const now = this.deps.clock.now();
     // Checked first: the common case, on every basic.get, is a head that is not due (no closure).
     const first = this.ready.peek();
     if (first !== undefined && isDue(first.expiresAt, now)) {
       if (this.nothingNeedsDropped) this.dropped(this.ready.dropExpired(now), 'expired');
       else this.removeWhile((head) => isDue(head.expiresAt, now), 'expired');
+      if (this.removing !== undefined) return;
     }
     const head = this.ready.peek();
     const due = head ? head.expiresAt : 0;
@@ -716,7 +774,8 @@ export class Queue {
    * fresh is a message being enqueued right now: it is delivered even if its TTL is already up.
    */
   dispatch(fresh?: QueuedMessage): void {
-    if (this.dispatching || this.deleted) return;
+    // While a removal is spread over turns its next chunk may take the head: nothing goes out.
+    if (this.dispatching || this.deleted || this.removing !== undefined) return;
     this.dispatching = true;
     let expired = false;
     try {
@@ -730,6 +789,8 @@ export class Queue {
           if (head.expiresAt <= now) {
             this.expireHead();
             expired = true;
+            // A removal spread over turns takes the rest (and dispatches when done).
+            if (this.removing !== undefined) break;
             continue;
           }
         }

@@ -1,0 +1,70 @@
+/**
+ * Work a queue spreads over event-loop turns so that no single turn holds the broker for
+ * long: a queue that must dead-letter a large part of itself at once (a lowered max-length, a
+ * mass expiry, recovery after downtime) does it a chunk per turn (Queue.removeWhile). The
+ * broker has one of these; `settle()` (Broker.settle, hence FakeClock.advance in tests) waits
+ * until nothing is left, so a test sees the whole removal.
+ */
+export class LaterTurns {
+  private readonly queued: Array<() => void> = [];
+  private scheduled = false;
+  private stopped = false;
+  private idleWaiters: Array<() => void> = [];
+
+  /** `onError`: what a scheduled function threw (logged by the broker); the others still run. */
+  constructor(private readonly onError: (err: unknown) => void) {}
+
+  /** Runs fn in a later turn (after I/O: other connections are served first). */
+  schedule(fn: () => void): void {
+    if (this.stopped) return;
+    this.queued.push(fn);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.runTurn);
+    }
+  }
+
+  /** Nothing queued or running. */
+  get idle(): boolean {
+    return this.stopped || (this.queued.length === 0 && !this.scheduled);
+  }
+
+  /** Resolves once nothing is queued (work scheduled by the work itself included). */
+  whenIdle(): Promise<void> {
+    if (this.idle) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /**
+   * The broker is closing (before its store closes): what is queued is dropped, and what is
+   * scheduled from now on too. A removal cut short leaves its messages in the queue (and in
+   * the store): the next start removes them again (Queue.recovered).
+   */
+  stop(): void {
+    this.stopped = true;
+    this.queued.length = 0;
+    this.settleIdle();
+  }
+
+  /** What was queued before this turn runs now; what it schedules runs in the next turn. */
+  private readonly runTurn = (): void => {
+    const batch = this.queued.splice(0);
+    for (const fn of batch) {
+      if (this.stopped) break;
+      try {
+        fn();
+      } catch (err) {
+        this.onError(err);
+      }
+    }
+    if (this.queued.length > 0) setImmediate(this.runTurn);
+    else {
+      this.scheduled = false;
+      this.settleIdle();
+    }
+  };
+
+  private settleIdle(): void {
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
+  }
+}
