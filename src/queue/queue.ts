@@ -430,8 +430,9 @@ export class Queue {
     if (reason === undefined) return; // finished at once by basic.get (finishRemoving)
     this.removing = undefined;
     if (this.deleted) return;
-    // Under the limits and deadlines in force now (a policy may have changed them meanwhile).
-    if (reason === 'maxlen') this.dropHeadOverLimit();
+    // Under the limits and deadlines in force now (a policy may have changed them meanwhile);
+    // publishes meanwhile may have taken a drop-head queue over its limit during an expiry.
+    if (reason === 'maxlen' || this.settings.overflow === 'drop-head') this.dropHeadOverLimit();
     if (this.removing === undefined) this.expireHead();
     if (this.removing === undefined) this.maybeDispatch();
     this.changed();
