@@ -99,6 +99,17 @@ describe('field-table (spec 4.2.5.5, RabbitMQ errata field types)', () => {
     expect(decodeTable(buf, 0).table['k']).to.deep.equal({ type: 'l', value: -2n });
   });
 
+  it('encodes keys and short strings octet for octet as Buffer does: ASCII, UTF-8 and the 255-octet key limit', () => {
+    const table: FieldTable = { clé: F.str('v'), 'ключ-ü': F.str('wert-ß'), ['k'.repeat(255)]: F.str('x'.repeat(70)), e: F.str('') };
+    const buf = encodeTable(table);
+    expect(buf.length).to.equal(tableSize(table));
+    // The key's length octet counts UTF-8 octets, not UTF-16 units.
+    expect(buf.indexOf(Buffer.concat([Buffer.from([Buffer.byteLength('clé')]), Buffer.from('clé')]))).to.equal(4);
+    expect(toJS({ type: 'F', value: decodeTable(buf, 0).table })).to.deep.equal({ clé: 'v', 'ключ-ü': 'wert-ß', ['k'.repeat(255)]: 'x'.repeat(70), e: '' });
+    expect(() => encodeTable({ ['k'.repeat(256)]: F.str('v') })).to.throw(/longer than 255 bytes/);
+    expect(() => encodeTable({ ['é'.repeat(128)]: F.str('v') })).to.throw(/longer than 255 bytes/);
+  });
+
   it('keeps a __proto__ key as data', () => {
     const buf = encodeTable(tableFromJS(JSON.parse('{"__proto__": 1}') as Record<string, unknown>));
     const { table } = decodeTable(buf, 0);
