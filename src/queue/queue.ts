@@ -137,11 +137,15 @@ export class Queue {
   readonly createdAt: number;
   deleted = false;
   /**
-   * A removal from the head (removeWhile) stopped at REMOVE_CHUNK and goes on in a later turn,
-   * for this reason: until then nothing is delivered (the head may be a message it removes).
+   * A removal goes on in a later turn (goOnRemoving is scheduled): until it is done nothing is
+   * delivered (the head may be a message it removes), and nothing else is removed before it.
    */
+  private continuing = false;
+  /** A removal from the head (removeWhile) stopped at REMOVE_CHUNK, for this reason. */
   private removing: DeadLetterReason | undefined = undefined;
-  /** finishRemoving is running: removeWhile takes all it must at once. */
+  /** Delivered messages rejected without requeue, beyond REMOVE_CHUNK, still to remove, in order. */
+  private readonly handingOn: Array<{ entries: QueuedMessage[]; at: number }> = [];
+  /** finishRemoving is running: everything is removed at once. */
   private finishing = false;
   /** This queue alone as a set (`alone`), made when first asked for. */
   private aloneSet: ReadonlySet<Queue> | undefined = undefined;
@@ -408,15 +412,16 @@ export class Queue {
    * paged out (dead-lettering and deduplication need them), and removes them for reason.
    */
   private removeWhile(take: (head: QueuedMessage) => boolean, reason: DeadLetterReason): void {
-    // A removal under way goes on in its own turn (goOnRemoving), not a chunk per publish.
-    if (this.removing !== undefined) return;
-    const later = this.finishing ? undefined : this.deps.later;
+    // A removal under way goes on in its own turn (goOnRemoving, which ends with the checks
+    // that lead here), not a chunk per publish.
+    if (this.continuing) return;
+    const chunked = this.deps.later !== undefined && !this.finishing;
     let taken: QueuedMessage[] | undefined;
     for (let head = this.ready.peek(); head !== undefined && take(head); head = this.ready.peek()) {
-      if (later !== undefined && taken !== undefined && taken.length === REMOVE_CHUNK) {
+      if (chunked && taken !== undefined && taken.length === REMOVE_CHUNK) {
         // More than a chunk: the rest in later turns, so other clients are served in between.
         this.removing = reason;
-        later.schedule(this.goOnRemoving);
+        this.continueLater();
         break;
       }
       (taken ??= []).push(this.ready.shift()!);
@@ -424,23 +429,75 @@ export class Queue {
     if (taken) this.remove(taken, reason);
   }
 
-  /** The next chunk of a removal that removeWhile spread over turns, then what waited for it. */
+  /**
+   * Removes delivered messages rejected without requeue (reason rejected): a chunk now, the rest
+   * in later turns (a consumer with a hundred thousand unacknowledged messages can nack them
+   * all at once), after any removal already under way.
+   */
+  private removeRejected(entries: QueuedMessage[]): void {
+    const chunked = this.deps.later !== undefined && !this.finishing;
+    if (!chunked || (!this.continuing && entries.length <= REMOVE_CHUNK)) {
+      this.remove(entries, 'rejected', true);
+      return;
+    }
+    let at = 0;
+    if (!this.continuing) {
+      this.remove(entries.slice(0, REMOVE_CHUNK), 'rejected', true);
+      at = REMOVE_CHUNK;
+    }
+    this.handingOn.push({ entries, at });
+    this.continueLater();
+  }
+
+  private continueLater(): void {
+    if (this.continuing) return;
+    this.continuing = true;
+    this.deps.later!.schedule(this.goOnRemoving);
+  }
+
+  /**
+   * The next chunk of a removal spread over turns: the head removal first (it started before
+   * any rejection could be waiting: nothing is delivered meanwhile), then the rejected
+   * messages; once none is left, what waited for it (drop-head, expiry, dispatch).
+   */
   private readonly goOnRemoving = (): void => {
+    if (!this.continuing) return; // finished at once by basic.get (finishRemoving)
+    this.continuing = false;
+    if (this.deleted) {
+      this.removing = undefined;
+      this.handingOn.length = 0;
+      return;
+    }
     const reason = this.removing;
-    if (reason === undefined) return; // finished at once by basic.get (finishRemoving)
     this.removing = undefined;
-    if (this.deleted) return;
-    // Under the limits and deadlines in force now (a policy may have changed them meanwhile);
-    // publishes meanwhile may have taken a drop-head queue over its limit during an expiry.
-    if (reason === 'maxlen' || this.settings.overflow === 'drop-head') this.dropHeadOverLimit();
-    if (this.removing === undefined) this.expireHead();
-    if (this.removing === undefined) this.maybeDispatch();
+    // Under the limits and deadlines in force now (a policy may have changed them meanwhile).
+    if (reason === 'maxlen') this.dropHeadOverLimit();
+    else if (reason === 'expired') this.expireHead();
+    if (this.continuing) return this.changed();
+    let budget = reason === undefined || this.finishing ? REMOVE_CHUNK : 0;
+    while (this.handingOn.length > 0 && (budget > 0 || this.finishing)) {
+      const h = this.handingOn[0]!;
+      const end = this.finishing ? h.entries.length : Math.min(h.entries.length, h.at + budget);
+      budget -= end - h.at;
+      const part = h.entries.slice(h.at, end);
+      h.at = end;
+      if (end === h.entries.length) this.handingOn.shift();
+      this.remove(part, 'rejected', true);
+    }
+    if (this.handingOn.length > 0) {
+      this.continueLater();
+      return this.changed();
+    }
+    // Publishes meanwhile may have taken a drop-head queue over its limit.
+    if (!this.continuing && this.settings.overflow === 'drop-head') this.dropHeadOverLimit();
+    if (!this.continuing) this.expireHead();
+    if (!this.continuing) this.maybeDispatch();
     this.changed();
   };
 
   /** A removal spread over turns is done now (basic.get must not take a message it removes). */
   private finishRemoving(): void {
-    if (this.removing === undefined) return;
+    if (!this.continuing) return;
     this.finishing = true;
     try {
       this.goOnRemoving();
@@ -547,7 +604,7 @@ export class Queue {
   /** basic.reject / basic.nack with requeue=false: dead-letter (reason rejected) or drop. */
   discard(entries: QueuedMessage[]): void {
     this.undelivered(entries);
-    if (!this.deleted) this.remove(entries, 'rejected', true);
+    if (!this.deleted) this.removeRejected(entries);
     this.maybeDispatch();
     this.changed();
   }
@@ -677,14 +734,14 @@ export class Queue {
    */
   private expireHead(): void {
     // A removal under way calls this when done (goOnRemoving): no timer for a head it may take.
-    if (this.deleted || this.removing !== undefined) return;
+    if (this.deleted || this.continuing) return;
     const now = this.deps.clock.now();
     // Checked first: the common case, on every basic.get, is a head that is not due (no closure).
     const first = this.ready.peek();
     if (first !== undefined && isDue(first.expiresAt, now)) {
       if (this.nothingNeedsDropped) this.dropped(this.ready.dropExpired(now), 'expired');
       else this.removeWhile((head) => isDue(head.expiresAt, now), 'expired');
-      if (this.removing !== undefined) return;
+      if (this.continuing) return;
     }
     const head = this.ready.peek();
     const due = head ? head.expiresAt : 0;
@@ -776,7 +833,7 @@ export class Queue {
    */
   dispatch(fresh?: QueuedMessage): void {
     // While a removal is spread over turns its next chunk may take the head: nothing goes out.
-    if (this.dispatching || this.deleted || this.removing !== undefined) return;
+    if (this.dispatching || this.deleted || this.continuing) return;
     this.dispatching = true;
     let expired = false;
     try {
@@ -791,7 +848,7 @@ export class Queue {
             this.expireHead();
             expired = true;
             // A removal spread over turns takes the rest (and dispatches when done).
-            if (this.removing !== undefined) break;
+            if (this.continuing) break;
             continue;
           }
         }

@@ -74,6 +74,46 @@ describe('large removals spread over turns', function () {
       });
     }
 
+    it('a nack (multiple, no requeue) of thousands of unacknowledged messages dead-letters them over several turns, in order, all at once for the channel', async () => {
+      const conn = await connect(broker.url);
+      const later = broker.running.broker.later;
+      const schedule = later.schedule;
+      let turns = 0;
+      later.schedule = (fn) => {
+        turns++;
+        schedule.call(later, fn);
+      };
+      try {
+        const ch = await channel(conn);
+        const q = 'rej';
+        await ch.assertQueue(`${q}-dead`, { durable: true });
+        await ch.assertQueue(q, { durable: true, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': `${q}-dead` } });
+        await fill(ch, q, N, { persistent: true });
+        const consumer = await channel(conn);
+        let last!: ConsumeMessage;
+        let n = 0;
+        let all!: () => void;
+        const delivered = new Promise<void>((resolve) => (all = resolve));
+        await consumer.consume(q, (m) => {
+          last = m!;
+          if (++n === N) all();
+        });
+        await delivered;
+        consumer.nack(last, true, false);
+        // None is unacknowledged once the nack is read; the dead-lettering goes on after.
+        await broker.running.until.queue(q, (info) => info.unacked === 0);
+        await broker.running.broker.settle();
+        expect(turns).to.be.at.least(Math.floor(N / REMOVE_CHUNK));
+        const dead = await drain(ch, `${q}-dead`);
+        expect(dead.map((m) => m.content.toString())).to.deep.equal(bodies(0, N));
+        expect(dead[N - 1]!.properties.headers!['x-first-death-reason']).to.equal('rejected');
+        expect(length(q)).to.equal(0);
+      } finally {
+        later.schedule = schedule;
+        await conn.close();
+      }
+    });
+
     it('basic.get during the removal finishes it first and gets the first survivor', async () => {
       const conn = await connect(broker.url);
       try {
