@@ -143,8 +143,11 @@ export class Queue {
   private continuing = false;
   /** A removal from the head (removeWhile) stopped at REMOVE_CHUNK, for this reason. */
   private removing: DeadLetterReason | undefined = undefined;
-  /** Delivered messages rejected without requeue, beyond REMOVE_CHUNK, still to remove, in order. */
-  private readonly handingOn: Array<{ entries: QueuedMessage[]; at: number }> = [];
+  /**
+   * Delivered messages rejected without requeue, or returned past the delivery limit, beyond
+   * REMOVE_CHUNK: still to remove, in order (removeInTurns).
+   */
+  private readonly handingOn: Array<{ entries: QueuedMessage[]; at: number; reason: DeadLetterReason; unacked: boolean }> = [];
   /** finishRemoving is running: everything is removed at once. */
   private finishing = false;
   /** This queue alone as a set (`alone`), made when first asked for. */
@@ -430,22 +433,22 @@ export class Queue {
   }
 
   /**
-   * Removes delivered messages rejected without requeue (reason rejected): a chunk now, the rest
-   * in later turns (a consumer with a hundred thousand unacknowledged messages can nack them
-   * all at once), after any removal already under way.
+   * remove() of messages out of the ready list (rejected without requeue, or returned past the
+   * delivery limit): a chunk now, the rest in later turns (a consumer with a hundred thousand
+   * unacknowledged messages can nack them all at once), after any removal already under way.
    */
-  private removeRejected(entries: QueuedMessage[]): void {
+  private removeInTurns(entries: QueuedMessage[], reason: DeadLetterReason, unacked: boolean): void {
     const chunked = this.deps.later !== undefined && !this.finishing;
     if (!chunked || (!this.continuing && entries.length <= REMOVE_CHUNK)) {
-      this.remove(entries, 'rejected', true);
+      this.remove(entries, reason, unacked);
       return;
     }
     let at = 0;
     if (!this.continuing) {
-      this.remove(entries.slice(0, REMOVE_CHUNK), 'rejected', true);
+      this.remove(entries.slice(0, REMOVE_CHUNK), reason, unacked);
       at = REMOVE_CHUNK;
     }
-    this.handingOn.push({ entries, at });
+    this.handingOn.push({ entries, at, reason, unacked });
     this.continueLater();
   }
 
@@ -457,8 +460,8 @@ export class Queue {
 
   /**
    * The next chunk of a removal spread over turns: the head removal first (it started before
-   * any rejection could be waiting: nothing is delivered meanwhile), then the rejected
-   * messages; once none is left, what waited for it (drop-head, expiry, dispatch).
+   * any rejection could be waiting: nothing is delivered meanwhile), then the messages taken
+   * out by removeInTurns; once none is left, what waited for it (drop-head, expiry, dispatch).
    */
   private readonly goOnRemoving = (): void => {
     if (!this.continuing) return; // finished at once by basic.get (finishRemoving)
@@ -482,7 +485,7 @@ export class Queue {
       const part = h.entries.slice(h.at, end);
       h.at = end;
       if (end === h.entries.length) this.handingOn.shift();
-      this.remove(part, 'rejected', true);
+      this.remove(part, h.reason, h.unacked);
     }
     if (this.handingOn.length > 0) {
       this.continueLater();
@@ -604,7 +607,7 @@ export class Queue {
   /** basic.reject / basic.nack with requeue=false: dead-letter (reason rejected) or drop. */
   discard(entries: QueuedMessage[]): void {
     this.undelivered(entries);
-    if (!this.deleted) this.removeRejected(entries);
+    if (!this.deleted) this.removeInTurns(entries, 'rejected', true);
     this.maybeDispatch();
     this.changed();
   }
@@ -661,7 +664,7 @@ export class Queue {
     }
     // All at once: one merge, not an insert (that may move the whole list) per message.
     this.ready.insertAllSorted(back);
-    if (overLimit.length > 0) this.remove(overLimit, 'delivery_limit');
+    if (overLimit.length > 0) this.removeInTurns(overLimit, 'delivery_limit', false);
     // Requeued messages count against x-max-length again: the head goes first.
     if (this.settings.maxLength !== undefined || this.settings.maxLengthBytes !== undefined) this.dropHeadOverLimit();
     this.expireHead();

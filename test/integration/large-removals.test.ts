@@ -114,6 +114,43 @@ describe('large removals spread over turns', function () {
       }
     });
 
+    it('a quorum queue dead-letters thousands of messages returned past x-delivery-limit over several turns, in order', async () => {
+      const conn = await connect(broker.url);
+      const later = broker.running.broker.later;
+      const schedule = later.schedule;
+      let turns = 0;
+      later.schedule = (fn) => {
+        turns++;
+        schedule.call(later, fn);
+      };
+      try {
+        const ch = await channel(conn);
+        const q = 'poison';
+        await ch.assertQueue(`${q}-dead`, { durable: true });
+        await ch.assertQueue(q, { durable: true, arguments: { 'x-queue-type': 'quorum', 'x-delivery-limit': 0, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': `${q}-dead` } });
+        await fill(ch, q, N, { persistent: true });
+        const consumer = await channel(conn);
+        let n = 0;
+        let all!: () => void;
+        const delivered = new Promise<void>((resolve) => (all = resolve));
+        await consumer.consume(q, () => {
+          if (++n === N) all();
+        });
+        await delivered;
+        // The channel closes with every message unacknowledged: each returns once, past the limit of 0.
+        await consumer.close();
+        await broker.running.broker.settle();
+        expect(turns).to.be.at.least(Math.floor(N / REMOVE_CHUNK));
+        const dead = await drain(ch, `${q}-dead`);
+        expect(dead.map((m) => m.content.toString())).to.deep.equal(bodies(0, N));
+        expect(dead[N - 1]!.properties.headers!['x-first-death-reason']).to.equal('delivery_limit');
+        expect(length(q)).to.equal(0);
+      } finally {
+        later.schedule = schedule;
+        await conn.close();
+      }
+    });
+
     it('basic.get during the removal finishes it first and gets the first survivor', async () => {
       const conn = await connect(broker.url);
       try {
