@@ -1,0 +1,130 @@
+/**
+ * How long one client's request can hold the broker's event loop (every other client waits
+ * that long): operations that dead-letter many messages at once, each on a broker of its own
+ * in this process, with amqplib clients.
+ *
+ *   npx tsx bench/event-loop-holds.ts [MESSAGES=100000]
+ *
+ * For each case: the longest gap between the ticks of a 2 ms interval timer while the broker
+ * does the work (what any other connection would wait at most), the 99th percentile of those
+ * gaps, and the time until every message is dead-lettered. Cases:
+ *
+ * - maxlen-policy: a policy sets max-length 10 and a dead-letter exchange on a queue holding
+ *   MESSAGES (durable and persistent: most are paged out and read back from the store; and
+ *   transient);
+ * - nack-multiple: a consumer nacks (multiple, requeue=false) MESSAGES unacknowledged persistent
+ *   messages of a queue with a dead-letter exchange;
+ * - mass-expiry: MESSAGES transient messages with the same deadline expire at once (a FakeClock
+ *   advanced past it) into a dead-letter exchange.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import amqp from 'amqplib';
+import { startBroker, type RunningBroker } from '../src/broker.js';
+import { FakeClock } from '../src/clock.js';
+
+const messages = Number(process.argv[2] ?? 100_000);
+const BODY = Buffer.alloc(16);
+
+interface Holds {
+  longestMs: number;
+  p99Ms: number;
+  totalMs: number;
+}
+
+/** Runs work, then waits for done(), timing the gaps between the ticks of a 2 ms interval meanwhile. */
+async function measure(work: () => void | Promise<void>, done: () => Promise<void>): Promise<Holds> {
+  const gaps: number[] = [];
+  let prev = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    gaps.push(now - prev);
+    prev = now;
+  }, 2);
+  const start = performance.now();
+  prev = start;
+  await work();
+  await done();
+  const totalMs = performance.now() - start;
+  clearInterval(timer);
+  gaps.push(performance.now() - prev);
+  gaps.sort((a, b) => a - b);
+  return { longestMs: gaps[gaps.length - 1]!, p99Ms: gaps[Math.floor(gaps.length * 0.99)]!, totalMs };
+}
+
+async function withBroker<T>(options: { persistent: boolean; clock?: FakeClock }, fn: (b: RunningBroker, ch: amqp.ConfirmChannel, conn: amqp.ChannelModel) => Promise<T>): Promise<T> {
+  const dataDir = options.persistent ? mkdtempSync(join(tmpdir(), 'warren-holds-')) : undefined;
+  const b = await startBroker({ port: 0, logLevel: 'silent', heartbeat: 0, ...(dataDir ? { dataDir } : {}), ...(options.clock ? { clock: options.clock } : {}) });
+  const conn = await amqp.connect(b.url);
+  try {
+    const ch = await conn.createConfirmChannel();
+    return await fn(b, ch, conn);
+  } finally {
+    await conn.close();
+    await b.close();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function fill(ch: amqp.ConfirmChannel, q: string, persistent: boolean): Promise<void> {
+  for (let i = 0; i < messages; i++) {
+    ch.sendToQueue(q, BODY, { persistent });
+    if (i % 1000 === 999) await ch.waitForConfirms();
+  }
+  await ch.waitForConfirms();
+}
+
+const DLX = { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': 'dead' };
+const deadLettered = (b: RunningBroker) => () => b.until.queueLength('dead', messages, { timeout: 600_000 }).then(() => b.broker.settle());
+
+async function maxlenPolicy(persistent: boolean): Promise<Holds> {
+  return withBroker({ persistent }, async (b, ch) => {
+    await ch.assertQueue('dead', { durable: persistent });
+    await ch.assertQueue('q', { durable: persistent });
+    await fill(ch, 'q', persistent);
+    const done = b.until.queueLength('dead', messages - 10, { timeout: 600_000 }).then(() => b.broker.settle());
+    return measure(() => void b.broker.policies.put('policy', '/', 'cap', { pattern: '^q$', definition: { 'max-length': 10, 'dead-letter-exchange': '', 'dead-letter-routing-key': 'dead' } }), () => done);
+  });
+}
+
+async function nackMultiple(): Promise<Holds> {
+  return withBroker({ persistent: true }, async (b, ch, conn) => {
+    await ch.assertQueue('dead', { durable: true });
+    await ch.assertQueue('q', { durable: true, arguments: DLX });
+    await fill(ch, 'q', true);
+    const consumer = await conn.createChannel();
+    let last: amqp.ConsumeMessage | undefined;
+    let n = 0;
+    await new Promise<void>((resolve) => void consumer.consume('q', (m: amqp.ConsumeMessage | null) => {
+      last = m!;
+      if (++n === messages) resolve();
+    }));
+    return measure(() => consumer.nack(last!, true, false), deadLettered(b));
+  });
+}
+
+async function massExpiry(): Promise<Holds> {
+  const clock = new FakeClock(1_700_000_000_000);
+  return withBroker({ persistent: false, clock }, async (b, ch) => {
+    await ch.assertQueue('dead', { durable: false });
+    await ch.assertQueue('q', { durable: false, arguments: { ...DLX, 'x-message-ttl': 60_000 } });
+    await fill(ch, 'q', false);
+    return measure(() => void clock.advance(60_000), deadLettered(b));
+  });
+}
+
+const cases: Array<[string, () => Promise<Holds>]> = [
+  ['maxlen-policy, durable, persistent', () => maxlenPolicy(true)],
+  ['maxlen-policy, transient', () => maxlenPolicy(false)],
+  ['nack-multiple, persistent', nackMultiple],
+  ['mass-expiry, transient', massExpiry],
+];
+
+console.log(`event-loop holds, ${messages.toLocaleString('en-US')} messages dead-lettered at once (ms)`);
+console.log('| case | longest hold | p99 hold | until all dead-lettered |');
+console.log('| --- | --- | --- | --- |');
+for (const [name, run] of cases) {
+  const h = await run();
+  console.log(`| ${name} | ${h.longestMs.toFixed(0)} | ${h.p99Ms.toFixed(0)} | ${h.totalMs.toFixed(0)} |`);
+}
