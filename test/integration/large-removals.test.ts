@@ -74,7 +74,13 @@ describe('large removals spread over turns', function () {
       });
     }
 
-    it('a nack (multiple, no requeue) of thousands of unacknowledged messages dead-letters them over several turns, in order, all at once for the channel', async () => {
+    /**
+     * Fills q (durable, with `args` and a dead-letter queue q-dead) with N persistent messages,
+     * has them all delivered to a new channel without acks, then runs settle(channel, last
+     * delivery) and waits for the broker; returns how many turns LaterTurns was asked for and
+     * what q-dead holds.
+     */
+    async function unackedThen(q: string, args: Record<string, unknown>, settle: (consumer: Channel, last: ConsumeMessage) => Promise<void>): Promise<{ turns: number; dead: string[]; reason: unknown }> {
       const conn = await connect(broker.url);
       const later = broker.running.broker.later;
       const schedule = later.schedule;
@@ -85,9 +91,8 @@ describe('large removals spread over turns', function () {
       };
       try {
         const ch = await channel(conn);
-        const q = 'rej';
         await ch.assertQueue(`${q}-dead`, { durable: true });
-        await ch.assertQueue(q, { durable: true, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': `${q}-dead` } });
+        await ch.assertQueue(q, { durable: true, arguments: { ...args, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': `${q}-dead` } });
         await fill(ch, q, N, { persistent: true });
         const consumer = await channel(conn);
         let last!: ConsumeMessage;
@@ -99,96 +104,69 @@ describe('large removals spread over turns', function () {
           if (++n === N) all();
         });
         await delivered;
-        consumer.nack(last, true, false);
-        // None is unacknowledged once the nack is read; the dead-lettering goes on after.
-        await broker.running.until.queue(q, (info) => info.unacked === 0);
+        await settle(consumer, last);
         await broker.running.broker.settle();
-        expect(turns).to.be.at.least(Math.floor(N / REMOVE_CHUNK));
-        const dead = await drain(ch, `${q}-dead`);
-        expect(dead.map((m) => m.content.toString())).to.deep.equal(bodies(0, N));
-        expect(dead[N - 1]!.properties.headers!['x-first-death-reason']).to.equal('rejected');
         expect(length(q)).to.equal(0);
+        const dead = await drain(ch, `${q}-dead`);
+        return { turns, dead: dead.map((m) => m.content.toString()), reason: dead.at(-1)?.properties.headers?.['x-first-death-reason'] };
       } finally {
         later.schedule = schedule;
         await conn.close();
       }
+    }
+
+    it('a nack (multiple, no requeue) of thousands of unacknowledged messages dead-letters them over several turns, in order', async () => {
+      const { turns, dead, reason } = await unackedThen('rej', {}, async (consumer, last) => {
+        consumer.nack(last, true, false);
+        // None is unacknowledged once the nack is read; the dead-lettering goes on after.
+        await broker.running.until.queue('rej', (info) => info.unacked === 0);
+      });
+      expect(turns).to.be.at.least(Math.floor(N / REMOVE_CHUNK));
+      expect(dead).to.deep.equal(bodies(0, N));
+      expect(reason).to.equal('rejected');
     });
 
     it('a quorum queue dead-letters thousands of messages returned past x-delivery-limit over several turns, in order', async () => {
-      const conn = await connect(broker.url);
-      const later = broker.running.broker.later;
-      const schedule = later.schedule;
-      let turns = 0;
-      later.schedule = (fn) => {
-        turns++;
-        schedule.call(later, fn);
-      };
-      try {
-        const ch = await channel(conn);
-        const q = 'poison';
-        await ch.assertQueue(`${q}-dead`, { durable: true });
-        await ch.assertQueue(q, { durable: true, arguments: { 'x-queue-type': 'quorum', 'x-delivery-limit': 0, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': `${q}-dead` } });
-        await fill(ch, q, N, { persistent: true });
-        const consumer = await channel(conn);
-        let n = 0;
-        let all!: () => void;
-        const delivered = new Promise<void>((resolve) => (all = resolve));
-        await consumer.consume(q, () => {
-          if (++n === N) all();
-        });
-        await delivered;
-        // The channel closes with every message unacknowledged: each returns once, past the limit of 0.
-        await consumer.close();
-        await broker.running.broker.settle();
-        expect(turns).to.be.at.least(Math.floor(N / REMOVE_CHUNK));
-        const dead = await drain(ch, `${q}-dead`);
-        expect(dead.map((m) => m.content.toString())).to.deep.equal(bodies(0, N));
-        expect(dead[N - 1]!.properties.headers!['x-first-death-reason']).to.equal('delivery_limit');
-        expect(length(q)).to.equal(0);
-      } finally {
-        later.schedule = schedule;
-        await conn.close();
-      }
+      // The channel closes with every message unacknowledged: each returns once, past the limit of 0.
+      const { turns, dead, reason } = await unackedThen('poison', { 'x-queue-type': 'quorum', 'x-delivery-limit': 0 }, (consumer) => consumer.close());
+      expect(turns).to.be.at.least(Math.floor(N / REMOVE_CHUNK));
+      expect(dead).to.deep.equal(bodies(0, N));
+      expect(reason).to.equal('delivery_limit');
     });
 
-    it('basic.get during the removal finishes it first and gets the first survivor', async () => {
+    /** A transient queue q of N messages capped by the policy (its first chunk removed): then(ch). */
+    async function capped(q: string, then: (ch: Channel) => Promise<void>): Promise<void> {
       const conn = await connect(broker.url);
       try {
         const ch = await channel(conn);
-        const q = 'cap-get';
         await ch.assertQueue(q, { durable: false });
         await ch.assertQueue(`${q}-dead`, { durable: false });
         await fill(ch, q, N);
         policy(q);
         expect(length(q)).to.equal(N - REMOVE_CHUNK);
-        const first = await ch.get(q, { noAck: true });
+        await then(ch);
+      } finally {
+        await conn.close();
+      }
+    }
+
+    it('basic.get during the removal finishes it first and gets the first survivor', () =>
+      capped('cap-get', async (ch) => {
+        const first = await ch.get('cap-get', { noAck: true });
         expect(first && first.content.toString()).to.equal(`m${N - LIMIT}`);
         // get-ok's message-count: what is left after it, the removal done.
         expect(first && first.fields.messageCount).to.equal(LIMIT - 1);
-        expect((await drain(ch, `${q}-dead`)).map((m) => m.content.toString())).to.deep.equal(bodies(0, N - LIMIT));
-      } finally {
-        await conn.close();
-      }
-    });
+        expect((await drain(ch, 'cap-get-dead')).map((m) => m.content.toString())).to.deep.equal(bodies(0, N - LIMIT));
+      }));
 
-    it('a queue deleted during the removal stops it; the messages dead-lettered before stay dead-lettered', async () => {
-      const conn = await connect(broker.url);
-      try {
-        const ch = await channel(conn);
-        const q = 'cap-del';
-        await ch.assertQueue(q, { durable: false });
-        await ch.assertQueue(`${q}-dead`, { durable: false });
-        await fill(ch, q, N);
-        policy(q);
-        await ch.deleteQueue(q);
+    it('a queue deleted during the removal stops it; the messages dead-lettered before stay dead-lettered', () =>
+      capped('cap-del', async (ch) => {
+        await ch.deleteQueue('cap-del');
         await broker.running.broker.settle();
-        const dead = (await drain(ch, `${q}-dead`)).map((m) => m.content.toString());
+        const dead = (await drain(ch, 'cap-del-dead')).map((m) => m.content.toString());
         expect(dead.length).to.be.at.least(REMOVE_CHUNK).and.below(N - LIMIT);
         expect(dead).to.deep.equal(bodies(0, dead.length));
-      } finally {
-        await conn.close();
-      }
-    });
+      }));
   });
 
   describe('expiry', () => {
