@@ -258,7 +258,6 @@ export class Broker implements BrokerContext, PrometheusSource {
     } while (!this.later.idle);
   }
 
-
   /**
    * Whether a blank node gets the config's vhosts and users: not when it imports definitions
    * and the config names none (RabbitMQ's maybe_insert_default_data). broker.reset() follows it.

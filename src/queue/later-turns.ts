@@ -1,9 +1,10 @@
 /**
  * Work a queue spreads over event-loop turns so that no single turn holds the broker for
  * long: a queue that must dead-letter a large part of itself at once (a lowered max-length, a
- * mass expiry, recovery after downtime) does it a chunk per turn (Queue.removeWhile). The
- * broker has one of these; `settle()` (Broker.settle, hence FakeClock.advance in tests) waits
- * until nothing is left, so a test sees the whole removal.
+ * mass expiry, recovery after downtime, a nack of many delivered messages) does it a chunk per
+ * turn (Queue.removeWhile, Queue.removeInTurns). The broker has one of these; `settle()`
+ * (Broker.settle, hence FakeClock.advance in tests) waits until nothing is left, so a test sees
+ * the whole removal.
  */
 export class LaterTurns {
   private readonly queued: Array<() => void> = [];
