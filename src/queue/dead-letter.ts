@@ -1,4 +1,4 @@
-import { F, fieldString, type FieldTable } from '../frame/field-table.js';
+import { F, fieldString, newTable, type FieldTable } from '../frame/field-table.js';
 import type { BasicProperties } from '../frame/generated/properties.js';
 import { headerRoutingKeys, type Message } from './message.js';
 import type { DeadLetterReason } from './queue.js';
@@ -11,8 +11,8 @@ export interface DeadLettered {
 
 /** Sorts a table by key, as rabbit_misc:sort_field_table does when RabbitMQ rewrites headers. */
 function sorted(t: FieldTable): FieldTable {
-  // Without a prototype: a header named __proto__ is an ordinary key here, as in decodeTable.
-  const out = Object.create(null) as FieldTable;
+  // Without a prototype chain: a header named __proto__ is an ordinary key here, as in decodeTable.
+  const out = newTable();
   for (const k of Object.keys(t).sort()) out[k] = t[k]!; // one of t's own keys
   return out;
 }

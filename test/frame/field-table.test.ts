@@ -117,6 +117,16 @@ describe('field-table (spec 4.2.5.5, RabbitMQ errata field types)', () => {
     expect(({} as Record<string, unknown>)['polluted']).to.equal(undefined);
   });
 
+  it('gives a table only its own keys: nothing inherited answers for an absent header (toString, constructor)', () => {
+    const decoded = decodeTable(encodeTable(tableFromJS({ a: 1 })), 0).table;
+    for (const t of [decoded, tableFromJS({ a: 1 })]) {
+      expect(t['toString']).to.equal(undefined);
+      expect(t['constructor']).to.equal(undefined);
+      expect('hasOwnProperty' in t).to.equal(false);
+      expect(Object.keys(t)).to.deep.equal(['a']);
+    }
+  });
+
   describe('hostile input (RabbitMQ parse_table fails: its reader crashes)', () => {
     const bad = (bytes: number[]): void => {
       const buf = Buffer.from([0, 0, 0, bytes.length, ...bytes]);
