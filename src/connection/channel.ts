@@ -3,7 +3,7 @@ import type { Timer } from '../clock.js';
 import { ChannelError, notFound, preconditionFailed, ReplyCode, type AmqpError } from '../errors.js';
 import { encodeMethodFrame, type MethodArgsInput, type MethodName } from '../frame/generated/methods.js';
 import { basicDeliverPrefix } from '../frame/fast.js';
-import { F } from '../frame/field-table.js';
+import { copyTable, F } from '../frame/field-table.js';
 import { encodeContentHeaderPayload } from '../frame/generated/properties.js';
 import { ChannelCounters, type ChannelQueueCounters } from '../metrics/counters.js';
 import type { Consumer, ConsumerHost } from '../queue/consumer.js';
@@ -462,6 +462,7 @@ function groupByQueue(deliveries: Delivery[]): Map<Queue, QueuedMessage[]> {
 /** A quorum queue tells every delivery how often the message was returned (x-delivery-count). */
 export function withDeliveryCount(entry: QueuedMessage): Buffer {
   const props = entry.msg.properties;
-  const headers = { ...(props.headers ?? {}), 'x-delivery-count': F.int64(entry.deliveryCount) };
+  const headers = copyTable(props.headers);
+  headers['x-delivery-count'] = F.int64(entry.deliveryCount);
   return encodeContentHeaderPayload(60, entry.msg.body.length, { ...props, headers });
 }

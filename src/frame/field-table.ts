@@ -47,6 +47,16 @@ export function newTable(): FieldTable {
   return new Table();
 }
 
+/**
+ * A copy of t (or an empty table) made with newTable: `{ ...t }` of such a table takes V8's
+ * slow path (its prototype is not Object.prototype) and makes a plain object.
+ */
+export function copyTable(t: FieldTable | undefined): FieldTable {
+  const out = newTable();
+  if (t !== undefined) for (const k in t) out[k] = t[k]!; // own keys only: nothing is inherited
+  return out;
+}
+
 export const MAX_DEPTH = 1000;
 
 // --- decoding --------------------------------------------------------------------------------

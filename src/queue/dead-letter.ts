@@ -1,4 +1,4 @@
-import { F, fieldString, newTable, type FieldTable } from '../frame/field-table.js';
+import { copyTable, F, fieldString, newTable, type FieldTable } from '../frame/field-table.js';
 import type { BasicProperties } from '../frame/generated/properties.js';
 import { headerRoutingKeys, type Message } from './message.js';
 import type { DeadLetterReason } from './queue.js';
@@ -33,7 +33,7 @@ export function deadLetterMessage(
   newId: number,
 ): DeadLettered {
   const props = msg.properties;
-  const headers: FieldTable = { ...(props.headers ?? {}) };
+  const headers = copyTable(props.headers);
   const cc: string[] = [];
   headerRoutingKeys(headers['CC'], cc);
   const originalKeys = [msg.routingKey, ...cc];
@@ -66,7 +66,8 @@ export function deadLetterMessage(
       const previous = (deaths[matchIndex] as { type: 'F'; value: FieldTable }).value;
       const count = previous['count'];
       const n = count ? Number(count.type === 'l' ? count.value : count.value) : 0;
-      entry = { ...previous, count: F.int64(n + 1) };
+      entry = copyTable(previous);
+      entry['count'] = F.int64(n + 1);
     } else {
       entry = { count: F.int64(1), ...info };
     }

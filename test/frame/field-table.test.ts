@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { ConnectionError } from '../../src/errors.js';
 import {
+  copyTable,
   decodeFieldValue,
   decodeTable,
   encodeTable,
@@ -114,12 +115,14 @@ describe('field-table (spec 4.2.5.5, RabbitMQ errata field types)', () => {
     const buf = encodeTable(tableFromJS(JSON.parse('{"__proto__": 1}') as Record<string, unknown>));
     const { table } = decodeTable(buf, 0);
     expect(Object.keys(table)).to.deep.equal(['__proto__']);
+    expect(Object.keys(copyTable(table))).to.deep.equal(['__proto__']);
+    expect(encodeTable(copyTable(table)).equals(buf)).to.equal(true);
     expect(({} as Record<string, unknown>)['polluted']).to.equal(undefined);
   });
 
   it('gives a table only its own keys: nothing inherited answers for an absent header (toString, constructor)', () => {
     const decoded = decodeTable(encodeTable(tableFromJS({ a: 1 })), 0).table;
-    for (const t of [decoded, tableFromJS({ a: 1 })]) {
+    for (const t of [decoded, tableFromJS({ a: 1 }), copyTable(decoded)]) {
       expect(t['toString']).to.equal(undefined);
       expect(t['constructor']).to.equal(undefined);
       expect('hasOwnProperty' in t).to.equal(false);
