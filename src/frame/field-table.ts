@@ -71,6 +71,41 @@ export function decodeTable(buf: Buffer, offset: number): { table: FieldTable; o
   return { table: parseTable(buf, start, end, 0), offset: end };
 }
 
+/** Keys of at most this many octets are looked up in KEYS before they are decoded. */
+const KEY_CACHE_MAX = 32;
+/** The last key decoded per slot (FNV-1a of its octets, low 8 bits): its octets and its string. */
+const KEYS: Array<{ octets: Uint8Array; key: string } | undefined> = new Array(256).fill(undefined);
+
+/**
+ * buf.toString('utf8', start, end) for a table key. Headers repeat the same few keys (an x-death
+ * entry has six), and a short key found in KEYS is its string again without a decode: Buffer's
+ * toString and its native slice cost ~0.2–0.3 µs a key, the hash and compare a few ns an octet.
+ */
+function keyString(buf: Buffer, start: number, end: number): string {
+  const n = end - start;
+  if (n > KEY_CACHE_MAX) return buf.toString('utf8', start, end);
+  let h = 0x811c9dc5;
+  for (let i = start; i < end; i++) h = Math.imul(h ^ buf[i]!, 0x01000193);
+  const slot = h & 0xff;
+  const hit = KEYS[slot];
+  if (hit !== undefined && hit.octets.length === n) {
+    const o = hit.octets;
+    let same = true;
+    for (let i = 0; i < n; i++) {
+      if (o[i] !== buf[start + i]) {
+        same = false;
+        break;
+      }
+    }
+    if (same) return hit.key;
+  }
+  const key = buf.toString('utf8', start, end);
+  const octets = new Uint8Array(n);
+  for (let i = 0; i < n; i++) octets[i] = buf[start + i]!;
+  KEYS[slot] = { octets, key };
+  return key;
+}
+
 /** Parses the table fields in buf[start, end) (no length prefix). */
 export function parseTable(buf: Buffer, start: number, end: number, depth = 0): FieldTable {
   if (depth > MAX_DEPTH) throw tableCrash();
@@ -81,7 +116,7 @@ export function parseTable(buf: Buffer, start: number, end: number, depth = 0): 
     const kstart = o + 1;
     o = kstart + nlen;
     if (o >= end) throw tableCrash(); // key, then at least the tag
-    const key = buf.toString('utf8', kstart, o);
+    const key = keyString(buf, kstart, o);
     const r = parseValue(buf, o, end, depth);
     table[key] = r.v;
     o = r.o;

@@ -120,6 +120,18 @@ describe('field-table (spec 4.2.5.5, RabbitMQ errata field types)', () => {
     expect(({} as Record<string, unknown>)['polluted']).to.equal(undefined);
   });
 
+  it('decodes every key to what Buffer#toString gives, however keys share the cache of short keys (2,000 keys, 256 slots; invalid UTF-8 too)', () => {
+    const keys: Buffer[] = [];
+    for (let i = 0; i < 2000; i++) keys.push(Buffer.from(`k-${i.toString(36)}-${'é'.repeat(i % 4)}`));
+    keys.push(Buffer.from([0x6b, 0xff, 0xfe]), Buffer.from([0x6b, 0xc3]), Buffer.alloc(40, 0x61), Buffer.alloc(0));
+    for (let round = 0; round < 3; round++) {
+      for (const k of keys) {
+        const buf = Buffer.concat([Buffer.from([0, 0, 0, k.length + 2, k.length]), k, Buffer.from('V')]);
+        expect(Object.keys(decodeTable(buf, 0).table)).to.deep.equal([k.toString('utf8')]);
+      }
+    }
+  });
+
   it('gives a table only its own keys: nothing inherited answers for an absent header (toString, constructor)', () => {
     const decoded = decodeTable(encodeTable(tableFromJS({ a: 1 })), 0).table;
     for (const t of [decoded, tableFromJS({ a: 1 }), copyTable(decoded)]) {
