@@ -13,7 +13,7 @@
  * decoding turns it into 541 INTERNAL_ERROR, as RabbitMQ's channel crash does.
  */
 import { encodeError, tableCrash } from './frame-errors.js';
-import { copyBytes, writeShortstr, writeU32 } from './wire.js';
+import { copyBytes, utf8Length, writeShortstr, writeU32 } from './wire.js';
 
 export type FieldValue =
   | { type: 't'; value: boolean }
@@ -101,7 +101,7 @@ function keyString(buf: Buffer, start: number, end: number): string {
   }
   const key = buf.toString('utf8', start, end);
   const octets = new Uint8Array(n);
-  for (let i = 0; i < n; i++) octets[i] = buf[start + i]!;
+  copyBytes(buf, start, end, octets, 0);
   KEYS[slot] = { octets, key };
   return key;
 }
@@ -222,15 +222,9 @@ function parseValue(buf: Buffer, o: number, end: number, depth: number): { v: Fi
  * short ASCII string): a dead-lettered message's x-death header has a dozen keys and strings.
  */
 function keyBytes(k: string): number {
-  const n = asciiLength(k) ?? Buffer.byteLength(k, 'utf8');
+  const n = utf8Length(k);
   if (n > 255) throw encodeError(`field table key longer than 255 bytes: '${k.slice(0, 40)}...'`);
   return n;
-}
-
-/** s.length when s is ASCII (one octet per UTF-16 unit), else undefined. */
-function asciiLength(s: string): number | undefined {
-  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return undefined;
-  return s.length;
 }
 
 /** Encoded size of a table including its 4-byte length prefix. */

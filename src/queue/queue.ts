@@ -418,7 +418,7 @@ export class Queue {
     // A removal under way goes on in its own turn (goOnRemoving, which ends with the checks
     // that lead here), not a chunk per publish.
     if (this.continuing) return;
-    const chunked = this.deps.later !== undefined && !this.finishing;
+    const chunked = this.spreads;
     let taken: QueuedMessage[] | undefined;
     for (let head = this.ready.peek(); head !== undefined && take(head); head = this.ready.peek()) {
       if (chunked && taken !== undefined && taken.length === REMOVE_CHUNK) {
@@ -438,8 +438,7 @@ export class Queue {
    * unacknowledged messages can nack them all at once), after any removal already under way.
    */
   private removeInTurns(entries: QueuedMessage[], reason: DeadLetterReason, unacked: boolean): void {
-    const chunked = this.deps.later !== undefined && !this.finishing;
-    if (!chunked || (!this.continuing && entries.length <= REMOVE_CHUNK)) {
+    if (!this.spreads || (!this.continuing && entries.length <= REMOVE_CHUNK)) {
       this.remove(entries, reason, unacked);
       return;
     }
@@ -450,6 +449,11 @@ export class Queue {
     }
     this.handingOn.push({ entries, at, reason, unacked });
     this.continueLater();
+  }
+
+  /** A removal beyond REMOVE_CHUNK goes on in later turns (not in unit tests, nor in finishRemoving). */
+  private get spreads(): boolean {
+    return this.deps.later !== undefined && !this.finishing;
   }
 
   private continueLater(): void {
