@@ -26,6 +26,7 @@ import { parseArgs } from 'node:util';
 import amqp from 'amqplib';
 import { freePort, pidListeningOn, tryConnect, warrenEntry } from './lib/brokers.js';
 import { processCpuMs } from './lib/proc.js';
+import { publishConfirmed } from './lib/publish-confirmed.js';
 
 const { values } = parseArgs({
   options: { messages: { type: 'string' }, rounds: { type: 'string' }, ref: { type: 'string' }, 'ref-mgmt': { type: 'string' }, only: { type: 'string' } },
@@ -80,12 +81,7 @@ async function round(t: Target, c: Case): Promise<{ wallUs: number; cpuUs: numbe
     await ch.deleteQueue('dl-dst');
     await ch.assertQueue('dl-src', { durable: c.persistent });
     await ch.assertQueue('dl-dst', { durable: c.persistent });
-    const body = Buffer.alloc(16);
-    for (let i = 0; i < messages; i++) {
-      ch.sendToQueue('dl-src', body, { persistent: c.persistent, contentType: 'application/octet-stream', headers: c.headers });
-      if (i % 1000 === 999) await ch.waitForConfirms();
-    }
-    await ch.waitForConfirms();
+    await publishConfirmed(ch, 'dl-src', messages, Buffer.alloc(16), { persistent: c.persistent, contentType: 'application/octet-stream', headers: c.headers });
     await new Promise((r) => setTimeout(r, 500)); // let the broker settle what the fill left
     const cpu0 = processCpuMs(t.pid);
     const t0 = performance.now();

@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import amqp from 'amqplib';
 import { startBroker, type RunningBroker } from '../src/broker.js';
 import { FakeClock } from '../src/clock.js';
+import { publishConfirmed } from './lib/publish-confirmed.js';
 
 const messages = Number(process.argv[2] ?? 100_000);
 const BODY = Buffer.alloc(16);
@@ -67,12 +68,8 @@ async function withBroker<T>(options: { persistent: boolean; clock?: FakeClock }
   }
 }
 
-async function fill(ch: amqp.ConfirmChannel, q: string, persistent: boolean): Promise<void> {
-  for (let i = 0; i < messages; i++) {
-    ch.sendToQueue(q, BODY, { persistent });
-    if (i % 1000 === 999) await ch.waitForConfirms();
-  }
-  await ch.waitForConfirms();
+function fill(ch: amqp.ConfirmChannel, q: string, persistent: boolean): Promise<void> {
+  return publishConfirmed(ch, q, messages, BODY, { persistent });
 }
 
 const DLX = { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': 'dead' };
