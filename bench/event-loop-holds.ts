@@ -15,7 +15,11 @@
  * - nack-multiple: a consumer nacks (multiple, requeue=false) MESSAGES unacknowledged persistent
  *   messages of a queue with a dead-letter exchange;
  * - mass-expiry: MESSAGES transient messages with the same deadline expire at once (a FakeClock
- *   advanced past it) into a dead-letter exchange.
+ *   advanced past it) into a dead-letter exchange;
+ * - ack-multiple: a consumer acks MESSAGES unacknowledged persistent messages with one basic.ack
+ *   (multiple);
+ * - channel-close: a consumer closes its channel with MESSAGES persistent messages
+ *   unacknowledged, which go back to the queue.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -111,15 +115,47 @@ async function massExpiry(): Promise<Holds> {
   });
 }
 
+/** A consumer channel with every message of a durable queue of MESSAGES persistent ones delivered and unacknowledged. */
+async function allUnacked(b: RunningBroker, ch: amqp.ConfirmChannel, conn: amqp.ChannelModel): Promise<{ consumer: amqp.Channel; last: amqp.ConsumeMessage }> {
+  await ch.assertQueue('q', { durable: true });
+  await fill(ch, 'q', true);
+  const consumer = await conn.createChannel();
+  let last: amqp.ConsumeMessage | undefined;
+  let n = 0;
+  await new Promise<void>((resolve) => void consumer.consume('q', (m: amqp.ConsumeMessage | null) => {
+    last = m!;
+    if (++n === messages) resolve();
+  }));
+  await b.broker.settle();
+  return { consumer, last: last! };
+}
+
+async function ackMultiple(): Promise<Holds> {
+  return withBroker({ persistent: true }, async (b, ch, conn) => {
+    const { consumer, last } = await allUnacked(b, ch, conn);
+    // A round trip on the same connection, whose input waits for the ack to be settled.
+    return measure(() => consumer.ack(last, true), () => ch.checkQueue('q').then(() => b.broker.settle()));
+  });
+}
+
+async function channelClose(): Promise<Holds> {
+  return withBroker({ persistent: true }, async (b, ch, conn) => {
+    const { consumer } = await allUnacked(b, ch, conn);
+    return measure(() => consumer.close(), () => b.broker.settle());
+  });
+}
+
 const cases: Array<[string, () => Promise<Holds>]> = [
   ['maxlen-policy, durable, persistent', () => maxlenPolicy(true)],
   ['maxlen-policy, transient', () => maxlenPolicy(false)],
   ['nack-multiple, persistent', nackMultiple],
   ['mass-expiry, transient', massExpiry],
+  ['ack-multiple, persistent', ackMultiple],
+  ['channel-close, persistent', channelClose],
 ];
 
-console.log(`event-loop holds, ${messages.toLocaleString('en-US')} messages dead-lettered at once (ms)`);
-console.log('| case | longest hold | p99 hold | until all dead-lettered |');
+console.log(`event-loop holds, ${messages.toLocaleString('en-US')} messages at once (ms)`);
+console.log('| case | longest hold | p99 hold | until all done |');
 console.log('| --- | --- | --- | --- |');
 for (const [name, run] of cases) {
   const h = await run();

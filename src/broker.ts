@@ -22,7 +22,7 @@ import { nodeIdentity, type NodeIdentity } from './node-name.js';
 import type { NodeStats, PrometheusSource } from './prometheus/collector.js';
 import { PrometheusServer } from './prometheus/prometheus-server.js';
 import { CommitBatcher } from './queue/commit-batcher.js';
-import { LaterTurns } from './queue/later-turns.js';
+import { LaterTurns } from './later-turns.js';
 import { Message, senderSelectedRoutingKeys } from './queue/message.js';
 import { TRANSIENT_PREFIX } from './queue/paged-ready-list.js';
 import type { Queue } from './queue/queue.js';
@@ -77,7 +77,7 @@ export class Broker implements BrokerContext, PrometheusSource {
   readonly store: Store;
   readonly commits: CommitBatcher;
   /** Where queues spread large removals over turns (Queue.removeWhile); settle() waits for it. */
-  readonly later = new LaterTurns((err) => this.log.error({ err }, 'internal error in a queue removal spread over turns'));
+  readonly later = new LaterTurns((err) => this.log.error({ err }, 'internal error in work spread over turns'));
   readonly replyTo = new ReplyToRegistry();
   readonly exchangeTypes: ExchangeTypeRegistry;
   readonly vhosts = new Map<string, VHost>();

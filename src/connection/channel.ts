@@ -19,6 +19,9 @@ import { UnackedDeliveries, type Delivery } from './unacked-deliveries.js';
 
 export type { Delivery } from './unacked-deliveries.js';
 
+/** Deliveries one basic.ack settles in a turn; a larger ack goes on in later turns (Channel.ackTag). */
+export const ACK_CHUNK = 1024;
+
 /**
  * One AMQP channel: consumers and their unacked deliveries, prefetch limits, acknowledgements
  * (held in a transaction until tx.commit), the delivery-acknowledgement timeout and closing.
@@ -208,7 +211,11 @@ export class Channel implements ConsumerHost {
 
   /**
    * basic.ack: outside a transaction the deliveries are settled straight from their slots (no
-   * Delivery objects), as applyAck() settles them; in one, they are held until tx.commit.
+   * Delivery objects), as applyAck() settles them; in one, they are held until tx.commit. An
+   * ack of more than ACK_CHUNK deliveries settles that many now and the rest in later turns
+   * (settleOn), a chunk a turn, while its connection reads nothing more: a consumer that acks a
+   * hundred thousand persistent messages at once does not hold every other client for half a
+   * second.
    */
   ackTag(tag: number, multiple: boolean): void {
     if (this.txMode) {
@@ -227,14 +234,30 @@ export class Channel implements ConsumerHost {
       if (to < 0) throw preconditionFailed(`unknown delivery tag ${tag}`);
       from = multiple ? unacked.first : to;
     }
-    // Settled first, then each queue concerned dispatches once, in first-acked order.
+    if (this.settleSlots(from, unacked.tagAt(to))) return;
+    this.conn.settlingStarted();
+    this.conn.broker.later.schedule(this.settleOn);
+  }
+
+  /**
+   * Settles the live deliveries from slot `from` on with tags up to upTo, at most ACK_CHUNK of
+   * them; then each queue concerned dispatches once, in first-acked order. Returns true when
+   * none is left; otherwise upTo is kept in settlingTo for settleOn.
+   */
+  private settleSlots(from: number, upTo: number): boolean {
+    const unacked = this.unacked;
     const queues = this.ackedQueues;
+    const end = unacked.last;
     let n = 0;
+    let settled = 0;
     let seen: Set<Queue> | undefined;
     let last: Queue | undefined;
-    for (let i = from; i <= to; i++) {
+    let i = from;
+    for (; i < end && unacked.tagAt(i) <= upTo; i++) {
       const entry = unacked.entryAt(i);
       if (entry === undefined) continue;
+      if (settled === ACK_CHUNK && !this.finishingSettling) break;
+      settled++;
       const consumer = unacked.consumerAt(i);
       if (consumer !== null) {
         consumer.unacked--;
@@ -260,6 +283,8 @@ export class Channel implements ConsumerHost {
         }
       }
     }
+    const done = i === end || unacked.tagAt(i) > upTo;
+    this.settlingTo = done ? -1 : upTo;
     unacked.removed();
     for (let k = 0; k < n; k++) {
       const q = queues[k]!;
@@ -267,7 +292,38 @@ export class Channel implements ConsumerHost {
       q.maybeDispatch();
     }
     this.afterCreditReleased();
+    return done;
   }
+
+  /** The next chunk of an ack spread over turns (ackTag); reading goes on once it is settled. */
+  private readonly settleOn = (): void => {
+    if (this.settlingTo < 0) return; // finished at once (finishSettling)
+    if (!this.settleSlots(this.unacked.first, this.settlingTo)) {
+      this.conn.broker.later.schedule(this.settleOn);
+      return;
+    }
+    this.conn.settlingDone();
+  };
+
+  /**
+   * An ack spread over turns is settled now, before anything else looks at the unacked
+   * deliveries (the channel closing, which requeues them; the acknowledgement timeout).
+   */
+  private finishSettling(): void {
+    if (this.settlingTo < 0) return;
+    this.finishingSettling = true;
+    try {
+      this.settleSlots(this.unacked.first, this.settlingTo);
+    } finally {
+      this.finishingSettling = false;
+    }
+    this.conn.settlingDone();
+  }
+
+  /** The highest tag of an ack still being settled in later turns, or -1. */
+  private settlingTo = -1;
+  /** finishSettling is running: the whole ack is settled at once. */
+  private finishingSettling = false;
 
   /** The queues of the ack being settled (ackTag), reused from ack to ack. */
   private readonly ackedQueues: Array<Queue | undefined> = [];
@@ -360,6 +416,8 @@ export class Channel implements ConsumerHost {
     this.ackTimer = clock.setTimeout(() => {
       this.ackTimer = undefined;
       if (this.closing || this.released) return;
+      // An acknowledged delivery is not one that timed out.
+      this.finishSettling();
       const head = this.unacked.oldestAt();
       if (head < 0) return;
       if (clock.monotonic() - head >= timeout) {
@@ -404,6 +462,8 @@ export class Channel implements ConsumerHost {
   /** Cancels consumers and requeues unacked messages, in order (channel or connection closed). */
   release(): void {
     if (this.released) return;
+    // What the client acknowledged is not requeued.
+    this.finishSettling();
     this.released = true;
     if (this.opened) this.conn.broker.metrics.churn.channelsClosed++;
     this.assembler.reset();

@@ -36,9 +36,12 @@ const FRAME_MIN_SIZE = 4096;
 export const OUTPUT_HIGH_WATER = 1024 * 1024;
 const OUTPUT_LOW_WATER = 256 * 1024;
 
-/** Why the socket is not being read: a resource alarm (publishers only) or a full output. */
-export type ReadPause = 'alarm' | 'output' | 'shutdown';
-const READ_PAUSES: readonly ReadPause[] = ['alarm', 'output', 'shutdown'];
+/**
+ * Why the socket is not being read: a resource alarm (publishers only), a full output, a
+ * shutdown, or an ack a channel settles over several turns (Channel.ackTag).
+ */
+export type ReadPause = 'alarm' | 'output' | 'shutdown' | 'settling';
+const READ_PAUSES: readonly ReadPause[] = ['alarm', 'output', 'shutdown', 'settling'];
 /** A connection keeps its reasons as bits (1 << index in READ_PAUSES), not as a Set of its own. */
 const readPauseBit = (reason: ReadPause): number => 1 << READ_PAUSES.indexOf(reason);
 
@@ -572,6 +575,20 @@ export class Connection implements HeartbeatPeer {
     this.lastReceived = this.broker.clock.monotonic();
     if (this.state !== 'closed') this.socket.resume();
     this.readInput(() => this.reader.resume(this.onFrame));
+  }
+
+  /**
+   * A channel settles an ack of many deliveries over several turns (Channel.ackTag): nothing
+   * more of this connection is read until it is done, so the client's next frames find the ack
+   * settled, as they would behind RabbitMQ's busy channel process. Other connections go on.
+   */
+  settlingStarted(): void {
+    this.pauseReading('settling');
+  }
+
+  /** The ack settlingStarted() announced is settled: reading goes on. */
+  settlingDone(): void {
+    this.resumeReading('settling');
   }
 
   /** Reads again whatever paused it (to see connection.close-ok). */

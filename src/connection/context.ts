@@ -11,6 +11,7 @@ import type { AccessControl } from '../access/access-control.js';
 import type { Connection } from './connection.js';
 import type { Heartbeats } from './heartbeats.js';
 import type { ReplyToRegistry } from './direct-reply-to.js';
+import type { LaterTurns } from '../later-turns.js';
 
 /** What a connection needs from the broker that accepted it (no singletons: passed in). */
 export interface BrokerContext {
@@ -34,6 +35,8 @@ export interface BrokerContext {
   readonly connections: ReadonlySet<Connection>;
   /** The heartbeat checks of every connection (one timer per interval, not per connection). */
   readonly heartbeats: Heartbeats;
+  /** Where work too large for one turn goes on (an ack of many deliveries: Channel.ackTag). */
+  readonly later: LaterTurns;
   /** A connection got past connection.open (counted; blocked by the alarm in force, if any). */
   connectionOpened(conn: Connection): void;
   /** A connection's socket closed (counted; it leaves `connections`). */

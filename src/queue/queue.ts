@@ -12,7 +12,7 @@ import type { QueueSettings } from './queue-arguments.js';
 import { isDue, QueuedMessage } from './queued-message.js';
 import { KeyedMessages, lastValueSpace, type KeyedOffer, type VersionStore } from './keyed-messages.js';
 import { PriorityReadyList, ReadyList, ReturnsFirstList } from './ready-list.js';
-import type { LaterTurns } from './later-turns.js';
+import type { LaterTurns } from '../later-turns.js';
 
 export interface QueueOptions {
   vhost: string;
@@ -150,6 +150,12 @@ export class Queue {
   private readonly handingOn: Array<{ entries: QueuedMessage[]; at: number; reason: DeadLetterReason; unacked: boolean }> = [];
   /** finishRemoving is running: everything is removed at once. */
   private finishing = false;
+  /**
+   * Requeued messages whose redelivered mark the store has yet to get, beyond REMOVE_CHUNK
+   * (storeMarks), from `marked` on.
+   */
+  private marks: QueuedMessage[] | undefined = undefined;
+  private marked = 0;
   /** This queue alone as a set (`alone`), made when first asked for. */
   private aloneSet: ReadonlySet<Queue> | undefined = undefined;
   /** Publishes, deliveries, gets and acks (src/metrics): counted by the channels that make them. */
@@ -640,6 +646,7 @@ export class Queue {
     const limit = this.settings.deliveryLimit;
     const overLimit: QueuedMessage[] = [];
     const back: QueuedMessage[] = [];
+    let marks: QueuedMessage[] | undefined;
     for (const entry of entries) {
       const firstReturn = !entry.redelivered;
       entry.redelivered = true;
@@ -663,11 +670,12 @@ export class Queue {
         continue;
       }
       // The redelivered mark survives a restart.
-      if (entry.persisted && firstReturn) this.deps.store.update(this.storeKey, entry);
+      if (entry.persisted && firstReturn) (marks ??= []).push(entry);
       back.push(entry);
     }
     // All at once: one merge, not an insert (that may move the whole list) per message.
     this.ready.insertAllSorted(back);
+    if (marks !== undefined) this.storeMarks(marks);
     if (overLimit.length > 0) this.removeInTurns(overLimit, 'delivery_limit', false);
     // Requeued messages count against x-max-length again: the head goes first.
     if (this.settings.maxLength !== undefined || this.settings.maxLengthBytes !== undefined) this.dropHeadOverLimit();
@@ -675,6 +683,42 @@ export class Queue {
     this.maybeDispatch();
     this.changed();
   }
+
+  /**
+   * Writes the redelivered marks of requeued messages to the store: REMOVE_CHUNK now and the
+   * rest a chunk per later turn (markOn), so a channel closed with a hundred thousand persistent
+   * messages unacknowledged does not hold the event loop for the store's reads and writes. The
+   * messages are back in the queue at once either way; a mark is only what a restart reads (a
+   * crash marks every recovered message redelivered anyway), and an entry acknowledged before
+   * its mark is written is skipped by the store.
+   */
+  private storeMarks(entries: QueuedMessage[]): void {
+    if (this.marks !== undefined) {
+      for (const e of entries) this.marks.push(e);
+      return;
+    }
+    const now = this.spreads ? Math.min(entries.length, REMOVE_CHUNK) : entries.length;
+    for (let i = 0; i < now; i++) this.deps.store.update(this.storeKey, entries[i]!);
+    if (now === entries.length) return;
+    this.marks = entries;
+    this.marked = now;
+    this.deps.later!.schedule(this.markOn);
+  }
+
+  /** The next chunk of storeMarks. */
+  private readonly markOn = (): void => {
+    const marks = this.marks;
+    if (marks === undefined) return;
+    const end = this.deleted ? marks.length : Math.min(marks.length, this.marked + REMOVE_CHUNK);
+    if (!this.deleted) for (let i = this.marked; i < end; i++) this.deps.store.update(this.storeKey, marks[i]!);
+    if (end < marks.length) {
+      this.marked = end;
+      this.deps.later!.schedule(this.markOn);
+      return;
+    }
+    this.marks = undefined;
+    this.marked = 0;
+  };
 
   /**
    * Takes entries out of the queue for good: dead-lettered when the queue has a DLX (deadLetter

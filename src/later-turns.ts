@@ -1,10 +1,11 @@
 /**
- * Work a queue spreads over event-loop turns so that no single turn holds the broker for
- * long: a queue that must dead-letter a large part of itself at once (a lowered max-length, a
- * mass expiry, recovery after downtime, a nack of many delivered messages) does it a chunk per
- * turn (Queue.removeWhile, Queue.removeInTurns). The broker has one of these; `settle()`
- * (Broker.settle, hence FakeClock.advance in tests) waits until nothing is left, so a test sees
- * the whole removal.
+ * Work spread over event-loop turns so that no single turn holds the broker for long: a queue
+ * that must dead-letter a large part of itself at once (a lowered max-length, a mass expiry,
+ * recovery after downtime, a nack of many delivered messages) does it a chunk per turn
+ * (Queue.removeWhile, Queue.removeInTurns); a channel settles an ack of many deliveries a chunk
+ * per turn (Channel.ackTag); a queue writes the redelivered marks of many requeued messages a
+ * chunk per turn (Queue.requeue). The broker has one of these; `settle()` (Broker.settle, hence
+ * FakeClock.advance in tests) waits until nothing is left, so a test sees all of it.
  */
 export class LaterTurns {
   private readonly queued: Array<() => void> = [];
@@ -38,8 +39,11 @@ export class LaterTurns {
 
   /**
    * The broker is closing (before its store closes): what is queued is dropped, and what is
-   * scheduled from now on too. A removal cut short leaves its messages in the queue (and in
-   * the store): the next start removes them again (Queue.recovered).
+   * scheduled from now on too. What was cut short is as after a crash, minus the loss: a
+   * removal leaves its messages in the queue and the store (the next start removes them again:
+   * Queue.recovered), an ack leaves the messages it had not settled yet in the store (they come
+   * back after a restart), and requeued messages whose redelivered mark was not written yet
+   * come back unmarked.
    */
   stop(): void {
     this.stopped = true;
