@@ -9,6 +9,7 @@ import type { BasicProperties } from '../frame/generated/properties.js';
 import { badRequest } from './http.js';
 import { float, type Json, type JsonObject } from './json.js';
 import { asMap } from './query.js';
+import { compareUtf8 } from '../sorted.js';
 
 /** rabbit_misc:amqp_table: a field table as a JSON object (a map: `columns` does not descend). */
 export function tableToJson(t: FieldTable | undefined): JsonObject {
@@ -66,7 +67,7 @@ export function jsonToTable(obj: unknown): FieldTable {
   if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) {
     throw badRequest(`arguments must be a JSON object, got ${JSON.stringify(obj)}`);
   }
-  const keys = Object.keys(obj).sort((a, b) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')));
+  const keys = Object.keys(obj).sort(compareUtf8);
   const table: FieldTable = Object.create(null) as FieldTable;
   for (const k of keys) table[k] = jsonToValue((obj as Record<string, unknown>)[k]);
   return table;

@@ -4,7 +4,8 @@ import type { MetadataStore } from '../store/metadata-store.js';
 import { clusterNameFromJson, defaultClusterName } from './cluster-name.js';
 import { keyMissing, ParameterInternalError } from './errors.js';
 import { globalParameterDefinition, globalParameterFromDefinition, type GlobalParameterJson, type GlobalParameterRecord } from './records.js';
-import { compareBytes, copyOf, storedValue, type JsonValue } from './value.js';
+import { copyOf, storedValue, type JsonValue } from './value.js';
+import { compareUtf8 } from '../sorted.js';
 
 export const CLUSTER_NAME = 'cluster_name';
 export const INTERNAL_CLUSTER_ID = 'internal_cluster_id';
@@ -39,7 +40,7 @@ export class GlobalParameters {
   /** GET /api/global-parameters: {name, value} records, ordered by name. */
   list(): GlobalParameterRecord[] {
     return [...this.values]
-      .sort(([a], [b]) => compareBytes(a, b))
+      .sort(([a], [b]) => compareUtf8(a, b))
       .map(([name, value]) => ({ name, value: copyOf(value) }));
   }
 

@@ -8,8 +8,9 @@ import { keyMissing, ParameterInternalError, ParameterValidationError } from './
 import { s, type ErrorParts } from './parameter-validation.js';
 import { componentOf, OPERATOR_POLICY_COMPONENT, policyInputOf, policyKindOf, policyParameterValue, validatePolicyParameter } from './policy-component.js';
 import { parameterDefinition, parameterFromDefinition, parameterKey, parameterRecord, type ParameterRecord } from './records.js';
-import { compareBytes, copyOf, storedValue, type JsonValue } from './value.js';
+import { copyOf, storedValue, type JsonValue } from './value.js';
 import { LIMITS_NAME, limitsOf, validateVhostLimits, VHOST_LIMITS } from './vhost-limits-component.js';
+import { compareUtf8 } from '../sorted.js';
 
 /**
  * A component another folder registers (RuntimeParameters.register), as a RabbitMQ plugin
@@ -84,7 +85,7 @@ export class RuntimeParameters {
         for (const r of this.deps.policies.list(kind, vhost)) out.push(parameterRecord(r.vhost, c, r.name, policyParameterValue(r)));
       }
     }
-    return out.sort((a, b) => compareBytes(a.vhost, b.vhost) || compareBytes(a.name, b.name) || compareBytes(a.component, b.component));
+    return out.sort((a, b) => compareUtf8(a.vhost, b.vhost) || compareUtf8(a.name, b.name) || compareUtf8(a.component, b.component));
   }
 
   /** GET /api/parameters/{component}/{vhost}/{name}: undefined when missing (404), also for a missing vhost. */

@@ -44,7 +44,3 @@ export function copyOf<T>(v: T): T {
   return structuredClone(v);
 }
 
-/** Erlang's order of binaries: bytewise on UTF-8. */
-export function compareBytes(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
-}

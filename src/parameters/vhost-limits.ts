@@ -4,8 +4,9 @@ import type { VHost } from '../vhost/vhost.js';
 import { keyMissing, ParameterInternalError, ParameterValidationError } from './errors.js';
 import type { VHostLimitsRecord } from './records.js';
 import type { RuntimeParameters } from './runtime-parameters.js';
-import { compareBytes, isJsonObject, objectOf, type JsonValue } from './value.js';
+import { isJsonObject, objectOf, type JsonValue } from './value.js';
 import { LIMITS_NAME, validateVhostLimits } from './vhost-limits-component.js';
+import { compareUtf8 } from '../sorted.js';
 
 /**
  * RabbitMQ's vhost limits as its management API and rabbitmqctl set_vhost_limits handle them
@@ -32,7 +33,7 @@ export class VHostLimitOperations {
       return this.parameters
         .allLimits()
         .filter((r) => visible(r.vhost))
-        .sort((a, b) => compareBytes(a.vhost, b.vhost))
+        .sort((a, b) => compareUtf8(a.vhost, b.vhost))
         .map((r) => ({ vhost: r.vhost, value: r.value }));
     }
     if (!this.vhosts.has(vhost)) return undefined;

@@ -1,5 +1,6 @@
 import { atom, binary, float, int, list, map, type ErlTerm } from '../erlang/term.js';
 import type { JsonValue } from './policy.js';
+import { compareUtf8 } from '../sorted.js';
 
 /**
  * A JSON value as RabbitMQ holds it after decoding a request body: strings are binaries,
@@ -19,5 +20,5 @@ export function jsonTerm(v: JsonValue): ErlTerm {
 
 /** An object's entries in Erlang's order for binary keys: bytewise. */
 export function sortedEntries<T>(o: Readonly<Record<string, T>>): Array<[string, T]> {
-  return Object.entries(o).sort(([a], [b]) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')));
+  return Object.entries(o).sort(([a], [b]) => compareUtf8(a, b));
 }

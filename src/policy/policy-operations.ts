@@ -6,6 +6,7 @@ import type { Queue } from '../queue/queue.js';
 import { effectiveDefinition } from './effective-definition.js';
 import { policyRecord, type JsonValue, type PolicyKind, type PolicyRecord } from './policy.js';
 import { validatePolicy, validatePolicyBody, type PolicyInput } from './validation.js';
+import { compareUtf8 } from '../sorted.js';
 
 /** The vhost a policy operation names does not exist (the management API: 404 vhost_not_found). */
 export class VHostNotFoundError extends Error {
@@ -88,7 +89,7 @@ export class PolicyOperations {
     const vhosts = vhost === undefined ? [...this.vhosts.values()] : [this.vhost(vhost)];
     return vhosts
       .flatMap((v) => v.policies.list(kind))
-      .sort((a, b) => a.priority - b.priority || compareBytes(a.vhost, b.vhost) || compareBytes(a.name, b.name))
+      .sort((a, b) => a.priority - b.priority || compareUtf8(a.vhost, b.vhost) || compareUtf8(a.name, b.name))
       .map(policyRecord);
   }
 
@@ -149,8 +150,4 @@ export class PolicyOperations {
       this.put(kind, r.vhost, r.name, { pattern: r.pattern, definition: r.definition, priority: r.priority, applyTo: r['apply-to'] });
     }
   }
-}
-
-function compareBytes(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }

@@ -1,6 +1,7 @@
 import type { MetadataStore } from '../store/metadata-store.js';
 import { NO_POLICY, policyRecord, type Policy, type PolicyKind, type PolicyMatch, type PolicyRecord } from './policy.js';
 import { validatePolicy } from './validation.js';
+import { compareUtf8 } from '../sorted.js';
 
 /** What a policy can apply to: an exchange, or a queue of a type. */
 export type PolicyTarget = { kind: 'exchange' } | { kind: 'queue'; queueType: 'classic' | 'quorum' | 'stream' };
@@ -54,7 +55,7 @@ export class PolicyTable {
    * priority, then by the whole record: vhost, then name).
    */
   list(kind: PolicyKind): Policy[] {
-    return [...this.byKind[kind].values()].sort((a, b) => a.priority - b.priority || compareBytes(a.name, b.name));
+    return [...this.byKind[kind].values()].sort((a, b) => a.priority - b.priority || compareUtf8(a.name, b.name));
   }
 
   /** Stores a validated policy; false when an equal one was already set (nothing changes then). */
@@ -106,7 +107,7 @@ export class PolicyTable {
   private best(policies: Map<string, Policy>, target: PolicyTarget, name: string): Policy | undefined {
     let best: Policy | undefined;
     for (const p of policies.values()) {
-      if (best !== undefined && (p.priority < best.priority || (p.priority === best.priority && compareBytes(p.name, best.name) > 0))) continue;
+      if (best !== undefined && (p.priority < best.priority || (p.priority === best.priority && compareUtf8(p.name, best.name) > 0))) continue;
       if (!appliesTo(p, target)) continue;
       if (!p.compiled.matches(name)) continue;
       best = p;
@@ -121,8 +122,4 @@ function appliesTo(p: Policy, target: PolicyTarget): boolean {
   const unsupported = UNSUPPORTED[target.queueType];
   for (const key of Object.keys(p.definition)) if (unsupported.has(key)) return false;
   return true;
-}
-
-function compareBytes(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }

@@ -22,6 +22,7 @@ import { headerRoutingKeys, Message } from '../queue/message.js';
 import type { Queue } from '../queue/queue.js';
 import type { Exchange } from '../vhost/exchange.js';
 import type { VHost } from '../vhost/vhost.js';
+import { compareUtf8 } from '../sorted.js';
 
 /** The firehose exchange: a durable internal topic exchange in every vhost (rabbit_vhost). */
 export const TRACE_EXCHANGE = 'amq.rabbitmq.trace';
@@ -119,7 +120,7 @@ export function routedQueueNames(exchange: Exchange, routingKey: string, cc: rea
 /** Erlang's lists:usort of binaries: byte order, duplicates removed. */
 function usort(names: string[]): string[] {
   const unique = [...new Set(names)];
-  return unique.sort((a, b) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')));
+  return unique.sort(compareUtf8);
 }
 
 /**
