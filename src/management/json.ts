@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+
 /**
  * JSON as RabbitMQ's management API writes it: compact, and with floats written as floats
  * (`"rate":0.0`, not `0`), because strict clients (serde, Jackson with exact types) and the
@@ -5,9 +7,20 @@
  * one; wrap a value in Float to write it as a float whatever its value.
  */
 
+/**
+ * The placeholder a Float stands for while encodeJson runs (see there): a private-use character
+ * and a random tag, fresh for each call.
+ */
+let floatTag: string | undefined;
+
 /** A number RabbitMQ sends as an Erlang float (rates, averages): 0 is written 0.0. */
 export class Float {
   constructor(readonly value: number) {}
+
+  /** Inside encodeJson, a placeholder string it replaces; elsewhere the number. */
+  toJSON(): string | number {
+    return floatTag === undefined ? this.value : floatTag + formatFloat(this.value);
+  }
 }
 
 export const float = (value: number): Float => new Float(value);
@@ -17,11 +30,42 @@ export interface JsonObject {
   readonly [key: string]: Json | undefined;
 }
 
-/** Compact JSON text; object members whose value is undefined are left out. */
+/**
+ * A JSON array too large to make and write in one turn (a list of 100,000 queues is 138 MB):
+ * the server writes it `chunk` items at a time, a turn each (ManagementServer.write), asking
+ * for each chunk's items as it goes, so they are never all in memory at once.
+ */
+export class JsonItems {
+  constructor(
+    readonly length: number,
+    /** The items [from, to), in order. */
+    readonly items: (from: number, to: number) => Json[],
+  ) {}
+}
+
+/**
+ * Compact JSON text; object members whose value is undefined are left out. Written by
+ * JSON.stringify, whose output is this format except for floats: each Float writes itself as
+ * a string holding a tag no client could have chosen (random, for this call) and its digits,
+ * and the quoted tags are then taken out, leaving the digits. A list of 100,000 queues (138 MB)
+ * took 13 s written a value at a time. A bigint, which JSON.stringify refuses, has the value
+ * written a value at a time.
+ */
 export function encodeJson(value: Json): string {
-  const out: string[] = [];
-  write(value, out);
-  return out.join('');
+  const tag = `\uE000${randomBytes(8).toString('hex')}`;
+  floatTag = tag;
+  let text: string;
+  try {
+    text = JSON.stringify(value);
+  } catch (err) {
+    if (!(err instanceof TypeError && /BigInt/.test(err.message))) throw err;
+    const out: string[] = [];
+    write(value, out);
+    return out.join('');
+  } finally {
+    floatTag = undefined;
+  }
+  return text.includes(tag) ? text.replace(new RegExp(`"${tag}([^"]*)"`, 'g'), '$1') : text;
 }
 
 function write(v: Json, out: string[]): void {

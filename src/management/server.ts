@@ -11,7 +11,7 @@ import type { Broker } from '../broker.js';
 import type { Logger } from '../log.js';
 import { isAdmin, isManagementUser, isMonitor, type ManagementAuth, type ManagementUser } from './auth.js';
 import { AUTH_REALM, HttpError, decodeBody, loginFailed, notAuthorised, objectNotFound, type Reply } from './http.js';
-import { encodeJson } from './json.js';
+import { encodeJson, JsonItems } from './json.js';
 import { allowedMethods, accessFor, splitPath, Router, type Access, type Method, type RequestContext, type Route } from './router.js';
 import { managementRoutes } from './routes/index.js';
 import { NO_STATS, type MessageStatsSource } from './stats.js';
@@ -36,6 +36,9 @@ const COMMON_HEADERS = {
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 /** A user for routes anyone may call. */
 const ANONYMOUS: ManagementUser = { name: '', tags: [] };
+
+/** Items of a long list reply written per turn (about 10 ms of queues). */
+const ITEMS_PER_TURN = 500;
 
 export class ManagementServer {
   readonly router = new Router();
@@ -237,13 +240,55 @@ export class ManagementServer {
 
   private write(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
     const headers: Record<string, string | number> = { ...COMMON_HEADERS, vary: 'accept, accept-encoding, origin', ...reply.headers };
+    let body = reply.body;
+    if (body instanceof JsonItems && body.length <= ITEMS_PER_TURN) body = body.items(0, body.length);
+    if (body instanceof JsonItems) {
+      this.writeItems(req, res, reply.status, headers, body);
+      return;
+    }
     let text = '';
-    if (reply.body !== undefined) {
-      text = encodeJson(reply.body);
+    if (body !== undefined) {
+      text = encodeJson(body);
       headers['content-type'] = 'application/json';
       headers['cache-control'] = 'no-cache';
     }
     this.send(req, res, reply.status, headers, text);
+  }
+
+  /**
+   * A long JSON array written ITEMS_PER_TURN items a turn (chunked transfer encoding, so no
+   * content-length), each chunk's items made as it is written; a slow reader is waited for
+   * ('drain'), and a client gone stops it. 100,000 queues held the event loop for 13 s when
+   * made and written at once.
+   */
+  private writeItems(req: IncomingMessage, res: ServerResponse, status: number, headers: Record<string, string | number>, items: JsonItems): void {
+    headers['content-type'] = 'application/json';
+    headers['cache-control'] = 'no-cache';
+    res.writeHead(status, headers);
+    if (req.method === 'HEAD') {
+      res.end();
+      return;
+    }
+    let at = 0;
+    const step = (): void => {
+      if (res.destroyed) return;
+      try {
+        const to = Math.min(items.length, at + ITEMS_PER_TURN);
+        const part = encodeJson(items.items(at, to));
+        // The chunk's items without its brackets, after those before it.
+        const text = (at === 0 ? '[' : ',') + part.slice(1, -1);
+        at = to;
+        // The next chunk in a later turn either way: a socket that takes each write at once
+        // emits 'drain' from a nextTick, and going on from there would never leave the turn.
+        if (at === items.length) res.end(`${text}]`);
+        else if (res.write(text)) setImmediate(step);
+        else res.once('drain', () => setImmediate(step));
+      } catch (err) {
+        this.log.error({ err, method: req.method, url: req.url }, 'management request failed while its reply was written');
+        res.destroy();
+      }
+    };
+    step();
   }
 
   /** rabbit_mgmt_util:halt_response: {"error","reason"} without cache-control; empty for a bare status. */
