@@ -780,7 +780,7 @@ export class Broker implements BrokerContext, PrometheusSource {
       // a publisher (a shovel, say) that sees its confirms does not publish those messages again.
       for (const conn of this.connections) conn.stopReading();
       await Promise.race([this.settle(), new Promise((r) => setTimeout(r, this.config.closeTimeout).unref())]);
-      // A removal still spread over turns stops here; its messages stay queued (and stored).
+      // Work still spread over turns (a removal, an ack, redelivered marks) stops here: see LaterTurns.stop.
       this.later.stop();
       const text = replyText(ReplyCode.CONNECTION_FORCED, "broker forced connection closure with reason 'shutdown'");
       const closed = [...this.connections].map((conn) => new Promise<void>((resolve) => {

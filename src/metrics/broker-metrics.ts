@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.js';
+import type { LaterTurns } from '../later-turns.js';
 import type { Channel } from '../connection/channel.js';
 import type { Connection } from '../connection/connection.js';
 import type { Queue } from '../queue/queue.js';
@@ -10,6 +11,8 @@ import { RateSampler, type Snapshot } from './rate-sampler.js';
 /** What the metrics read of the broker. */
 export interface MetricsHost {
   readonly clock: Clock;
+  /** Where a rate sample of many objects goes on (RateSampler). */
+  readonly later: LaterTurns;
   readonly vhosts: ReadonlyMap<string, VHost>;
   readonly connections: ReadonlySet<Connection>;
 }
@@ -110,7 +113,7 @@ export class BrokerMetrics {
 
   constructor(private readonly host: MetricsHost) {
     this.startedAt = host.clock.monotonic();
-    this.sampler = new RateSampler(host.clock, (visit) => this.snapshot(visit));
+    this.sampler = new RateSampler(host.clock, () => this.snapshot(), undefined, (fn) => host.later.schedule(fn));
   }
 
   /** A new pid-shaped identifier (`<0.N.0>`) for a connection or channel in per-object metrics. */
@@ -281,20 +284,20 @@ export class BrokerMetrics {
     return this.sampler.rates(key);
   }
 
-  /** Every number the sampler tracks, by object. */
-  private snapshot(visit: (key: object, snapshot: Snapshot) => void): void {
-    visit(this, { ...this.overview(), ...this.queueTotals() });
-    visit(this.churn, { ...this.churnStats() });
+  /** Every number the sampler tracks, by object (made as the sampler takes them). */
+  private *snapshot(): Generator<[object, Snapshot]> {
+    yield [this, { ...this.overview(), ...this.queueTotals() }];
+    yield [this.churn, { ...this.churnStats() }];
     for (const vhost of this.host.vhosts.values()) {
-      visit(vhost, { ...this.vhost(vhost), ...this.queueTotals(vhost) });
+      yield [vhost, { ...this.vhost(vhost), ...this.queueTotals(vhost) }];
       for (const q of vhost.queues.values()) {
-        visit(q, { ...this.queue(q), messages: q.messageCount + q.unackedCount, messages_ready: q.messageCount, messages_unacknowledged: q.unackedCount });
+        yield [q, { ...this.queue(q), messages: q.messageCount + q.unackedCount, messages_ready: q.messageCount, messages_unacknowledged: q.unackedCount }];
       }
-      for (const x of vhost.exchanges.values()) visit(x, { ...this.exchange(x) });
+      for (const x of vhost.exchanges.values()) yield [x, { ...this.exchange(x) }];
     }
     for (const conn of this.host.connections) {
-      visit(conn, { recv_oct: conn.counters.recvOct, send_oct: conn.writer.bytesWritten, recv_cnt: conn.counters.recvCnt });
-      for (const ch of conn.channels.values()) visit(ch, { ...this.channel(ch) });
+      yield [conn, { recv_oct: conn.counters.recvOct, send_oct: conn.writer.bytesWritten, recv_cnt: conn.counters.recvCnt }];
+      for (const ch of conn.channels.values()) yield [ch, { ...this.channel(ch) }];
     }
   }
 }

@@ -2,7 +2,7 @@ import amqp from 'amqplib';
 import { expect } from 'chai';
 import { startBroker } from '../../src/broker.js';
 import { FakeClock } from '../../src/clock.js';
-import { RateSampler, withDetails } from '../../src/metrics/rate-sampler.js';
+import { RateSampler, SAMPLE_CHUNK, SAMPLE_INTERVAL_MS, withDetails } from '../../src/metrics/rate-sampler.js';
 
 /**
  * Rates for the management API's `*_details: {rate}`: the change of a number over the last
@@ -14,7 +14,7 @@ describe('RateSampler (src/metrics/rate-sampler.ts)', () => {
     const clock = new FakeClock();
     const counted = { publish: 0, messages: 10 };
     const key = {};
-    const sampler = new RateSampler(clock, (visit) => visit(key, { ...counted }));
+    const sampler = new RateSampler(clock, () => [[key, { ...counted }]]);
     expect(sampler.rates(key)).to.deep.equal({});
     sampler.start();
     expect(sampler.rates(key)).to.deep.equal({ publish: 0, messages: 0 });
@@ -36,7 +36,7 @@ describe('RateSampler (src/metrics/rate-sampler.ts)', () => {
     const a = { n: 0 };
     const b = { n: 0 };
     let tracked = [a];
-    const sampler = new RateSampler(clock, (visit) => tracked.forEach((o) => visit(o, { n: o.n })));
+    const sampler = new RateSampler(clock, () => tracked.map((o): [object, { n: number }] => [o, { n: o.n }]));
     sampler.start();
     a.n = 10;
     tracked = [b];
@@ -44,6 +44,36 @@ describe('RateSampler (src/metrics/rate-sampler.ts)', () => {
     expect(sampler.rates(a)).to.deep.equal({});
     expect(sampler.rates(b)).to.deep.equal({ n: 0 });
     sampler.stop();
+  });
+
+  it('takes SAMPLE_CHUNK objects a turn: the rates read meanwhile are those of the last complete sample', () => {
+    const clock = new FakeClock();
+    const objects = Array.from({ length: 2 * SAMPLE_CHUNK + 10 }, () => ({ n: 0 }));
+    const later: Array<() => void> = [];
+    const sampler = new RateSampler(clock, () => objects.map((o): [object, { n: number }] => [o, { n: o.n }]), SAMPLE_INTERVAL_MS, (fn) => later.push(fn));
+    const runLater = (): number => {
+      let turns = 0;
+      while (later.length > 0) {
+        later.shift()!();
+        turns++;
+      }
+      return turns;
+    };
+    sampler.start();
+    expect(sampler.rates(objects[0]!), 'nothing complete yet').to.deep.equal({});
+    expect(runLater()).to.equal(2);
+    expect(sampler.rates(objects.at(-1)!)).to.deep.equal({ n: 0 });
+    for (const o of objects) o.n += 10;
+    clock.advance(SAMPLE_INTERVAL_MS);
+    // The second sample is under way: the rates are still those of the first one alone.
+    expect(sampler.rates(objects[0]!)).to.deep.equal({ n: 0 });
+    clock.advance(1000);
+    runLater();
+    // Each object's rate over its own interval: the first chunk was taken 1 s before the rest.
+    expect(sampler.rates(objects[0]!)).to.deep.equal({ n: 2 });
+    expect(sampler.rates(objects.at(-1)!)).to.deep.equal({ n: 10 / 6 });
+    sampler.stop();
+    expect(clock.pending).to.equal(0);
   });
 
   it('withDetails writes each number with its k_details: {rate}', () => {
