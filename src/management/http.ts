@@ -103,7 +103,7 @@ export interface Reply {
   headers?: Record<string, string>;
 }
 
-export const ok = (body: Json): Reply => ({ status: 200, body });
+export const ok = (body: Json | JsonItems): Reply => ({ status: 200, body });
 export const noContent = (): Reply => ({ status: 204 });
 
 

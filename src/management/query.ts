@@ -83,10 +83,10 @@ export function compareTerms(a: Json | undefined, b: Json | undefined): number {
   }
 }
 
-/** rabbit_mgmt_util:get_dotted_value: a missing key (at any depth) sorts as 0. */
-function dotted(item: Json, path: string): Json {
+/** rabbit_mgmt_util:get_dotted_value (the path split at its dots): a missing key (at any depth) sorts as 0. */
+function dotted(item: Json, path: readonly string[]): Json {
   let v: Json | undefined = item;
-  for (const key of path.split('.').filter((k) => k !== '')) {
+  for (const key of path) {
     if (v === null || v === undefined || typeof v !== 'object' || Array.isArray(v) || v instanceof Float) return 0;
     v = (v as JsonObject)[key];
   }
@@ -102,8 +102,9 @@ export function sortItems(items: Json[], defaultSort: readonly string[], q: URLS
   if (sort === '') return items;
   const keys = sort === null ? [...defaultSort] : [sort, ...defaultSort];
   if (keys.length === 0) return q.get('sort_reverse') === 'true' ? [...items].reverse() : items;
+  const paths = keys.map((k) => k.split('.').filter((segment) => segment !== ''));
   const sorted = items
-    .map((item) => ({ item, key: keys.map((k) => dotted(item, k)) }))
+    .map((item) => ({ item, key: paths.map((path) => dotted(item, path)) }))
     .sort((a, b) => {
       for (let i = 0; i < keys.length; i++) {
         const c = compareTerms(a.key[i], b.key[i]);
@@ -187,13 +188,15 @@ function paginate<T>(all: readonly T[], p: Pagination, nameOf: (source: T) => un
  * columnsFirst, columns are cut before sorting, as reply_list does (bindings, channels,
  * connections, consumers): sorting by a column left out then sorts by nothing.
  */
-export function listReply(items: Json[], q: URLSearchParams, defaultSort: readonly string[], opts: { columnsFirst?: boolean; paginate?: boolean } = {}): Json {
+export function listReply(items: Json[], q: URLSearchParams, defaultSort: readonly string[], opts: { columnsFirst?: boolean; paginate?: boolean } = {}): Json | JsonItems {
   const cols = parseColumns(q);
   const pagination = opts.paginate === false ? undefined : parsePagination(q);
   let list = opts.columnsFirst ? items.map((i) => extractColumns(i, cols)) : items;
   list = sortItems(list, defaultSort, q);
   if (pagination) return paginate(list, pagination, nameOfItem, (i) => extractColumns(i, cols));
-  return list.map((i) => extractColumns(i, cols));
+  // Cut and written a chunk at a time (a long list is not encoded in one turn).
+  const cut = opts.columnsFirst ? list : undefined;
+  return new JsonItems(list.length, (from, to) => cut?.slice(from, to) ?? list.slice(from, to).map((i) => extractColumns(i, cols)));
 }
 
 /**

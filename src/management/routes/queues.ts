@@ -68,11 +68,11 @@ function list(ctx: RequestContext): Reply {
     const queues = [...vhost.queues.values()].sort((a, b) => compareUtf8(a.name, b.name));
     for (const queue of queues) sources.push({ vhost, queue });
   }
-  return { status: 200, body: sortedListReply({
+  return ok(sortedListReply({
     sources,
     name: (s) => s.queue.name,
     item: ({ vhost, queue }) => formatQueue(vhost.name, queue, ctx.stats, ctx.broker.policies.infoOf(vhost.name, queue)),
-  }, ctx.query, ['vhost', 'name']) };
+  }, ctx.query, ['vhost', 'name']));
 }
 
 function show(ctx: RequestContext): Reply {
