@@ -74,6 +74,11 @@ interface Group<T> {
   table: string;
   kind: 'node' | 'objects' | 'keyed';
   rows: (ctx: Context) => Iterable<Row<T>>;
+  /**
+   * The rows' items alone, where there may be many (queues): summed without a label set made
+   * for each (the default registry's aggregated metrics).
+   */
+  items?: (ctx: Context) => Iterable<T>;
   metrics: Array<Metric<T>>;
 }
 
@@ -90,6 +95,13 @@ function* queues(ctx: Context): Iterable<Row<Queue>> {
   for (const vhost of ctx.source.vhosts.values()) {
     if (ctx.vhosts && !ctx.vhosts.has(vhost.name)) continue;
     for (const q of vhost.queues.values()) yield { labels: labels(['vhost', vhost.name], ['queue', q.name]), item: q };
+  }
+}
+
+function* queueItems(ctx: Context): Iterable<Queue> {
+  for (const vhost of ctx.source.vhosts.values()) {
+    if (ctx.vhosts && !ctx.vhosts.has(vhost.name)) continue;
+    yield* vhost.queues.values();
   }
 }
 
@@ -176,6 +188,7 @@ const queueCoarse: Group<Queue> = {
   table: 'queue_coarse_metrics',
   kind: 'objects',
   rows: queues,
+  items: queueItems,
   metrics: [
     { name: 'queue_messages_ready', type: 'gauge', help: 'Messages ready to be delivered to consumers', value: (q) => q.messageCount },
     { name: 'queue_messages_unacked', type: 'gauge', help: 'Messages delivered to consumers but not yet acknowledged', value: (q) => q.unackedCount },
@@ -189,6 +202,7 @@ const queueConsumerCount: Group<Queue> = {
   table: 'queue_consumer_count',
   kind: 'objects',
   rows: queues,
+  items: queueItems,
   metrics: [QUEUE_CONSUMERS],
 };
 
@@ -200,6 +214,7 @@ const queueMetrics: Group<Queue> = {
   table: 'queue_metrics',
   kind: 'objects',
   rows: queues,
+  items: queueItems,
   metrics: [
     QUEUE_CONSUMERS,
     { name: 'queue_messages_ram', type: 'gauge', help: 'Ready and unacknowledged messages stored in memory', value: (q) => q.readyInMemory + q.unackedCount },
@@ -335,6 +350,15 @@ const CORE_GROUPS: Array<Group<never>> = [
 export const DETAILED_FAMILIES: readonly string[] = [...CORE_GROUPS.map((g) => g.table), 'vhost_status', 'exchange_bindings', 'exchange_names'];
 
 function writeGroup<T>(out: Exposition, group: Group<T>, ctx: Context, prefix: string, perObject: boolean): void {
+  const items = group.items;
+  if (!perObject && group.kind === 'objects' && items !== undefined) {
+    // One pass over the items for all the group's sums.
+    const metrics = group.metrics;
+    const sums = metrics.map(() => 0);
+    for (const item of items(ctx)) for (let i = 0; i < metrics.length; i++) sums[i]! += metrics[i]!.value(item) ?? 0;
+    metrics.forEach((m, i) => out.family(prefix + m.name, m.type, m.help, [['', sums[i]!]]));
+    return;
+  }
   const rows = [...group.rows(ctx)];
   for (const m of group.metrics) {
     const samples: Sample[] = [];
