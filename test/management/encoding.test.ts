@@ -32,6 +32,10 @@ describe('management API: encodings', () => {
 
   it('writes floats as floats and leaves undefined members out', () => {
     expect(encodeJson({ rate: float(0), avg: float(1.5), n: 0, big: 12345678901234567890n, gone: undefined, s: 'é"' })).to.equal('{"rate":0.0,"avg":1.5,"n":0,"big":12345678901234567890,"s":"é\\""}');
+    expect(encodeJson({ rate: float(0), avg: float(1.5), n: 0, gone: undefined, s: 'é"', list: [float(2), null, 'x'] })).to.equal('{"rate":0.0,"avg":1.5,"n":0,"s":"é\\"","list":[2.0,null,"x"]}');
+    // A string that looks like a float's placeholder stays a string.
+    expect(encodeJson({ s: '\uE000abc:1.0', t: float(3) })).to.equal('{"s":"\uE000abc:1.0","t":3.0}');
+    expect(JSON.stringify({ f: float(2.5) }), 'a Float outside encodeJson').to.equal('{"f":2.5}');
   });
 
   it('converts tables and properties both ways as rabbit_misc:amqp_table and to_basic_properties do', () => {
