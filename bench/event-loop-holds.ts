@@ -92,16 +92,8 @@ async function maxlenPolicy(persistent: boolean): Promise<Holds> {
 async function nackMultiple(): Promise<Holds> {
   return withBroker({ persistent: true }, async (b, ch, conn) => {
     await ch.assertQueue('dead', { durable: true });
-    await ch.assertQueue('q', { durable: true, arguments: DLX });
-    await fill(ch, 'q', true);
-    const consumer = await conn.createChannel();
-    let last: amqp.ConsumeMessage | undefined;
-    let n = 0;
-    await new Promise<void>((resolve) => void consumer.consume('q', (m: amqp.ConsumeMessage | null) => {
-      last = m!;
-      if (++n === messages) resolve();
-    }));
-    return measure(() => consumer.nack(last!, true, false), deadLettered(b));
+    const { consumer, last } = await allUnacked(b, ch, conn, DLX);
+    return measure(() => consumer.nack(last, true, false), deadLettered(b));
   });
 }
 
@@ -115,9 +107,12 @@ async function massExpiry(): Promise<Holds> {
   });
 }
 
-/** A consumer channel with every message of a durable queue of MESSAGES persistent ones delivered and unacknowledged. */
-async function allUnacked(b: RunningBroker, ch: amqp.ConfirmChannel, conn: amqp.ChannelModel): Promise<{ consumer: amqp.Channel; last: amqp.ConsumeMessage }> {
-  await ch.assertQueue('q', { durable: true });
+/**
+ * A consumer channel with every message of durable queue q (with `args`), MESSAGES persistent
+ * ones, delivered and unacknowledged.
+ */
+async function allUnacked(b: RunningBroker, ch: amqp.ConfirmChannel, conn: amqp.ChannelModel, args: Record<string, unknown> = {}): Promise<{ consumer: amqp.Channel; last: amqp.ConsumeMessage }> {
+  await ch.assertQueue('q', { durable: true, arguments: args });
   await fill(ch, 'q', true);
   const consumer = await conn.createChannel();
   let last: amqp.ConsumeMessage | undefined;

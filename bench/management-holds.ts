@@ -6,7 +6,7 @@
  * `--ref-port P` the same requests go to a RabbitMQ on 127.0.0.1:P (management on P + 10000),
  * whose queues are declared in a vhost of their own and deleted with it.
  *
- *   npx tsx bench/management-holds.ts [--queues 100000] [--ref-port 5710]
+ *   npx tsx bench/management-holds.ts [--queues 100000] [--ref-port 5710] [--vhost holds]
  *
  * Requests: GET /api/queues (every queue), GET /api/queues?page=1&page_size=100, GET
  * /api/bindings, GET /api/overview, Prometheus /metrics (Warren; RabbitMQ only when its
@@ -18,9 +18,10 @@ import { request } from 'node:http';
 import amqp from 'amqplib';
 import { startBroker } from '../dist/broker.js';
 
-const { values } = parseArgs({ options: { queues: { type: 'string' }, 'ref-port': { type: 'string' } } });
+const { values } = parseArgs({ options: { queues: { type: 'string' }, 'ref-port': { type: 'string' }, vhost: { type: 'string' } } });
 const QUEUES = Number(values.queues ?? 100_000);
-const VHOST = 'holds';
+/** The vhost the queues are declared in (on RabbitMQ, deleted with them at the end). */
+const VHOST = values.vhost ?? 'holds';
 
 interface Target {
   name: string;
