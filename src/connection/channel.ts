@@ -202,6 +202,7 @@ export class Channel implements ConsumerHost {
 
   /** Removes and returns the deliveries an ack/nack with (tag, multiple) names (collect_acks). */
   takeDeliveries(tag: number, multiple: boolean): Delivery[] {
+    this.finishSettling();
     const unacked = this.unacked;
     if (multiple && tag === 0) return unacked.takeAll();
     const i = unacked.indexOf(tag);
@@ -222,6 +223,8 @@ export class Channel implements ConsumerHost {
       this.ack(this.takeDeliveries(tag, multiple));
       return;
     }
+    // (Its connection reads nothing while an ack is being settled; anything else first finishes it.)
+    this.finishSettling();
     const unacked = this.unacked;
     let from: number;
     let to: number;
