@@ -49,9 +49,9 @@ export class JsonItems {
  * Compact JSON text; object members whose value is undefined are left out. Written by
  * JSON.stringify, whose output is this format except for floats: each Float writes itself as
  * a string holding a tag no client could have chosen (a secret of this process and a count) and its digits,
- * and the quoted tags are then taken out, leaving the digits. A list of 100,000 queues (138 MB)
- * took 13 s written a value at a time. A bigint, which JSON.stringify refuses, has the value
- * written a value at a time.
+ * and the quoted tags are then taken out, leaving the digits. The list of 20,000 queues (28 MB)
+ * took 2.2 s written a value at a time, 0.35 s so. A bigint, which JSON.stringify refuses, has
+ * the value written a value at a time.
  */
 export function encodeJson(value: Json): string {
   const tag = `\uE000${TAG_SECRET}${(tagCount++).toString(36)}:`;

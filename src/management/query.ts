@@ -191,12 +191,10 @@ function paginate<T>(all: readonly T[], p: Pagination, nameOf: (source: T) => un
 export function listReply(items: Json[], q: URLSearchParams, defaultSort: readonly string[], opts: { columnsFirst?: boolean; paginate?: boolean } = {}): Json | JsonItems {
   const cols = parseColumns(q);
   const pagination = opts.paginate === false ? undefined : parsePagination(q);
-  let list = opts.columnsFirst ? items.map((i) => extractColumns(i, cols)) : items;
-  list = sortItems(list, defaultSort, q);
+  const list = sortItems(opts.columnsFirst ? items.map((i) => extractColumns(i, cols)) : items, defaultSort, q);
   if (pagination) return paginate(list, pagination, nameOfItem, (i) => extractColumns(i, cols));
-  // Cut and written a chunk at a time (a long list is not encoded in one turn).
-  const cut = opts.columnsFirst ? list : undefined;
-  return new JsonItems(list.length, (from, to) => cut?.slice(from, to) ?? list.slice(from, to).map((i) => extractColumns(i, cols)));
+  // Cut (unless already) and written a chunk at a time (a long list is not encoded in one turn).
+  return new JsonItems(list.length, (from, to) => (opts.columnsFirst ? list.slice(from, to) : list.slice(from, to).map((i) => extractColumns(i, cols))));
 }
 
 /**

@@ -242,17 +242,12 @@ export class ManagementServer {
     const headers: Record<string, string | number> = { ...COMMON_HEADERS, vary: 'accept, accept-encoding, origin', ...reply.headers };
     let body = reply.body;
     if (body instanceof JsonItems && body.length <= ITEMS_PER_TURN) body = body.items(0, body.length);
-    if (body instanceof JsonItems) {
-      this.writeItems(req, res, reply.status, headers, body);
-      return;
-    }
-    let text = '';
     if (body !== undefined) {
-      text = encodeJson(body);
       headers['content-type'] = 'application/json';
       headers['cache-control'] = 'no-cache';
     }
-    this.send(req, res, reply.status, headers, text);
+    if (body instanceof JsonItems) this.writeItems(req, res, reply.status, headers, body);
+    else this.send(req, res, reply.status, headers, body === undefined ? '' : encodeJson(body));
   }
 
   /**
@@ -262,8 +257,6 @@ export class ManagementServer {
    * made and written at once.
    */
   private writeItems(req: IncomingMessage, res: ServerResponse, status: number, headers: Record<string, string | number>, items: JsonItems): void {
-    headers['content-type'] = 'application/json';
-    headers['cache-control'] = 'no-cache';
     res.writeHead(status, headers);
     if (req.method === 'HEAD') {
       res.end();

@@ -709,12 +709,14 @@ export class Queue {
   private readonly markOn = (): void => {
     const marks = this.marks;
     if (marks === undefined) return;
-    const end = this.deleted ? marks.length : Math.min(marks.length, this.marked + REMOVE_CHUNK);
-    if (!this.deleted) for (let i = this.marked; i < end; i++) this.deps.store.update(this.storeKey, marks[i]!);
-    if (end < marks.length) {
-      this.marked = end;
-      this.deps.later!.schedule(this.markOn);
-      return;
+    if (!this.deleted) {
+      const end = Math.min(marks.length, this.marked + REMOVE_CHUNK);
+      for (let i = this.marked; i < end; i++) this.deps.store.update(this.storeKey, marks[i]!);
+      if (end < marks.length) {
+        this.marked = end;
+        this.deps.later!.schedule(this.markOn);
+        return;
+      }
     }
     this.marks = undefined;
     this.marked = 0;
