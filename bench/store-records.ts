@@ -76,7 +76,7 @@ async function round(): Promise<Record<string, Sample>> {
       for (let from = 0; ; ) {
         const entries = ms.readEntries('/\u0000q', from, 1000);
         if (entries.length === 0) break;
-        for (const e of entries) bytes += ms.readMessage(e.msgId)!.body.length;
+        for (const e of entries) bytes += ms.readMessage('/\u0000q', e)!.body.length;
         from = entries[entries.length - 1]!.seq + 1;
       }
     });

@@ -451,7 +451,7 @@ export class PagedReadyList {
     if (keep === tail.length || keptBytes > this.windowBytes || keep >= stored.count - keep) return;
     const kept: Array<[QueueEntry, PersistedMessage]> = [];
     for (const e of tail.slice(tail.length - keep)) {
-      const msg = this.store.readMessage(e.msgId);
+      const msg = this.store.readMessage(stored.key, e);
       if (msg) kept.push([e, msg]);
     }
     const delivered = this.readDelivered();
@@ -507,7 +507,7 @@ export class PagedReadyList {
           more = false;
           break;
         }
-        const msg = this.store.readMessage(e.msgId);
+        const msg = this.store.readMessage(stored.key, e);
         if (msg) delivered.push([e, msg]);
         from = e.seq + 1;
       }
@@ -625,7 +625,7 @@ export class PagedReadyList {
   }
 
   private readBack(e: QueueEntry, range: StoredRange): Message | undefined {
-    const stored = this.store.readMessage(e.msgId);
+    const stored = this.store.readMessage(range.key, e);
     if (!stored) {
       range.from = e.seq + 1;
       return undefined;
@@ -672,11 +672,11 @@ export class PagedReadyList {
         yield h!;
       } else if (sSeq <= pSeq) {
         si++;
-        const stored = this.store.readMessage(se!.msgId);
+        const stored = this.store.readMessage(this.stored.key, se!);
         if (stored) yield this.entry(se!, Message.fromStored(stored), true);
       } else {
         pi++;
-        const stored = this.store.readMessage(pe!.msgId);
+        const stored = this.store.readMessage(paged!.key, pe!);
         if (stored) yield this.entry(pe!, Message.fromStored(stored), false);
       }
     }

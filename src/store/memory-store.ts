@@ -4,7 +4,7 @@
  * broker decides when a body must stop being a view of a socket chunk).
  */
 
-import type { EntryCounts, MessageStore, PersistedMessage, QueueEntry, StoredEntry, StoreStats } from './message-store.js';
+import type { EntryCounts, MessageRef, MessageStore, PersistedMessage, QueueEntry, StoredEntry, StoreStats } from './message-store.js';
 import type {
   BindingRecord,
   DefinitionKind,
@@ -127,8 +127,8 @@ class MemoryMessageStore implements MessageStore {
     return out;
   }
 
-  readMessage(msgId: number): PersistedMessage | undefined {
-    return this.messageMap.get(msgId)?.msg;
+  readMessage(_queue: string, entry: MessageRef): PersistedMessage | undefined {
+    return this.messageMap.get(entry.msgId)?.msg;
   }
 
   countEntries(queue: string): EntryCounts {

@@ -45,6 +45,9 @@ export interface QueueEntry {
   expiresAt: number;
 }
 
+/** Where a message is found: the entry that refers to it (a store may keep it inside the entry). */
+export type MessageRef = Pick<QueueEntry, 'seq' | 'msgId'>;
+
 /**
  * An entry as a store holds it and readEntries returns it: with its message's body size, so a
  * queue can count what it drops without reading the message back.
@@ -112,8 +115,12 @@ export interface MessageStore {
   readEntries(queue: string, fromSeq: number, limit: number): StoredEntry[];
   /** Reads a queue's last entries, at most limit of them, in seq order, without bodies. */
   readLastEntries(queue: string, limit: number): StoredEntry[];
-  /** Loads a message (header + body) by id, for lazy paging of bodies. */
-  readMessage(msgId: number): PersistedMessage | undefined;
+  /**
+   * Loads the message (header + body) of the queue's entry `entry.seq`, whose message is
+   * `entry.msgId`, for lazy paging of bodies. The LMDB store keeps a small message of one entry
+   * inside that entry, so a message is found through an entry of a queue that holds it.
+   */
+  readMessage(queue: string, entry: MessageRef): PersistedMessage | undefined;
   /** Counts (for declare-ok after recovery). */
   countEntries(queue: string): EntryCounts;
   /** Highest seq present in the queue, or -1 if it is empty (the broker numbers on from it after recovery). */

@@ -1,7 +1,8 @@
 /**
  * Hand-written binary layouts of everything the LMDB store keeps (src/store/README.md draws
- * them). No JSON and no msgpack on the hot path: an entry value is 25 bytes, a message value is
- * its two shortstrs, the header and the body in one buffer.
+ * them). No JSON and no msgpack on the hot path: an entry value is 25 bytes (followed by its
+ * message when that is stored inline), a message value is its two shortstrs, the header and
+ * the body in one buffer.
  */
 
 import { copyBytes, readU32, shortstrLength, TWO_32, writeShortstr, writeU32 } from '../frame/wire.js';
@@ -57,8 +58,9 @@ export function queueIdOfEntryKey(key: Uint8Array): number {
 }
 
 /**
- * Entry value: msgId u64 | flags u8 (bit 0 = redelivered) | deliveryCount u32 |
- * expiresAt f64 | body size u32.
+ * Entry value: msgId u64 | flags u8 (bit 0 = redelivered, bit 1 = inline) | deliveryCount u32 |
+ * expiresAt f64 | body size u32; with the inline flag (format 5) the message layout follows
+ * (`encodeMessageInto`): a message of one entry stored in its entry, one record, not two.
  */
 export function writeEntryValue(buf: Buffer, offset: number, e: StoredEntry): void {
   writeU64(buf, offset, e.msgId);
@@ -68,15 +70,50 @@ export function writeEntryValue(buf: Buffer, offset: number, e: StoredEntry): vo
   writeU32(buf, offset + 21, e.size);
 }
 
-export function readEntryValue(seq: number, buf: Buffer): StoredEntry {
+const INLINE_FLAG = 2;
+
+/** An entry value with its message inside (writeEntryValue, then the message layout); returns where it ends. */
+export function writeInlineEntryValue(buf: Buffer, offset: number, e: StoredEntry, msg: PersistedMessage): number {
+  writeEntryValue(buf, offset, e);
+  buf[offset + 8] = (e.redelivered ? 1 : 0) | INLINE_FLAG;
+  return encodeMessageInto(buf, offset + ENTRY_VALUE_SIZE, msg);
+}
+
+/**
+ * An entry as the LMDB store holds it. `inline`: its message is stored inside it (format 5);
+ * `inlineMsg`: that message, while the store has it in memory (written by a batch not yet
+ * committed, or read back to be written again), else null.
+ */
+export interface HeldEntry extends StoredEntry {
+  inline: boolean;
+  inlineMsg: PersistedMessage | null;
+}
+
+export function readEntryValue(seq: number, buf: Buffer): HeldEntry {
+  const flags = buf[8]!;
   return {
     seq,
     msgId: readU64(buf, 0),
-    redelivered: (buf[8]! & 1) === 1,
+    redelivered: (flags & 1) === 1,
     deliveryCount: readU32(buf, 9),
     expiresAt: buf.readDoubleBE(13),
     size: readU32(buf, 21),
+    inline: (flags & INLINE_FLAG) !== 0,
+    inlineMsg: null,
   };
+}
+
+/** Whether an entry value holds its message (inline). */
+export function isInlineEntryValue(buf: Uint8Array): boolean {
+  return (buf[8]! & INLINE_FLAG) !== 0;
+}
+
+/**
+ * The message inside an inline entry value (without its checksum: `unsealed`); header and body
+ * are views of `buf`, which must be the caller's own copy.
+ */
+export function decodeInlineMessage(id: number, buf: Buffer): PersistedMessage {
+  return decodeMessage(id, buf.subarray(ENTRY_VALUE_SIZE));
 }
 
 /** Reads only the message id of an entry value (recovery scans). */
@@ -233,6 +270,11 @@ export function sameMessage(a: PersistedMessage, b: PersistedMessage): boolean {
 /** The store's own copy of an entry given to enqueue, with its message's body size: one object, the fields read once. */
 export function storedEntry(e: QueueEntry, msg: PersistedMessage): StoredEntry {
   return { seq: e.seq, msgId: e.msgId, redelivered: e.redelivered, deliveryCount: e.deliveryCount, expiresAt: e.expiresAt, size: bodyLength(msg) };
+}
+
+/** storedEntry for the LMDB store: not inline until its batch is flushed (CommitEngine.operations decides). */
+export function heldEntry(e: QueueEntry, msg: PersistedMessage): HeldEntry {
+  return { seq: e.seq, msgId: e.msgId, redelivered: e.redelivered, deliveryCount: e.deliveryCount, expiresAt: e.expiresAt, size: bodyLength(msg), inline: false, inlineMsg: null };
 }
 
 /** A copy of a stored entry for a reader (no aliasing of the store's object). */

@@ -304,7 +304,7 @@ export class StreamLog {
     const [e] = this.store.readEntries(this.dataKey, offset, 1);
     this.reads.entries++;
     if (e === undefined) return undefined;
-    const record = this.store.readMessage(e.msgId);
+    const record = this.store.readMessage(this.dataKey, e);
     this.reads.messages++;
     if (record === undefined) return undefined;
     return (this.cached = new DecodedChunk(e.seq, e.msgId, record.body));
@@ -346,7 +346,7 @@ export class StreamLog {
       const entries = this.store.readEntries(key, from, 1024);
       if (entries.length === 0) return;
       for (const e of entries) {
-        const m = this.store.readMessage(e.msgId);
+        const m = this.store.readMessage(key, e);
         if (m) yield { seq: e.seq, body: m.body };
       }
       from = entries.at(-1)!.seq + 1;
@@ -381,7 +381,7 @@ export class StreamLog {
       const entries = this.store.readEntries(old, from, 1024);
       if (entries.length === 0) break;
       for (const e of entries) {
-        const m = this.store.readMessage(e.msgId);
+        const m = this.store.readMessage(old, e);
         if (!m) continue;
         if (e.seq >= indexedNext) {
           // The crash tail: appended as new messages (offsets go on from indexedNext).

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { openLmdbStore } from '../../src/store/lmdb/index.js';
 import { openMemoryStore } from '../../src/store/memory-store.js';
-import type { MessageStore } from '../../src/store/message-store.js';
+import type { MessageRef, MessageStore } from '../../src/store/message-store.js';
 import type { Store } from '../../src/store/store.js';
 import { countingReads } from '../support/store-reads.js';
 import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
@@ -164,7 +164,7 @@ for (const kind of ['memory', 'lmdb'] as const) {
     it('purge with deliveries unacknowledged reads back only the delivered messages, not the paged-out ones', async () => {
       let reads = 0;
       const counting = new Proxy(store, {
-        get: (target, prop, receiver) => (prop === 'readMessage' ? (id: number) => (reads++, target.readMessage(id)) : Reflect.get(target, prop, receiver)),
+        get: (target, prop, receiver) => (prop === 'readMessage' ? (queue: string, e: MessageRef) => (reads++, target.readMessage(queue, e)) : Reflect.get(target, prop, receiver)),
       });
       const h = makeQueue({ durable: true, window: 4, store: counting });
       publish(h, range(1000), persistent);

@@ -66,10 +66,15 @@ describe('LMDB store: damaged records', () => {
   let dataDir: string;
   let store: LmdbStore | undefined;
   let logs: string[];
+  /**
+   * The damaged-record tests below store every message in a record of its own (inlineMax 0),
+   * the layout they tamper with; those of inline entries set this to the default (undefined).
+   */
+  let inlineMax: number | undefined;
   const reopen = async (): Promise<LmdbStore> => {
     await store?.close();
     logs = [];
-    store = openLmdbStore(dataDir, { log: (m) => logs.push(m) });
+    store = openLmdbStore(dataDir, { log: (m) => logs.push(m), inlineMax });
     return store;
   };
   const quarantined = async (): Promise<string[]> => {
@@ -86,6 +91,7 @@ describe('LMDB store: damaged records', () => {
     dir = makeTmpDir();
     dataDir = path.join(dir, 'store');
     logs = [];
+    inlineMax = 0;
   });
   afterEach(async () => {
     await store?.close().catch(() => undefined);
@@ -129,7 +135,7 @@ describe('LMDB store: damaged records', () => {
     expect(s.messages.readEntries(Q, 0, 10).map((e) => e.seq)).to.deep.equal([0, 2]);
     expect(logs.join('\n')).to.match(/entry queue 'orders' in vhost '\/' seq 1 is damaged \(checksum mismatch\); quarantined/);
     expect(s.messages.countEntries(Q).messages).to.equal(2);
-    expect(s.messages.readMessage(ids[2]!)!.body.toString()).to.equal(`body-${ids[2]}`);
+    expect(s.messages.readMessage(Q, { seq: 2, msgId: ids[2]! })!.body.toString()).to.equal(`body-${ids[2]}`);
     await s.messages.sync();
     await reopen();
     expect(logs.join('\n')).to.match(/quarantined in the last run; running a full check/);
@@ -137,6 +143,26 @@ describe('LMDB store: damaged records', () => {
     expect(store!.verify().problems).to.deep.equal([]);
     expect(store!.messages.stats()).to.deep.equal({ messages: 2, entries: 2 });
     expect(store!.messages.countEntries(Q)).to.deep.equal({ messages: 2, bytes: 2 * `body-${ids[0]}`.length });
+    expect(await quarantined()).to.deep.equal(['entries']);
+  });
+
+  it('a damaged entry that holds its message is quarantined with it; the others are read', async () => {
+    inlineMax = undefined; // the default: each message of one entry inside it
+    const ids = await fill();
+    await tamper(dataDir, (db) => {
+      expect(db('messages').getStats().entryCount).to.equal(0);
+      flipBit(db('entries'), entryKey(1), 40); // in the message's octets
+    });
+    const s = await reopen();
+    expect(s.messages.readEntries(Q, 0, 10).map((e) => e.seq)).to.deep.equal([0, 2]);
+    expect(logs.join('\n')).to.match(/entry queue 'orders' in vhost '\/' seq 1 is damaged \(checksum mismatch\); quarantined/);
+    expect(s.messages.readMessage(Q, { seq: 1, msgId: ids[1]! })).to.equal(undefined);
+    expect(s.messages.readMessage(Q, { seq: 2, msgId: ids[2]! })!.body.toString()).to.equal(`body-${ids[2]}`);
+    await s.messages.sync();
+    await reopen();
+    expect(logs.join('\n')).to.match(/quarantined in the last run; running a full check/);
+    expect(store!.verify().problems).to.deep.equal([]);
+    expect(store!.messages.stats()).to.deep.equal({ messages: 2, entries: 2 });
     expect(await quarantined()).to.deep.equal(['entries']);
   });
 
@@ -148,13 +174,13 @@ describe('LMDB store: damaged records', () => {
     const read = (queue: string): string[] => {
       const out: string[] = [];
       for (const e of s.messages.readEntries(queue, 0, 10)) {
-        const m = s.messages.readMessage(e.msgId);
+        const m = s.messages.readMessage(queue, e);
         if (m) out.push(m.body.toString());
       }
       return out;
     };
     expect(read(Q)).to.deep.equal([`body-${ids[0]}`, `body-${ids[2]}`]);
-    expect(s.messages.readMessage(ids[1]!)).to.equal(undefined); // again, before the quarantine commits: not logged twice
+    expect(s.messages.readMessage(Q, { seq: 1, msgId: ids[1]! })).to.equal(undefined); // again, before the quarantine commits: not logged twice
     expect(logs.filter((l) => l.includes(`message ${ids[1]} `))).to.have.length(1);
     expect(logs.join('\n')).to.match(new RegExp(`message ${ids[1]} \\(queue 'orders' in vhost '/' seq 1\\) is damaged \\(checksum mismatch\\); quarantined`));
     expect(s.messages.countEntries(Q).messages).to.equal(2);
@@ -238,8 +264,8 @@ describe('LMDB store: damaged records', () => {
     const s = await reopen();
     // 3 entries, 3 messages, 3 refcounts, the queue index record and the queue record; then
     // the refcount records of value 1 go
-    expect(logs.join('\n')).to.match(/migrated store format 1 to 2 \(record checksums\): 11 records, 2 to 3 \(refcount records only for shared messages\): 3 records, 3 to 4 \(message records may carry BCC keys\): 0 records/);
-    expect(s.messages.readEntries(Q, 0, 10).map((e) => s.messages.readMessage(e.msgId)!.body.toString())).to.deep.equal(ids.map((id) => `body-${id}`));
+    expect(logs.join('\n')).to.match(/migrated store format 1 to 2 \(record checksums\): 11 records, 2 to 3 \(refcount records only for shared messages\): 3 records, 3 to 4 \(message records may carry BCC keys\): 0 records, 4 to 5 \(entries may hold their message\): 0 records/);
+    expect(s.messages.readEntries(Q, 0, 10).map((e) => s.messages.readMessage(Q, e)!.body.toString())).to.deep.equal(ids.map((id) => `body-${id}`));
     expect(s.metadata.load().queues.map((q) => q.name)).to.deep.equal(['orders']);
     expect(s.verify().problems).to.deep.equal([]);
     await reopen();
@@ -284,7 +310,7 @@ describe('LMDB store: damaged records', () => {
   it('refuses a store format it does not know', async () => {
     await fill();
     await tamper(dataDir, (db) => db('meta').putSync(Buffer.from('format'), Buffer.from([9])));
-    expect(() => openLmdbStore(dataDir)).to.throw(/holds store format 9; this broker reads format 4 \(and migrates formats 1, 2 and 3\)/);
+    expect(() => openLmdbStore(dataDir)).to.throw(/holds store format 9; this broker reads format 5 \(and migrates formats 1, 2, 3 and 4\)/);
   });
 
   it('keeps two bindings that differ only by where a NUL sits, across a reopen', async () => {

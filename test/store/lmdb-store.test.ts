@@ -123,7 +123,7 @@ describe('LMDB store', () => {
     expect(counts1.messages).to.equal(40);
     expect(again.readEntries('/\u0000q1', 5, 1)[0]!.expiresAt).to.equal(1_800_000_000_000);
     expect(again.readEntries('/\u0000q1', 0, 1)[0]).to.deep.include({ redelivered: true, deliveryCount: 2 });
-    expect(again.readMessage(entries1[3]!.msgId)!.body.equals(body)).to.equal(true);
+    expect(again.readMessage('/\u0000q1', entries1[3]!)!.body.equals(body)).to.equal(true);
     expect(again.nextMessageId()).to.be.greaterThan(lastId);
     expect(again.queues().sort()).to.deep.equal(['/\u0000q1', '/\u0000q2']);
     expect(again.stats()).to.deep.equal({ messages: 45, entries: 65 }); // odd seqs 11..19 were only in q1
@@ -179,8 +179,8 @@ describe('LMDB store', () => {
     await s.messages.sync();
     expect([s.messages.stats(), refsRecords()]).to.deep.equal([{ messages: 1, entries: 1 }, 0]);
     s = await reopen();
-    expect(s.messages.readMessage(shared.id)?.body).to.deep.equal(shared.body);
-    expect(s.messages.readMessage(single.id)).to.equal(undefined);
+    expect(s.messages.readMessage('dead', { seq: 0, msgId: shared.id })?.body).to.deep.equal(shared.body);
+    expect(s.messages.readMessage('q', { seq: 0, msgId: single.id })).to.equal(undefined);
     s.messages.enqueue('again', makeEntry(0, shared.id), shared); // shared again after a reopen: 1 -> 2
     await s.messages.sync();
     expect([s.messages.stats(), refsRecords()]).to.deep.equal([{ messages: 1, entries: 2 }, 1]);
@@ -193,10 +193,78 @@ describe('LMDB store', () => {
     expect(logs.join('\n')).not.to.match(/full check|disagree/);
   });
 
+  it('stores a small message of one entry inside its entry: one record, through update, move, requeue and reopen', async () => {
+    const logs: string[] = [];
+    const reopen = async (): Promise<LmdbStore> => {
+      await store?.close();
+      store = openLmdbStore(dataDir, { log: (m) => logs.push(m) });
+      return store;
+    };
+    // Message records in the file (committed), from the store's own environment (a private field).
+    const records = (): number => (store as unknown as { core: { messagesDb: { getStats(): { entryCount: number } } } }).core.messagesDb.getStats().entryCount;
+    let s = await reopen();
+    const small = makeMessage(s.messages.nextMessageId());
+    const large = makeMessage(s.messages.nextMessageId(), 'L'.repeat(5000)); // over 4096 as stored: a record of its own
+    const shared = makeMessage(s.messages.nextMessageId());
+    s.messages.enqueue('q', makeEntry(0, small.id), small);
+    s.messages.enqueue('q', makeEntry(1, large.id), large);
+    for (const q of ['q', 'r']) s.messages.enqueue(q, makeEntry(2, shared.id), shared);
+    // Read back before the flush, and while its commit is in flight.
+    expect(s.messages.readMessage('q', { seq: 0, msgId: small.id })?.body.toString()).to.equal(small.body.toString());
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(s.messages.readMessage('q', { seq: 0, msgId: small.id })?.body.toString()).to.equal(small.body.toString());
+    await s.messages.sync();
+    expect([s.messages.stats(), records()]).to.deep.equal([{ messages: 3, entries: 4 }, 2]);
+    s = await reopen();
+    expect(s.messages.readMessage('q', { seq: 0, msgId: small.id })?.header.toString()).to.equal(small.header.toString());
+    expect(s.messages.readMessage('q', { seq: 1, msgId: large.id })?.body.toString()).to.equal(large.body.toString());
+    // Not found through another entry, nor by id alone.
+    expect(s.messages.readMessage('q', { seq: 2, msgId: small.id })).to.equal(undefined);
+    expect(s.messages.readMessage('r', { seq: 0, msgId: small.id })).to.equal(undefined);
+    // An update writes the entry again with its message.
+    s.messages.update('q', makeEntry(0, small.id, { redelivered: true, deliveryCount: 2 }));
+    await s.messages.sync();
+    s = await reopen();
+    expect(s.messages.readEntries('q', 0, 1)[0]).to.include({ redelivered: true, deliveryCount: 2, size: small.body.length });
+    expect(s.messages.readMessage('q', { seq: 0, msgId: small.id })?.body.toString()).to.equal(small.body.toString());
+    // Dead-lettered with its id and a rewritten header: the message moves inside the new entry.
+    const dead = { ...small, header: Buffer.from('x-death') };
+    s.messages.move('q', 0, 'dlq', makeEntry(5, small.id), dead);
+    await s.messages.sync();
+    expect([s.messages.stats(), records()]).to.deep.equal([{ messages: 3, entries: 4 }, 2]);
+    s = await reopen();
+    expect(s.messages.readMessage('dlq', { seq: 5, msgId: small.id })?.header.toString()).to.equal('x-death');
+    // Returned to the back of its queue (a quorum queue without a delivery limit): a new seq, the same id.
+    s.messages.remove('dlq', 5);
+    s.messages.enqueue('dlq', makeEntry(6, small.id, { redelivered: true }), dead);
+    await s.messages.sync();
+    s = await reopen();
+    expect(s.messages.readEntries('dlq', 0, 9).map((e) => e.seq)).to.deep.equal([6]);
+    expect(s.messages.readMessage('dlq', { seq: 6, msgId: small.id })?.header.toString()).to.equal('x-death');
+    expect(s.verify().problems).to.deep.equal([]);
+    // Acked, and a queue of them deleted: nothing is left, and the counters agree on every open.
+    s.messages.remove('dlq', 6);
+    for (let i = 0; i < 10; i++) {
+      const m = makeMessage(s.messages.nextMessageId());
+      s.messages.enqueue('doomed', makeEntry(i, m.id), m);
+    }
+    await s.messages.sync();
+    expect(s.messages.stats()).to.deep.equal({ messages: 12, entries: 13 });
+    s.messages.deleteQueue('doomed');
+    for (const seq of [1, 2]) s.messages.remove('q', seq);
+    s.messages.remove('r', 2);
+    await s.messages.swept();
+    expect([s.messages.stats(), records()]).to.deep.equal([{ messages: 0, entries: 0 }, 0]);
+    s = await reopen();
+    expect(s.verify().problems).to.deep.equal([]);
+    expect(logs.join('\n')).not.to.match(/full check|disagree/);
+  });
+
   it('deletes a deep queue of unshared messages without a refcount item each, and one holding a shared message as before', async () => {
     // With no message shared in the file, a message outside the overlay has one entry: deleting
     // the entry deletes the message record directly (MessageStore.deleteQueue's fast path).
-    let s = (store = openLmdbStore(dataDir));
+    // Every message in a record of its own (small ones would be inside their entries).
+    let s = (store = openLmdbStore(dataDir, { inlineMax: 0 }));
     const n = 2000;
     const ids: number[] = [];
     for (let i = 0; i < n; i++) {
@@ -205,7 +273,7 @@ describe('LMDB store', () => {
       s.messages.enqueue('deep', makeEntry(i, msg.id), msg);
     }
     await s.close();
-    s = store = openLmdbStore(dataDir);
+    s = store = openLmdbStore(dataDir, { inlineMax: 0 });
     // One more written in this turn (in the overlay): it takes the refcount path.
     const fresh = makeMessage(s.messages.nextMessageId());
     s.messages.enqueue('deep', makeEntry(n, fresh.id), fresh);
@@ -213,9 +281,10 @@ describe('LMDB store', () => {
     s.messages.deleteQueue('deep');
     expect(overlay.size).to.equal(1);
     // Gone for reads at once, before the commit (the file still holds them until then).
-    expect([ids[0], ids[n - 1], fresh.id].map((id) => s.messages.readMessage(id!))).to.deep.equal([undefined, undefined, undefined]);
+    const read = (seq: number, msgId: number): unknown => s.messages.readMessage('deep', { seq, msgId });
+    expect([read(0, ids[0]!), read(n - 1, ids[n - 1]!), read(n, fresh.id)]).to.deep.equal([undefined, undefined, undefined]);
     await new Promise((resolve) => setImmediate(resolve));
-    expect(s.messages.readMessage(ids[7]!)).to.equal(undefined);
+    expect(read(7, ids[7]!)).to.equal(undefined);
     await s.messages.sync();
     expect(s.messages.stats()).to.deep.equal({ messages: 0, entries: 0 });
     expect(s.verify().problems).to.deep.equal([]);
@@ -225,13 +294,13 @@ describe('LMDB store', () => {
     for (const q of ['a', 'b']) s.messages.enqueue(q, makeEntry(0, shared.id), shared);
     s.messages.enqueue('a', makeEntry(1, single.id), single);
     await s.close();
-    s = store = openLmdbStore(dataDir);
+    s = store = openLmdbStore(dataDir, { inlineMax: 0 });
     s.messages.deleteQueue('a');
     await s.messages.sync();
     expect(s.messages.stats()).to.deep.equal({ messages: 1, entries: 1 });
-    expect(s.messages.readMessage(shared.id)?.body).to.deep.equal(shared.body);
-    expect(s.messages.readMessage(single.id)).to.equal(undefined);
-    s = store = await (async () => { await s.close(); return openLmdbStore(dataDir); })();
+    expect(s.messages.readMessage('b', { seq: 0, msgId: shared.id })?.body).to.deep.equal(shared.body);
+    expect(s.messages.readMessage('a', { seq: 1, msgId: single.id })).to.equal(undefined);
+    s = store = await (async () => { await s.close(); return openLmdbStore(dataDir, { inlineMax: 0 }); })();
     expect(s.verify().problems).to.deep.equal([]);
     expect(s.messages.readEntries('b', 0, 10).map((e) => e.msgId)).to.deep.equal([shared.id]);
   });
@@ -352,7 +421,7 @@ describe('LMDB store', () => {
     expect(logs.join('\n')).to.match(/orphan message 900/);
     expect(store.verify().problems).to.deep.equal([]);
     expect(store.messages.stats()).to.deep.equal({ messages: 1, entries: 2 });
-    expect(store.messages.readMessage(kept.id)!.body.toString()).to.equal(kept.body.toString());
+    expect(store.messages.readMessage('q', { seq: 1, msgId: kept.id })!.body.toString()).to.equal(kept.body.toString());
     store.messages.remove('q', 1);
     store.messages.remove('r', 1);
     await store.messages.sync();
@@ -375,7 +444,7 @@ describe('LMDB store', () => {
     const inA = new Set(a);
     for (const seq of printed) expect(inA.has(seq), `seq ${seq}`).to.equal(true);
     for (const e of ms.readEntries('a', 0, 1e9)) {
-      const msg = ms.readMessage(e.msgId)!;
+      const msg = ms.readMessage('a', e)!;
       expect(msg.routingKey).to.equal(`k${e.seq}`);
       expect(msg.body.length).to.equal(2048);
     }
@@ -507,7 +576,7 @@ describe('LMDB store', () => {
     const entries = store.messages.readEntries('q', 0, 10);
     expect(entries.map((e) => e.seq)).to.deep.equal([3, 4, 5]);
     expect(entries[0]).to.include({ redelivered: true, deliveryCount: 1 });
-    expect(store.messages.readMessage(entries[1]!.msgId)?.body.toString()).to.equal('m4');
+    expect(store.messages.readMessage('q', entries[1]!)?.body.toString()).to.equal('m4');
     expect(store.verify().problems).to.deep.equal([]);
     expect(store.messages.stats()).to.deep.equal({ messages: 3, entries: 3 });
   });
@@ -541,7 +610,7 @@ describe('LMDB store', () => {
     }
     await ms.sync();
     expect(ms.countEntries('q')).to.deep.equal({ messages: 40, bytes: 40 * 64 * 1024 });
-    expect(ms.readMessage(ms.readEntries('q', 39, 1)[0]!.msgId)!.body[0]).to.equal(39);
+    expect(ms.readMessage('q', ms.readEntries('q', 39, 1)[0]!)!.body[0]).to.equal(39);
   });
 
   it('keeps the data file small however big the map is', async () => {

@@ -38,29 +38,47 @@ function compare(model: MessageStore, lmdb: LmdbStore['messages'], ids: number[]
     expect(lmdb.countEntries(q), `${where}: counts of ${q}`).to.deep.equal(model.countEntries(q));
     expect(lmdb.lastSeq(q), `${where}: lastSeq of ${q}`).to.equal(model.lastSeq(q));
   }
-  for (const id of ids) {
-    const a = model.readMessage(id);
-    const b = lmdb.readMessage(id);
-    // A message only a deleted queue referred to may be read until the sweep removes it.
-    if (!(a === undefined && b !== undefined && lmdb.sweepsLeft > 0)) expect(b === undefined, `${where}: message ${id} presence`).to.equal(a === undefined);
-    if (a && b) {
-      expect(b.header.toString(), `${where}: header ${id}`).to.equal(a.header.toString());
-      expect(b.body.toString(), `${where}: body ${id}`).to.equal(a.body.toString());
-      expect(b.routingKey).to.equal(a.routingKey);
+  // Every entry's message, found through the entry (the LMDB store may keep it inside).
+  const held = new Set<number>();
+  for (const q of QUEUES) {
+    for (const e of model.readEntries(q, 0, 1e9)) {
+      held.add(e.msgId);
+      const a = model.readMessage(q, e)!;
+      const b = lmdb.readMessage(q, e);
+      expect(b, `${where}: message ${e.msgId} of ${q} seq ${e.seq}`).to.not.equal(undefined);
+      expect(b!.header.toString(), `${where}: header ${e.msgId}`).to.equal(a.header.toString());
+      expect(b!.body.toString(), `${where}: body ${e.msgId}`).to.equal(a.body.toString());
+      expect(b!.routingKey).to.equal(a.routingKey);
     }
+  }
+  // A message no entry refers to is gone (a record only a deleted queue referred to may be read until the sweep removes it).
+  for (const id of ids) {
+    if (held.has(id)) continue;
+    const b = lmdb.readMessage('', { seq: -1, msgId: id });
+    if (!(b !== undefined && lmdb.sweepsLeft > 0)) expect(b, `${where}: message ${id} freed`).to.equal(undefined);
   }
 }
 
 describe('LMDB store matches the memory model under random operations', () => {
   const seeds = process.env.STORE_MODEL_SEEDS ? Array.from({ length: Number(process.env.STORE_MODEL_SEEDS) }, (_, i) => i + 1) : [1, 2, 3];
-  for (const sweepChunk of [undefined, 3])
+  // The default layout (a message of one entry inside it), deleted queues swept a few entries a
+  // commit, and every message in a record of its own (inlineMax 0).
+  const variants: Array<{ sweepChunk?: number; inlineMax?: number; label: string }> = [
+    { label: '' },
+    { sweepChunk: 3, label: ', deleted queues swept 3 entries per commit' },
+    { inlineMax: 0, label: ', every message in a record of its own' },
+  ];
+  for (const { sweepChunk, inlineMax, label } of variants)
   for (const seed of seeds) {
-    it(`seed ${seed}${sweepChunk ? `, deleted queues swept ${sweepChunk} entries per commit` : ''}`, async function () {
+    it(`seed ${seed}${label}`, async function () {
       this.timeout(20_000);
       const dir = makeTmpDir();
       const dataDir = path.join(dir, 'store');
       const model = openMemoryStore().messages;
-      const open = (): LmdbStore => openLmdbStore(dataDir, { sweepChunk });
+      const open = (): LmdbStore => openLmdbStore(dataDir, { sweepChunk, inlineMax });
+      // Entries holding their message, seen at some commit (none with inlineMax 0).
+      let inlineSeen = 0;
+      const inlineNow = (): number => (lmdb as unknown as { engine: { inlineEntryCount: number } }).engine.inlineEntryCount;
       let lmdb: LmdbStore = open();
       const random = rng(seed);
       const pick = <T>(xs: T[]): T => xs[Math.floor(random() * xs.length)]!;
@@ -111,7 +129,7 @@ describe('LMDB store matches the memory model under random operations', () => {
             const seq = existingSeq(from);
             if (seq === undefined) continue;
             const cur = model.readEntries(from, seq, 1)[0]!;
-            const old = model.readMessage(cur.msgId)!;
+            const old = model.readMessage(from, cur)!;
             const toSeq = nextSeq.get(to)!;
             nextSeq.set(to, toSeq + 1);
             // An entry of a deleted queue not swept yet still shares its message (MessageStore.move).
@@ -134,6 +152,7 @@ describe('LMDB store matches the memory model under random operations', () => {
             if (random() < 0.5) await lmdb.messages.sync();
             else await lmdb.messages.swept();
             compare(model, lmdb.messages, ids, `step ${step} (synced)`);
+            inlineSeen = Math.max(inlineSeen, inlineNow());
           } else {
             await lmdb.close();
             lmdb = open();
@@ -145,6 +164,8 @@ describe('LMDB store matches the memory model under random operations', () => {
         await lmdb.messages.swept();
         expect(lmdb.messages.sweepsLeft).to.equal(0);
         expect(lmdb.messages.stats()).to.deep.equal(model.stats());
+        if (inlineMax === 0) expect(inlineSeen).to.equal(0);
+        else expect(inlineSeen).to.be.greaterThan(0);
         expect(lmdb.verify().problems).to.deep.equal([]);
       } finally {
         await lmdb.close().catch(() => undefined);

@@ -78,7 +78,7 @@ export function describeStoreContract(name: string, harness: () => StoreHarness)
       for (const { seq, msg } of ids) {
         const [e] = ms.readEntries('q', seq, 1);
         expect(e).to.deep.equal(storedAs(makeEntry(seq, msg.id), msg));
-        const stored = ms.readMessage(msg.id)!;
+        const stored = ms.readMessage('q', e!)!;
         expect(stored.id).to.equal(msg.id);
         expect(stored.exchange).to.equal('amq.direct');
         expect(stored.routingKey).to.equal(`rk.${msg.id}`);
@@ -87,7 +87,7 @@ export function describeStoreContract(name: string, harness: () => StoreHarness)
       }
       await ms.sync();
       expect(seqs(ms, 'q', 3)).to.deep.equal([3, 4, 5]); // same answer once committed
-      expect(ms.readMessage(ids[0]!.msg.id)!.body.toString()).to.equal(`body-${ids[0]!.msg.id}`);
+      expect(ms.readMessage('q', { seq: ids[0]!.seq, msgId: ids[0]!.msg.id })!.body.toString()).to.equal(`body-${ids[0]!.msg.id}`);
     });
 
     it('counts messages and body bytes per queue and knows the last seq', async () => {
@@ -112,12 +112,12 @@ export function describeStoreContract(name: string, harness: () => StoreHarness)
       ms.remove('b', 1);
       await ms.sync();
       expect(ms.stats()).to.deep.equal({ messages: 1, entries: 1 });
-      expect(ms.readMessage(msg.id)).to.not.equal(undefined);
+      expect(ms.readMessage('c', { seq: 1, msgId: msg.id })).to.not.equal(undefined);
       ms.remove('c', 1);
-      expect(ms.readMessage(msg.id)).to.equal(undefined);
+      expect(ms.readMessage('c', { seq: 1, msgId: msg.id })).to.equal(undefined);
       await ms.sync();
       expect(ms.stats()).to.deep.equal({ messages: 0, entries: 0 });
-      expect(ms.readMessage(msg.id)).to.equal(undefined);
+      expect(ms.readMessage('c', { seq: 1, msgId: msg.id })).to.equal(undefined);
       ms.remove('c', 1); // removing a missing entry does nothing
       ms.remove('zzz', 1);
       await ms.sync();
@@ -132,8 +132,8 @@ export function describeStoreContract(name: string, harness: () => StoreHarness)
       ms.remove('q', 2);
       await ms.sync();
       expect(ms.stats()).to.deep.equal({ messages: 0, entries: 0 });
-      expect(ms.readMessage(m1.id)).to.equal(undefined);
-      expect(ms.readMessage(m2.id)).to.equal(undefined);
+      expect(ms.readMessage('q', { seq: 1, msgId: m1.id })).to.equal(undefined);
+      expect(ms.readMessage('q', { seq: 2, msgId: m2.id })).to.equal(undefined);
     });
 
     it('reads the last entries in seq order, with what is not yet committed and without what is removed', async () => {
@@ -177,7 +177,7 @@ export function describeStoreContract(name: string, harness: () => StoreHarness)
       expect(ms.countEntries('q')).to.deep.equal({ messages: 1, bytes: 3 });
       expect(ms.readEntries('q', 0, 10)).to.deep.equal([storedAs(makeEntry(1, m2.id), m2)]);
       await ms.sync();
-      expect(ms.readMessage(m1.id)).to.equal(undefined);
+      expect(ms.readMessage('q', { seq: 1, msgId: m1.id })).to.equal(undefined);
       expect(ms.stats()).to.deep.equal({ messages: 1, entries: 1 });
     });
 
@@ -188,15 +188,15 @@ export function describeStoreContract(name: string, harness: () => StoreHarness)
       ms.move('src', 4, 'dlq', makeEntry(10, dead.id, { redelivered: true }), dead);
       expect(seqs(ms, 'src')).to.deep.equal([]);
       expect(ms.readEntries('dlq', 0, 10)).to.deep.equal([storedAs(makeEntry(10, dead.id, { redelivered: true }), dead)]);
-      expect(ms.readMessage(dead.id)!.header.toString()).to.equal('x-death header');
-      expect(ms.readMessage(msg.id)!.header.toString()).to.equal(`hdr-${msg.id}`); // still held by 'other'
+      expect(ms.readMessage('dlq', { seq: 10, msgId: dead.id })!.header.toString()).to.equal('x-death header');
+      expect(ms.readMessage('other', { seq: 4, msgId: msg.id })!.header.toString()).to.equal(`hdr-${msg.id}`); // still held by 'other'
       await ms.sync();
       expect(ms.stats()).to.deep.equal({ messages: 2, entries: 2 });
       ms.remove('other', 4);
       await ms.sync();
       expect(ms.stats()).to.deep.equal({ messages: 1, entries: 1 });
       await reopenIfPersistent();
-      expect(ms.readMessage(dead.id)!.header.toString()).to.equal('x-death header');
+      expect(ms.readMessage('dlq', { seq: 10, msgId: dead.id })!.header.toString()).to.equal('x-death header');
       expect(ms.countEntries('dlq')).to.deep.equal({ messages: 1, bytes: msg.body.length });
     });
 
@@ -205,11 +205,11 @@ export function describeStoreContract(name: string, harness: () => StoreHarness)
       await ms.sync();
       const rewritten = { ...msg, header: Buffer.from('new header') };
       ms.move('src', 1, 'dlq', makeEntry(1, msg.id), rewritten);
-      expect(ms.readMessage(msg.id)!.header.toString()).to.equal('new header');
+      expect(ms.readMessage('dlq', { seq: 1, msgId: msg.id })!.header.toString()).to.equal('new header');
       await ms.sync();
       expect(ms.stats()).to.deep.equal({ messages: 1, entries: 1 });
       await reopenIfPersistent();
-      expect(ms.readMessage(msg.id)!.header.toString()).to.equal('new header');
+      expect(ms.readMessage('dlq', { seq: 1, msgId: msg.id })!.header.toString()).to.equal('new header');
       expect(seqs(ms, 'dlq')).to.deep.equal([1]);
       expect(ms.queues()).to.deep.equal(['dlq']);
     });
@@ -230,7 +230,7 @@ export function describeStoreContract(name: string, harness: () => StoreHarness)
       const renewed = { ...msg, id: ms.nextMessageId(), header: Buffer.from('x-death') };
       ms.move('q', 5, 'q', makeEntry(5, renewed.id), renewed);
       expect(ms.readEntries('q', 0, 10)).to.deep.equal([storedAs(makeEntry(5, renewed.id), renewed)]);
-      expect(ms.readMessage(msg.id)).to.equal(undefined);
+      expect(ms.readMessage('q', { seq: 5, msgId: msg.id })).to.equal(undefined);
       await ms.sync();
       expect(ms.stats()).to.deep.equal({ messages: 1, entries: 1 });
       expect(ms.countEntries('q').messages).to.equal(1);
@@ -251,8 +251,8 @@ export function describeStoreContract(name: string, harness: () => StoreHarness)
       ms.deleteQueue('doomed');
       expect(seqs(ms, 'doomed')).to.deep.equal([]);
       expect(ms.countEntries('doomed')).to.deep.equal({ messages: 0, bytes: 0 });
-      expect(ms.readMessage(own.id)).to.equal(undefined);
-      expect(ms.readMessage(shared.id)).to.not.equal(undefined);
+      expect(ms.readMessage('doomed', { seq: 2, msgId: own.id })).to.equal(undefined);
+      expect(ms.readMessage('kept', { seq: 1, msgId: shared.id })).to.not.equal(undefined);
       expect(ms.queues()).to.deep.equal(['kept']);
       ms.deleteQueue('never-existed');
       await ms.sync();
@@ -319,9 +319,9 @@ export function describeStoreContract(name: string, harness: () => StoreHarness)
       ms.enqueue('q', makeEntry(2, plain.id), plain);
       await ms.sync();
       await reopenIfPersistent();
-      expect(ms.readMessage(bcc.id)?.bccRoutingKeys).to.deep.equal(bcc.bccRoutingKeys);
-      expect(ms.readMessage(bcc.id)?.body.toString()).to.equal(bcc.body.toString());
-      expect(ms.readMessage(plain.id)?.bccRoutingKeys).to.equal(undefined);
+      expect(ms.readMessage('q', { seq: 1, msgId: bcc.id })?.bccRoutingKeys).to.deep.equal(bcc.bccRoutingKeys);
+      expect(ms.readMessage('q', { seq: 1, msgId: bcc.id })?.body.toString()).to.equal(bcc.body.toString());
+      expect(ms.readMessage('q', { seq: 2, msgId: plain.id })?.bccRoutingKeys).to.equal(undefined);
     });
 
     it('keeps more BCC keys than 16 bits count (a large frame_max lets a header carry them)', async () => {
@@ -330,7 +330,7 @@ export function describeStoreContract(name: string, harness: () => StoreHarness)
       ms.enqueue('q', makeEntry(1, msg.id), msg);
       await ms.sync();
       await reopenIfPersistent();
-      expect(ms.readMessage(msg.id)?.bccRoutingKeys).to.deep.equal(keys);
+      expect(ms.readMessage('q', { seq: 1, msgId: msg.id })?.bccRoutingKeys).to.deep.equal(keys);
     });
 
     describe('metadata', () => {

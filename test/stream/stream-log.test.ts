@@ -26,9 +26,9 @@ function counting(store: MessageStore): { store: MessageStore; reads: { entries:
     if (q === DATA_KEY) reads.entries += out.length;
     return out;
   };
-  wrapped.readMessage = (id) => {
+  wrapped.readMessage = (queue, e) => {
     reads.messages++;
-    return store.readMessage(id);
+    return store.readMessage(queue, e);
   };
   return { store: wrapped, reads };
 }

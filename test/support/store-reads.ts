@@ -4,9 +4,9 @@ import type { MessageStore } from '../../src/store/message-store.js';
 export async function countingReads(store: MessageStore, fn: () => Promise<void> | void): Promise<number> {
   const readMessage = store.readMessage.bind(store);
   let reads = 0;
-  store.readMessage = (id) => {
+  store.readMessage = (queue, e) => {
     reads++;
-    return readMessage(id);
+    return readMessage(queue, e);
   };
   try {
     await fn();

@@ -5,8 +5,8 @@
  * releases the overlay items the batch was the last to touch.
  */
 
-import type { PersistedMessage, StoredEntry } from '../message-store.js';
-import { messageKeyInto } from '../record-codec.js';
+import type { PersistedMessage } from '../message-store.js';
+import { messageKeyInto, type HeldEntry } from '../record-codec.js';
 import { readRefs, type Bin, type Databases, type DamagedRecord, type QueueIndexRecord } from './databases.js';
 import { lowerBound } from '../../sorted.js';
 
@@ -38,9 +38,11 @@ export function newQueueState(name: string, key: Buffer, id: number): QueueState
 export interface EntryItem {
   qs: QueueState;
   seq: number;
-  entry: StoredEntry | null;
+  entry: HeldEntry | null;
   /** Present in the file as of the batches already flushed. */
   onDisk: boolean;
+  /** ...and holding its message there (inline: counted by the inline-entries counter). */
+  diskInline: boolean;
   batch: Batch;
 }
 
@@ -87,6 +89,8 @@ export class Batch {
   readonly removedQueueKeys: Buffer[] = [];
   /** Entries of deleted queues that are in the file and not in the overlay: queue id, seq, queue id, seq, ... */
   readonly bulkDeletes: number[] = [];
+  /** How many of those hold their message inline. */
+  bulkInlineDeletes = 0;
   /**
    * Message records those entries were the only reference to, known without a refcount item
    * (CommitEngine.sharesNoMessage): their ids. Until the batch commits, reads must not find
@@ -219,11 +223,15 @@ export class Overlay {
     return n;
   }
 
-  setEntry(qs: QueueState, seq: number, entry: StoredEntry | null, onDiskIfNew: boolean): void {
+  /**
+   * `onDiskIfNew`, `inlineIfNew`: what the file holds at seq, if the overlay has nothing there
+   * (an entry the caller read from the file, and whether its message is inline).
+   */
+  setEntry(qs: QueueState, seq: number, entry: HeldEntry | null, onDiskIfNew: boolean, inlineIfNew = false): void {
     const b = this.batch();
     let item = qs.overlay.get(seq);
     if (!item) {
-      item = { qs, seq, entry, onDisk: onDiskIfNew, batch: b };
+      item = { qs, seq, entry, onDisk: onDiskIfNew, diskInline: onDiskIfNew && inlineIfNew, batch: b };
       qs.overlay.set(seq, item);
       if (entry !== null) qs.overlayEntries++;
       b.entries.push(item);

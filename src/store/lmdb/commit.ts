@@ -16,22 +16,24 @@
  *   as one transaction.
  */
 
-import { encodeMessageInto, ENTRY_KEY_SIZE, ENTRY_VALUE_SIZE, entryKeyInto, readU64, writeEntryValue, writeU64 } from '../record-codec.js';
+import { encodeMessageInto, ENTRY_KEY_SIZE, ENTRY_VALUE_SIZE, entryKeyInto, messageSize, readU64, writeEntryValue, writeInlineEntryValue, writeU64 } from '../record-codec.js';
 import { Batch, Overlay, RESOLVED, type BatchSource } from './batch.js';
 import { sealed, sealIn, SUM_SIZE } from './checksum.js';
 import { Operations } from './operations.js';
 import {
   CHECK_KEY,
+  INLINE_ENTRIES_KEY,
   NEXT_ID_KEY,
   ONE_BYTE,
   quarantineKey,
   queueValue,
   quiet,
+  readCounter,
   readSharedRefs,
   REFS_VALUE_SIZE,
   SHARED_REFS_KEY,
   sharedRefsOf,
-  sharedRefsValue,
+  counterValue,
   writeRefsValue,
   TURN_KEY,
   type Bin,
@@ -44,10 +46,18 @@ export interface CommitEngineOptions {
   log?: (msg: string) => void;
   /** Called once when a commit fails; the broker should block publishers (connection.blocked). */
   onError?: (err: StoreFailedError) => void;
+  /** LmdbStoreOptions.inlineMax (default INLINE_MAX). */
+  inlineMax?: number;
 }
 
 const STORED_ENTRY_SIZE = ENTRY_VALUE_SIZE + SUM_SIZE;
 const MESSAGE_KEY_SIZE = 8;
+/**
+ * A new message of one entry whose layout (messageSize) is at most this many bytes is stored
+ * inside its entry: one record instead of two, written and removed with the entry. RabbitMQ
+ * embeds messages below 4 KiB in its queue index the same way (queue_index_embed_msgs_below).
+ */
+export const INLINE_MAX = 4096;
 
 /** About how many slab bytes operations() reserves for b (entries and messages; see Operations). */
 function slabBytes(b: Batch): number {
@@ -71,6 +81,9 @@ export class CommitEngine implements BatchSource {
   /** The shared-reference counter (databases.ts, SHARED_REFS_KEY) as of the batches flushed, and as persisted. */
   private sharedRefs = 0;
   private persistedSharedRefs = 0;
+  /** The inline-entries counter (databases.ts, INLINE_ENTRIES_KEY), likewise. */
+  private inlineEntries = 0;
+  private persistedInlineEntries = 0;
   private turn = 0;
   private current: Batch | undefined;
   private lastFlushed: Batch | undefined;
@@ -85,11 +98,15 @@ export class CommitEngine implements BatchSource {
   /** Batches handed to LMDB, and LMDB write transactions committed (each one fsync). */
   readonly counters = { batches: 0, transactions: 0 };
 
+  /** Messages of one entry up to this size (messageSize) go inside their entry. */
+  private readonly inlineMax: number;
+
   constructor(
     readonly dbs: Databases,
     private readonly opts: CommitEngineOptions,
   ) {
     this.overlay = new Overlay(dbs, this);
+    this.inlineMax = opts.inlineMax ?? INLINE_MAX;
     // lmdb-js also reports its initial (empty) instruction block once, with txnId 0.
     dbs.root.on('aftercommit', (e: { txnId?: number }) => {
       if (e.txnId) this.counters.transactions++;
@@ -106,6 +123,7 @@ export class CommitEngine implements BatchSource {
     this.nextId = next;
     this.persistedNextId = next;
     this.sharedRefs = this.persistedSharedRefs = readSharedRefs(this.dbs);
+    this.inlineEntries = this.persistedInlineEntries = readCounter(this.dbs, INLINE_ENTRIES_KEY);
     // Ids above the highest message (and refcount) record in the file are fresh (see Overlay.msgItem).
     const above = (db: Bin): number => {
       let fresh = 0;
@@ -126,6 +144,11 @@ export class CommitEngine implements BatchSource {
    */
   get sharesNoMessage(): boolean {
     return this.sharedRefs === 0;
+  }
+
+  /** Entries that hold their message inline, as of the batches flushed (MessageStore.stats). */
+  get inlineEntryCount(): number {
+    return this.inlineEntries;
   }
 
   /** Uncommitted batches (open or in flight) that delete message records in bulk, oldest first. */
@@ -225,21 +248,57 @@ export class CommitEngine implements BatchSource {
     }
     if (b.needsCheck) ops.add(dbs.meta, CHECK_KEY, ONE_BYTE);
     for (const key of b.removedQueueKeys) ops.add(dbs.queuesDb, key, null);
+    const msgs = this.overlay.msgs;
     for (const item of b.entries) {
-      if (item.entry) {
-        const at = ops.reserve(ENTRY_KEY_SIZE + STORED_ENTRY_SIZE);
-        const slab = ops.slab;
-        const valueAt = at + ENTRY_KEY_SIZE;
-        entryKeyInto(slab, item.qs.id, item.seq, at);
-        writeEntryValue(slab, valueAt, item.entry);
-        sealIn(slab, at, valueAt, valueAt, valueAt + STORED_ENTRY_SIZE);
-        ops.putInSlab(dbs.entriesDb, at, ENTRY_KEY_SIZE, valueAt, STORED_ENTRY_SIZE);
+      const e = item.entry;
+      if (e) {
+        // An entry rewritten in place keeps its message inside (MessageStore.update loads it);
+        // the entry of a new message that no other entry refers to takes it in.
+        let inlineMsg = e.inline ? e.inlineMsg : null;
+        let inlineSize = 0;
+        if (inlineMsg === null) {
+          const m = msgs.get(e.msgId);
+          if (m !== undefined && m.write && m.refs === 1 && m.diskRefs === 0 && m.size <= this.inlineMax) {
+            inlineMsg = m.msg!;
+            inlineSize = m.size;
+            // No message record, and no reference counted: the message goes with its entry.
+            m.refs = 0;
+            m.write = false;
+            m.msg = null;
+            e.inline = true;
+            e.inlineMsg = inlineMsg;
+          }
+        } else inlineSize = messageSize(inlineMsg);
+        if (inlineMsg !== null) {
+          const size = STORED_ENTRY_SIZE + inlineSize;
+          const at = ops.reserve(ENTRY_KEY_SIZE + size);
+          const slab = ops.slab;
+          const valueAt = at + ENTRY_KEY_SIZE;
+          entryKeyInto(slab, item.qs.id, item.seq, at);
+          const end = writeInlineEntryValue(slab, valueAt, e, inlineMsg);
+          sealIn(slab, at, valueAt, valueAt, end + SUM_SIZE);
+          ops.putInSlab(dbs.entriesDb, at, ENTRY_KEY_SIZE, valueAt, size);
+          if (!item.diskInline) this.inlineEntries++;
+          item.diskInline = true;
+        } else {
+          const at = ops.reserve(ENTRY_KEY_SIZE + STORED_ENTRY_SIZE);
+          const slab = ops.slab;
+          const valueAt = at + ENTRY_KEY_SIZE;
+          entryKeyInto(slab, item.qs.id, item.seq, at);
+          writeEntryValue(slab, valueAt, e);
+          sealIn(slab, at, valueAt, valueAt, valueAt + STORED_ENTRY_SIZE);
+          ops.putInSlab(dbs.entriesDb, at, ENTRY_KEY_SIZE, valueAt, STORED_ENTRY_SIZE);
+          if (item.diskInline) this.inlineEntries--;
+          item.diskInline = false;
+        }
         item.onDisk = true;
       } else if (item.onDisk) {
         const at = ops.reserve(ENTRY_KEY_SIZE);
         entryKeyInto(ops.slab, item.qs.id, item.seq, at);
         ops.removeInSlab(dbs.entriesDb, at, ENTRY_KEY_SIZE);
         item.onDisk = false;
+        if (item.diskInline) this.inlineEntries--;
+        item.diskInline = false;
       }
     }
     const bulk = b.bulkDeletes;
@@ -248,6 +307,7 @@ export class CommitEngine implements BatchSource {
       entryKeyInto(ops.slab, bulk[i]!, bulk[i + 1]!, at);
       ops.removeInSlab(dbs.entriesDb, at, ENTRY_KEY_SIZE);
     }
+    this.inlineEntries -= b.bulkInlineDeletes;
     for (const id of b.bulkMessageDeletes) {
       const at = ops.reserve(MESSAGE_KEY_SIZE);
       writeU64(ops.slab, at, id);
@@ -290,8 +350,12 @@ export class CommitEngine implements BatchSource {
     for (const item of b.metas) ops.add(item.db, item.key, item.value && sealed(item.key, item.value));
     for (const qs of b.dirtyQueues) if (!qs.deleted) ops.add(dbs.queuesDb, qs.key, queueValue(qs.key, qs.id, qs.count, qs.bytes));
     if (this.sharedRefs !== this.persistedSharedRefs) {
-      ops.add(dbs.meta, SHARED_REFS_KEY, sharedRefsValue(this.sharedRefs));
+      ops.add(dbs.meta, SHARED_REFS_KEY, counterValue(this.sharedRefs));
       this.persistedSharedRefs = this.sharedRefs;
+    }
+    if (this.inlineEntries !== this.persistedInlineEntries) {
+      ops.add(dbs.meta, INLINE_ENTRIES_KEY, counterValue(this.inlineEntries));
+      this.persistedInlineEntries = this.inlineEntries;
     }
     if (this.nextId !== this.persistedNextId) {
       const v = Buffer.allocUnsafe(8);

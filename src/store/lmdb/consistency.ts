@@ -5,23 +5,25 @@
  * transaction: damaged records go to the quarantine, the rest is rewritten or removed.
  */
 
-import { messageKey, msgIdOfEntryValue, queueIdOfEntryKey, readU64, seqOfEntryKey, sizeOfEntryValue } from '../record-codec.js';
+import { isInlineEntryValue, messageKey, msgIdOfEntryValue, queueIdOfEntryKey, readU64, seqOfEntryKey, sizeOfEntryValue } from '../record-codec.js';
 import { intact } from './checksum.js';
 import { FORMAT } from './format.js';
 import {
   CHECK_KEY,
+  counterValue,
   dbEntryCount,
+  INLINE_ENTRIES_KEY,
   quarantineKey,
   indexLabel,
   queueValue,
   quiet,
+  readCounter,
   readQueueIndex,
   readRefs,
   readSharedRefs,
   refsValue,
   SHARED_REFS_KEY,
   sharedRefsOf,
-  sharedRefsValue,
   type Bin,
   type Databases,
 } from './databases.js';
@@ -29,6 +31,7 @@ import {
 /**
  * Result of a full consistency check (verify()). Empty `problems` means consistent; each
  * problem ends with what the repair does about it ("→ quarantine", "→ remove", "→ rewrite").
+ * `messages` counts stored messages: records that an entry refers to, and those inside entries.
  */
 export interface StoreCheck {
   problems: string[];
@@ -54,11 +57,16 @@ export function quickCheck(dbs: Databases, counted: number, log: (msg: string) =
   const messages = dbEntryCount(dbs.messagesDb);
   const refs = dbEntryCount(dbs.refsDb);
   const shared = readSharedRefs(dbs);
-  // Every entry is counted by its queue and refers to a message; a message of one entry has no
-  // refcount record, one of n > 1 has one and adds n − 1 to the shared counter. (Refcount
-  // records whose values are wrong but sum right pass this; verify: 'always' finds them.)
-  if (entries === counted && entries === messages + shared && refs <= messages) return 'ok';
-  log(`store ${dbs.dir}: counters disagree (entries ${entries} vs ${counted}, messages ${messages} + shared references ${shared}, refcount records ${refs}); running a full check`);
+  const inline = readCounter(dbs, INLINE_ENTRIES_KEY);
+  // Every entry is counted by its queue and holds its message inline (counted) or refers to a
+  // message record; a message of one entry has no refcount record, one of n > 1 has one and
+  // adds n − 1 to the shared counter. (Refcount records whose values are wrong but sum right
+  // pass this; verify: 'always' finds them.)
+  if (entries === counted && entries === messages + shared + inline && refs <= messages) return 'ok';
+  log(
+    `store ${dbs.dir}: counters disagree (entries ${entries} vs ${counted}, messages ${messages} + shared references ${shared} + inline ${inline}, ` +
+      `refcount records ${refs}); running a full check`,
+  );
   return 'mismatch';
 }
 
@@ -109,6 +117,7 @@ export function fullCheck(dbs: Databases, opts: FullCheckOptions): StoreCheck {
   }
   const refcounts = new Map<number, number>();
   let entries = 0;
+  let inline = 0;
   for (const { key, value } of dbs.entriesDb.getRange({})) {
     const qid = queueIdOfEntryKey(key);
     const q = queues.get(qid);
@@ -121,6 +130,14 @@ export function fullCheck(dbs: Databases, opts: FullCheckOptions): StoreCheck {
     if (!q) {
       problems.push(`entry ${where} → quarantine`);
       quarantine(dbs.entriesDb, key, value);
+      continue;
+    }
+    if (isInlineEntryValue(value)) {
+      // Its message is inside it, covered by its checksum.
+      entries++;
+      inline++;
+      q.count++;
+      q.bytes += sizeOfEntryValue(value);
       continue;
     }
     const msgId = msgIdOfEntryValue(value);
@@ -181,7 +198,12 @@ export function fullCheck(dbs: Databases, opts: FullCheckOptions): StoreCheck {
   const storedShared = readSharedRefs(dbs);
   if (!everyMessage && storedShared !== shared) {
     problems.push(`the shared reference counter is ${storedShared}, entries say ${shared} → rewrite`);
-    fixes.push(() => quiet(dbs.meta.put(SHARED_REFS_KEY, sharedRefsValue(shared))));
+    fixes.push(() => quiet(dbs.meta.put(SHARED_REFS_KEY, counterValue(shared))));
+  }
+  const storedInline = readCounter(dbs, INLINE_ENTRIES_KEY);
+  if (storedInline !== inline) {
+    problems.push(`the inline entry counter is ${storedInline}, entries say ${inline} → rewrite`);
+    fixes.push(() => quiet(dbs.meta.put(INLINE_ENTRIES_KEY, counterValue(inline))));
   }
   for (const [id, q] of queues) {
     if (q.count !== q.storedCount || q.bytes !== q.storedBytes) {
@@ -203,5 +225,5 @@ export function fullCheck(dbs: Databases, opts: FullCheckOptions): StoreCheck {
       quiet(dbs.meta.remove(CHECK_KEY));
     });
   }
-  return { problems, entries, messages: refcounts.size };
+  return { problems, entries, messages: refcounts.size + inline };
 }

@@ -52,15 +52,25 @@ export const CHECK_KEY = Buffer.from('check');
  * one), so that entries = messages + this on every commit: the O(1) check on open.
  */
 export const SHARED_REFS_KEY = Buffer.from('sharedRefs');
+/**
+ * Format 5: how many entries hold their message inline (and so refer to no message record), so
+ * that entries = messages + shared references + this on every commit.
+ */
+export const INLINE_ENTRIES_KEY = Buffer.from('inlineEntries');
 export const ONE_BYTE = Buffer.from([1]);
 
-/** The persisted shared-reference counter (0 when absent). */
-export function readSharedRefs(dbs: Databases): number {
-  const v = dbs.meta.get(SHARED_REFS_KEY);
+/** A persisted counter of `meta` (SHARED_REFS_KEY, INLINE_ENTRIES_KEY; 0 when absent). */
+export function readCounter(dbs: Databases, key: Buffer): number {
+  const v = dbs.meta.get(key);
   return v && v.length === 8 ? v.readDoubleBE(0) : 0;
 }
 
-export function sharedRefsValue(n: number): Buffer {
+/** The persisted shared-reference counter (0 when absent). */
+export function readSharedRefs(dbs: Databases): number {
+  return readCounter(dbs, SHARED_REFS_KEY);
+}
+
+export function counterValue(n: number): Buffer {
   const v = Buffer.allocUnsafe(8);
   v.writeDoubleBE(n, 0);
   return v;

@@ -5,7 +5,11 @@
  * instead of three) and the shared-reference counter `meta/sharedRefs` (databases.ts) that the
  * O(1) check on open needs instead. Format 4 lets a message record carry the BCC routing keys
  * it was published with (record-codec.ts, message format 2); no record changes, but a broker
- * that reads format 3 must not open a store that holds such records. An older store is
+ * that reads format 3 must not open a store that holds such records. Format 5 lets an entry
+ * hold its message inside it (record-codec.ts, the inline flag: a new message of one entry is
+ * one record, not two) and adds the inline-entries counter `meta/inlineEntries` that the O(1)
+ * check on open counts with; a broker of format 4 would take such entries for ones whose
+ * message is missing. An older store is
  * migrated on open, every step from its
  * format up to FORMAT in one transaction; a newer or unknown format is refused.
  *
@@ -21,14 +25,14 @@ import {
   quiet,
   readRefs,
   SHARED_REFS_KEY,
-  sharedRefsValue,
+  counterValue,
   CHECK_KEY,
   TURN_KEY,
   type Bin,
   type Databases,
 } from './databases.js';
 
-export const FORMAT = 4;
+export const FORMAT = 5;
 const CHUNK = 10_000;
 
 interface Migration {
@@ -43,6 +47,7 @@ const MIGRATIONS: Record<number, Migration> = {
   1: { what: 'record checksums', run: (dbs) => checksummed(dbs).reduce((n, db) => n + addChecksums(db), 0) },
   2: { what: 'refcount records only for shared messages', run: dropSingleRefs },
   3: { what: 'message records may carry BCC keys', run: () => 0 },
+  4: { what: 'entries may hold their message', run: () => 0 },
 };
 
 /** Whether this broker reads (or migrates) format n. */
@@ -106,7 +111,7 @@ function dropSingleRefs(dbs: Databases): number {
     }
     after = chunk[chunk.length - 1]![0];
   }
-  quiet(dbs.meta.put(SHARED_REFS_KEY, sharedRefsValue(shared)));
+  quiet(dbs.meta.put(SHARED_REFS_KEY, counterValue(shared)));
   if (damaged) quiet(dbs.meta.put(CHECK_KEY, ONE_BYTE));
   return changed;
 }

@@ -5,7 +5,7 @@
  * - batch.ts: the batch of one turn and the overlay of writes not yet committed
  * - commit.ts: the commit engine (one transaction per turn, sync(), failure handling)
  * - operations.ts: the puts and removes of one batch, its records' keys and values in one slab
- * - format.ts: the store format (3) and the migrations from older ones
+ * - format.ts: the store format (5) and the migrations from older ones
  * - consistency.ts: the checks run on open (cheap) and on demand (full, with repair)
  * - message-store.ts, metadata-store.ts: the two facades of the Store contract
  * - failure.ts: StoreFailedError
@@ -37,6 +37,13 @@ export interface LmdbStoreOptions {
    * this many at once and the rest in the background, a chunk per commit (MessageStore.deleteQueue).
    */
   sweepChunk?: number;
+  /**
+   * A new message that one entry refers to, of at most this many bytes as stored (header, body,
+   * exchange and routing key), is written inside its entry: one record instead of two (default
+   * 4096, as RabbitMQ's queue_index_embed_msgs_below; 0: never, every message in a record of
+   * its own, for tests of that layout).
+   */
+  inlineMax?: number;
 }
 
 /** The LMDB-backed Store, with a few extras for tests and diagnostics. */

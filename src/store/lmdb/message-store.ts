@@ -3,14 +3,17 @@
  * from the committed snapshot, and written through the open batch of the commit engine.
  */
 
-import type { EntryCounts, MessageStore, PersistedMessage, QueueEntry, StoredEntry, StoreStats } from '../message-store.js';
+import type { EntryCounts, MessageRef, MessageStore, PersistedMessage, QueueEntry, StoredEntry, StoreStats } from '../message-store.js';
 import {
   checkEntry,
   checkEntryOf,
+  decodeInlineMessage,
   decodeMessage,
   ENTRY_KEY_SIZE,
   entryKey,
   entryKeyInto,
+  heldEntry,
+  isInlineEntryValue,
   messageKeyInto,
   messageSize,
   msgIdOfEntryValue,
@@ -20,7 +23,7 @@ import {
   seqOfEntryKey,
   sharedRewriteError,
   sizeOfEntryValue,
-  storedEntry,
+  type HeldEntry,
 } from '../record-codec.js';
 import { newQueueState, type Overlay, type QueueState } from './batch.js';
 import { intact, unsealed } from './checksum.js';
@@ -39,7 +42,7 @@ export class LmdbMessageStore implements MessageStore {
    * The entries the latest readEntries returned: a damaged message found by the readMessage
    * that follows (a queue paging in) is traced to its queue and its entry dropped.
    */
-  private lastRead: { qs: QueueState; entries: StoredEntry[] } | undefined;
+  private lastRead: { qs: QueueState; entries: HeldEntry[] } | undefined;
 
   /** Entries a sweep removes per commit (LmdbStoreOptions.sweepChunk). */
   private readonly sweepChunk: number;
@@ -82,13 +85,20 @@ export class LmdbMessageStore implements MessageStore {
     if (!qs) return;
     const existing = this.getEntry(qs, entry.seq);
     if (!existing) return;
-    const next: StoredEntry = {
+    // An inline entry is written again whole: with its message, read back if not in memory.
+    let inlineMsg = existing.inlineMsg;
+    if (existing.inline && inlineMsg === null) {
+      inlineMsg = this.readInline(qs, entry.seq) ?? null;
+      if (inlineMsg === null) return; // damaged: quarantined, and gone from its queue
+    }
+    const next: HeldEntry = {
       ...existing,
       redelivered: entry.redelivered,
       deliveryCount: entry.deliveryCount,
       expiresAt: entry.expiresAt,
+      inlineMsg,
     };
-    this.overlay.setEntry(qs, entry.seq, next, true);
+    this.overlay.setEntry(qs, entry.seq, next, true, existing.inline);
   }
 
   move(fromQueue: string, seq: number, toQueue: string, entry: QueueEntry, msg: PersistedMessage): void {
@@ -96,7 +106,8 @@ export class LmdbMessageStore implements MessageStore {
     if (!this.engine.writable()) return;
     const from = this.queueState(fromQueue);
     const old = from ? this.getEntry(from, seq) : null;
-    if (old && old.msgId === msg.id) {
+    // (An inline entry's message is its own: it goes with the old entry, msg into the new one.)
+    if (old && old.msgId === msg.id && !old.inline) {
       const m = this.overlay.msgItem(msg.id, true);
       if (m.refs === 1) {
         m.msg = msg;
@@ -129,7 +140,7 @@ export class LmdbMessageStore implements MessageStore {
       if (!item.entry) continue;
       qs.count--;
       qs.bytes -= item.entry.size;
-      this.dropRef(item.entry.msgId);
+      if (!item.entry.inline) this.dropRef(item.entry.msgId);
       this.overlay.setEntry(qs, item.seq, null, true);
     }
     this.overlay.queues.delete(qs.name);
@@ -165,7 +176,8 @@ export class LmdbMessageStore implements MessageStore {
       // A damaged entry's message id and size are unknown: the full check of the next open settles them.
       if (intact(key, value)) {
         const id = msgIdOfEntryValue(value);
-        if (single && !msgs.has(id)) b.bulkMessageDeletes.push(id);
+        if (isInlineEntryValue(value)) b.bulkInlineDeletes++;
+        else if (single && !msgs.has(id)) b.bulkMessageDeletes.push(id);
         else this.dropRef(id);
         qs.bytes -= sizeOfEntryValue(value);
       } else this.engine.damaged(`entry ${describe(qs, seq)}`, { db: this.dbs.entriesDb, key, value });
@@ -251,7 +263,7 @@ export class LmdbMessageStore implements MessageStore {
     const out: StoredEntry[] = [];
     this.lastRead = undefined;
     if (!qs || limit <= 0) return out;
-    const read: StoredEntry[] = [];
+    const read: HeldEntry[] = [];
     for (const e of this.visibleEntries(qs, fromSeq, last)) {
       out.push(publicEntry(e));
       read.push(e);
@@ -261,8 +273,21 @@ export class LmdbMessageStore implements MessageStore {
     return out;
   }
 
-  readMessage(msgId: number): PersistedMessage | undefined {
+  readMessage(queue: string, entry: MessageRef): PersistedMessage | undefined {
+    const { seq, msgId } = entry;
     if (!Number.isSafeInteger(msgId) || msgId < 0) return undefined;
+    const qs = this.queueState(queue);
+    if (qs !== undefined && Number.isSafeInteger(seq) && seq >= 0) {
+      // A message of one entry is usually inside it: the entry, from the overlay or the file.
+      const item = qs.overlay.get(seq);
+      if (item !== undefined) {
+        const e = item.entry;
+        if (e !== null && e.inline && e.msgId === msgId) return e.inlineMsg ?? this.readInline(qs, seq);
+      } else {
+        const v = this.dbs.entriesDb.getBinaryFast(entryKeyInto(this.keyScratch, qs.id, seq));
+        if (v !== undefined && isInlineEntryValue(v) && msgIdOfEntryValue(v) === msgId) return this.readInline(qs, seq);
+      }
+    }
     return this.loadMessage(msgId);
   }
 
@@ -289,7 +314,8 @@ export class LmdbMessageStore implements MessageStore {
   }
 
   stats(): StoreStats {
-    return { messages: dbEntryCount(this.dbs.messagesDb), entries: dbEntryCount(this.dbs.entriesDb) };
+    // Stored bodies: message records, and the messages inside their entries.
+    return { messages: dbEntryCount(this.dbs.messagesDb) + this.engine.inlineEntryCount, entries: dbEntryCount(this.dbs.entriesDb) };
   }
 
   close(): Promise<void> {
@@ -314,7 +340,7 @@ export class LmdbMessageStore implements MessageStore {
     return qs;
   }
 
-  private getEntry(qs: QueueState, seq: number): StoredEntry | null {
+  private getEntry(qs: QueueState, seq: number): HeldEntry | null {
     const item = qs.overlay.get(seq);
     if (item) return item.entry;
     const key = entryKeyInto(this.keyScratch, qs.id, seq);
@@ -323,6 +349,19 @@ export class LmdbMessageStore implements MessageStore {
     if (intact(key, v)) return readEntryValue(seq, v);
     this.quarantineEntry(qs, seq, key, v);
     return null;
+  }
+
+  /**
+   * The message inside the file's entry at seq (its own copy), or undefined if the entry is
+   * gone or holds none; a damaged entry is quarantined.
+   */
+  private readInline(qs: QueueState, seq: number): PersistedMessage | undefined {
+    const key = entryKeyInto(this.keyScratch, qs.id, seq);
+    const v = this.dbs.entriesDb.getBinary(key);
+    if (v === undefined || !isInlineEntryValue(v)) return undefined;
+    if (intact(key, v)) return decodeInlineMessage(msgIdOfEntryValue(v), unsealed(v));
+    this.quarantineEntry(qs, seq, key, v);
+    return undefined;
   }
 
   /** A damaged entry: quarantined, and gone from its queue (its body size is unknown: the next open recounts). */
@@ -353,6 +392,7 @@ export class LmdbMessageStore implements MessageStore {
     }
   }
 
+  /** Adds an entry and a reference to its message (CommitEngine.operations may put the message inside the entry when it flushes). */
   private addEntry(qs: QueueState, entry: QueueEntry, msg: PersistedMessage): void {
     if (qs.knownMaxSeq === undefined) qs.knownMaxSeq = this.diskMaxSeq(qs);
     if (entry.seq <= qs.knownMaxSeq) {
@@ -360,19 +400,20 @@ export class LmdbMessageStore implements MessageStore {
       if (existing) this.removeEntry(qs, existing);
     } else qs.knownMaxSeq = entry.seq;
     this.addRef(msg);
-    const stored = storedEntry(entry, msg);
+    const stored = heldEntry(entry, msg);
     this.overlay.setEntry(qs, entry.seq, stored, false);
     qs.count++;
     qs.bytes += stored.size;
     this.engine.batch().dirtyQueues.add(qs);
   }
 
-  private removeEntry(qs: QueueState, existing: StoredEntry): void {
-    this.overlay.setEntry(qs, existing.seq, null, true);
+  /** Removes an entry, and its reference to its message unless that is inside it (then it goes with it). */
+  private removeEntry(qs: QueueState, existing: HeldEntry): void {
+    this.overlay.setEntry(qs, existing.seq, null, true, existing.inline);
     qs.count--;
     qs.bytes -= existing.size;
     this.engine.batch().dirtyQueues.add(qs);
-    this.dropRef(existing.msgId);
+    if (!existing.inline) this.dropRef(existing.msgId);
   }
 
   private diskMaxSeq(qs: QueueState): number {
@@ -388,8 +429,8 @@ export class LmdbMessageStore implements MessageStore {
    * Entries of the queue in seq order from fromSeq, or with `last`, from the last one back in
    * reverse seq order: the file merged with the overlay.
    */
-  private *visibleEntries(qs: QueueState, fromSeq: number, last = false): Generator<StoredEntry> {
-    const pending: StoredEntry[] = [];
+  private *visibleEntries(qs: QueueState, fromSeq: number, last = false): Generator<HeldEntry> {
+    const pending: HeldEntry[] = [];
     // Not a look at every item when all are removals (a queue being consumed or dropped).
     if (qs.overlayEntries > 0) for (const { entry } of qs.overlay.values()) if (entry !== null && entry.seq >= fromSeq) pending.push(entry);
     pending.sort(last ? (a, b) => b.seq - a.seq : (a, b) => a.seq - b.seq);
@@ -406,7 +447,7 @@ export class LmdbMessageStore implements MessageStore {
         continue;
       }
       const e = readEntryValue(seq, value);
-      if (this.overlay.quarantinedMessages.has(e.msgId)) {
+      if (!e.inline && this.overlay.quarantinedMessages.has(e.msgId)) {
         this.engine.log(`store ${this.dbs.dir}: entry ${describe(qs, seq)} refers to quarantined message ${e.msgId}; dropped`);
         if (this.engine.canWrite) this.removeEntry(qs, e);
         continue;
