@@ -150,7 +150,7 @@ describe('LMDB store: damaged records', () => {
     inlineMax = undefined; // the default: each message of one entry inside it
     const ids = await fill();
     await tamper(dataDir, (db) => {
-      expect(db('messages').getStats().entryCount).to.equal(0);
+      expect((db('messages').getStats() as { entryCount: number }).entryCount).to.equal(0);
       flipBit(db('entries'), entryKey(1), 40); // in the message's octets
     });
     const s = await reopen();
