@@ -39,8 +39,14 @@ describe('damaged records: a flipped bit in a stored message', function () {
     removeDir(dataDir);
   });
 
-  it('is quarantined and logged, never delivered; the consumer gets the next message', async () => {
-    const bodies = ['first message', `second message ${'DAMAGED-'.repeat(40)}`, 'third message'];
+  // A small message is stored inside its entry, a large one (over 4 KiB) in a record of its own.
+  const cases = [
+    { kind: 'a small message, inside its entry', repeat: 40, logged: /entry queue 'orders' in vhost '\/' seq \d+ is damaged \(checksum mismatch\); quarantined/ },
+    { kind: 'a large message, in a record of its own', repeat: 600, logged: /message \d+ \(queue 'orders' in vhost '\/' seq \d+\) is damaged \(checksum mismatch\); quarantined/ },
+  ];
+  for (const { kind, repeat, logged } of cases)
+  it(`${kind}: is quarantined and logged, never delivered; the consumer gets the next message`, async () => {
+    const bodies = ['first message', `second message ${'DAMAGED-'.repeat(repeat)}`, 'third message'];
     broker = await start();
     await publishDurable(broker.url, 'orders', bodies.map((b) => Buffer.from(b)));
     await broker.close();
@@ -57,7 +63,7 @@ describe('damaged records: a flipped bit in a stored message', function () {
       got.push(m.content.toString());
     }
     expect(got).to.deep.equal([bodies[0], bodies[2]]);
-    const quarantined = logs.find((l) => /message \d+ \(queue 'orders' in vhost '\/' seq \d+\) is damaged \(checksum mismatch\); quarantined/.test(l));
+    const quarantined = logs.find((l) => logged.test(l));
     expect(quarantined, logs.join('\n')).to.be.a('string');
 
     // The queue keeps working, and the next start settles the counters with a full check.

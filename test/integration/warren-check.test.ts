@@ -11,7 +11,8 @@ import { useTmpDir } from '../support/tmp-dir.js';
 describe('warren check', function () {
   this.timeout(60000);
   const dataDir = useTmpDir('warren-check-');
-  const bodies = ['first', `second ${'FLIPPED-'.repeat(40)}`, 'third'];
+  // The second over 4 KiB, so in a message record of its own; the third small, so inside its entry.
+  const bodies = ['first', `second ${'FLIPPED-'.repeat(600)}`, `third ${'INLINED-'.repeat(40)}`];
 
   beforeEach(async () => {
     const broker = await startBroker({ port: 0, logLevel: 'silent', dataDir: dataDir.path });
@@ -28,7 +29,7 @@ describe('warren check', function () {
     expect(run.stdout).to.match(/records: 3 entries, 3 messages, every checksum and reference right/);
   });
 
-  it('finds a flipped bit (exit 1), changes nothing without --repair, quarantines with it', async () => {
+  it('finds a flipped bit in a message record (exit 1), changes nothing without --repair, quarantines with it', async () => {
     expect(flipBitInEveryCopy(dataFile(), 'FLIPPED-FLIPPED-')).to.be.greaterThan(0);
     const data = readFileSync(dataFile());
 
@@ -54,6 +55,29 @@ describe('warren check', function () {
       const got: string[] = [];
       for (let m = await ch.get('orders', { noAck: true }); m; m = await ch.get('orders', { noAck: true })) got.push(m.content.toString());
       expect(got).to.deep.equal([bodies[0], bodies[2]]);
+      await conn.close();
+    } finally {
+      await broker.close();
+    }
+  });
+
+  it('finds a flipped bit in a small message inside its entry, and quarantines the entry with it', async () => {
+    expect(flipBitInEveryCopy(dataFile(), 'INLINED-INLINED-')).to.be.greaterThan(0);
+    const check = await runWarren(['check', '--data-dir', dataDir.path]);
+    expect(check.code, check.stdout + check.stderr).to.equal(1);
+    expect(check.stdout).to.match(/entry queue 'orders' in vhost '\/' seq 3 is damaged → quarantine/);
+    const repair = await runWarren(['check', '--data-dir', dataDir.path, '--repair']);
+    expect(repair.code, repair.stdout + repair.stderr).to.equal(1);
+    const after = await runWarren(['check', '--data-dir', dataDir.path]);
+    expect(after.code, after.stdout).to.equal(0);
+    expect(after.stdout).to.match(/records: 2 entries, 2 messages/);
+    const broker = await startBroker({ port: 0, logLevel: 'silent', dataDir: dataDir.path });
+    try {
+      const conn = await connect(broker.url);
+      const ch = await channel(conn);
+      const got: string[] = [];
+      for (let m = await ch.get('orders', { noAck: true }); m; m = await ch.get('orders', { noAck: true })) got.push(m.content.toString());
+      expect(got).to.deep.equal([bodies[0], bodies[1]]);
       await conn.close();
     } finally {
       await broker.close();
