@@ -82,14 +82,18 @@ export function writeInlineEntryValue(buf: Buffer, offset: number, e: StoredEntr
 /**
  * An entry as the LMDB store holds it. `inline`: its message is stored inside it (format 5);
  * `inlineMsg`: that message, while the store has it in memory (written by a batch not yet
- * committed, or read back to be written again), else null.
+ * committed, or read back to be written again), else null; `value`: the record's value as a
+ * range read returned it (its own copy, checksum verified), so that the message of an entry
+ * just read needs no second lookup, else null.
  */
 export interface HeldEntry extends StoredEntry {
   inline: boolean;
   inlineMsg: PersistedMessage | null;
+  value: Buffer | null;
 }
 
-export function readEntryValue(seq: number, buf: Buffer): HeldEntry {
+/** The entry of a value; `own`: buf is the caller's own copy, kept as the entry's `value`. */
+export function readEntryValue(seq: number, buf: Buffer, own = false): HeldEntry {
   const flags = buf[8]!;
   return {
     seq,
@@ -100,6 +104,7 @@ export function readEntryValue(seq: number, buf: Buffer): HeldEntry {
     size: readU32(buf, 21),
     inline: (flags & INLINE_FLAG) !== 0,
     inlineMsg: null,
+    value: own ? buf : null,
   };
 }
 
@@ -274,7 +279,7 @@ export function storedEntry(e: QueueEntry, msg: PersistedMessage): StoredEntry {
 
 /** storedEntry for the LMDB store: not inline until its batch is flushed (CommitEngine.operations decides). */
 export function heldEntry(e: QueueEntry, msg: PersistedMessage): HeldEntry {
-  return { seq: e.seq, msgId: e.msgId, redelivered: e.redelivered, deliveryCount: e.deliveryCount, expiresAt: e.expiresAt, size: bodyLength(msg), inline: false, inlineMsg: null };
+  return { seq: e.seq, msgId: e.msgId, redelivered: e.redelivered, deliveryCount: e.deliveryCount, expiresAt: e.expiresAt, size: bodyLength(msg), inline: false, inlineMsg: null, value: null };
 }
 
 /** A copy of a stored entry for a reader (no aliasing of the store's object). */

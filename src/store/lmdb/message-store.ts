@@ -39,10 +39,13 @@ export class LmdbMessageStore implements MessageStore {
   private readonly keyScratch = Buffer.alloc(ENTRY_KEY_SIZE);
   private readonly msgKeyScratch = Buffer.alloc(8);
   /**
-   * The entries the latest readEntries returned: a damaged message found by the readMessage
-   * that follows (a queue paging in) is traced to its queue and its entry dropped.
+   * The entries the latest readEntries returned, and how many batches had been written then: a
+   * damaged message found by the readMessage that follows (a queue paging in) is traced to its
+   * queue and its entry dropped, and while no batch has been written since, the readMessage of
+   * one of them takes the record's value from here instead of looking it up again (`next`: where
+   * the next one is looked for first, as a queue reads its page's messages in order).
    */
-  private lastRead: { qs: QueueState; entries: HeldEntry[] } | undefined;
+  private lastRead: { qs: QueueState; entries: HeldEntry[]; batches: number; next: number } | undefined;
 
   /** Entries a sweep removes per commit (LmdbStoreOptions.sweepChunk). */
   private readonly sweepChunk: number;
@@ -269,7 +272,7 @@ export class LmdbMessageStore implements MessageStore {
       read.push(e);
       if (out.length >= limit) break;
     }
-    this.lastRead = { qs, entries: read };
+    this.lastRead = { qs, entries: read, batches: this.engine.counters.batches, next: 0 };
     return out;
   }
 
@@ -284,11 +287,31 @@ export class LmdbMessageStore implements MessageStore {
         const e = item.entry;
         if (e !== null && e.inline && e.msgId === msgId) return e.inlineMsg ?? this.readInline(qs, seq);
       } else {
+        const read = this.justRead(qs, seq);
+        if (read !== undefined) {
+          if (read.msgId !== msgId) return this.loadMessage(msgId);
+          if (read.inline) return decodeInlineMessage(msgId, unsealed(read.value!));
+          return this.loadMessage(msgId);
+        }
         const v = this.dbs.entriesDb.getBinaryFast(entryKeyInto(this.keyScratch, qs.id, seq));
         if (v !== undefined && isInlineEntryValue(v) && msgIdOfEntryValue(v) === msgId) return this.readInline(qs, seq);
       }
     }
     return this.loadMessage(msgId);
+  }
+
+  /** The file's entry at seq as the latest readEntries of qs read it, if no batch was written since. */
+  private justRead(qs: QueueState, seq: number): HeldEntry | undefined {
+    const last = this.lastRead;
+    if (last === undefined || last.qs !== qs || last.batches !== this.engine.counters.batches) return undefined;
+    const entries = last.entries;
+    let i = last.next;
+    if (entries[i]?.seq !== seq) i = indexOfSeq(entries, seq);
+    const e = entries[i];
+    // Only a value read from the file: an entry from the overlay was written by a batch.
+    if (e === undefined || e.value === null) return undefined;
+    last.next = i + 1;
+    return e;
   }
 
   countEntries(queue: string): EntryCounts {
@@ -446,7 +469,7 @@ export class LmdbMessageStore implements MessageStore {
         this.quarantineEntry(qs, seq, Buffer.from(key), value);
         continue;
       }
-      const e = readEntryValue(seq, value);
+      const e = readEntryValue(seq, value, true); // a range's values are copies of their own
       if (!e.inline && this.overlay.quarantinedMessages.has(e.msgId)) {
         this.engine.log(`store ${this.dbs.dir}: entry ${describe(qs, seq)} refers to quarantined message ${e.msgId}; dropped`);
         if (this.engine.canWrite) this.removeEntry(qs, e);
@@ -477,6 +500,21 @@ export class LmdbMessageStore implements MessageStore {
     if (qs && entry && this.engine.canWrite && !qs.deleted && this.getEntry(qs, entry.seq)?.msgId === id) this.removeEntry(qs, entry);
     return undefined;
   }
+}
+
+/** Where seq is in entries, which are in seq order, ascending or (readLastEntries) descending; -1 if not there. */
+function indexOfSeq(entries: HeldEntry[], seq: number): number {
+  const down = entries.length > 1 && entries[0]!.seq > entries[1]!.seq;
+  let lo = 0;
+  let hi = entries.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const at = entries[mid]!.seq;
+    if (at === seq) return mid;
+    if (down ? at > seq : at < seq) lo = mid + 1;
+    else hi = mid;
+  }
+  return -1;
 }
 
 function describe(qs: QueueState, seq: number): string {
