@@ -136,6 +136,18 @@ export function describeStoreContract(name: string, harness: () => StoreHarness)
       expect(ms.readMessage('q', { seq: 2, msgId: m2.id })).to.equal(undefined);
     });
 
+    it('does not find a message through an entry removed since it was read, before or after the commit', async () => {
+      publish(ms, ['q'], 1);
+      publish(ms, ['q'], 2);
+      await ms.sync();
+      const [first, second] = ms.readEntries('q', 0, 10);
+      ms.remove('q', 1);
+      expect(ms.readMessage('q', first!)).to.equal(undefined);
+      await ms.sync();
+      expect(ms.readMessage('q', first!)).to.equal(undefined);
+      expect(ms.readMessage('q', second!)?.body.toString()).to.equal(`body-${second!.msgId}`);
+    });
+
     it('reads the last entries in seq order, with what is not yet committed and without what is removed', async () => {
       const msgs = [1, 2, 3, 4, 5, 6].map((seq) => publish(ms, ['q', 'other'], seq, 'x'.repeat(seq)));
       await ms.sync();
