@@ -22,6 +22,21 @@ describe('warren check', function () {
 
   const dataFile = (): string => join(dataDir.path, 'store', 'data.mdb');
 
+  /** What a broker started on the data dir delivers from 'orders'. */
+  async function delivered(): Promise<string[]> {
+    const broker = await startBroker({ port: 0, logLevel: 'silent', dataDir: dataDir.path });
+    try {
+      const conn = await connect(broker.url);
+      const ch = await channel(conn);
+      const got: string[] = [];
+      for (let m = await ch.get('orders', { noAck: true }); m; m = await ch.get('orders', { noAck: true })) got.push(m.content.toString());
+      await conn.close();
+      return got;
+    } finally {
+      await broker.close();
+    }
+  }
+
   it('says a sound data dir is sound (exit 0)', async () => {
     const run = await runWarren(['check', '--data-dir', dataDir.path]);
     expect(run.code, run.stdout + run.stderr).to.equal(0);
@@ -48,17 +63,7 @@ describe('warren check', function () {
     expect(after.stdout).to.match(/1 record\(s\) were already in the quarantine/);
     expect(after.stdout).to.match(/records: 2 entries, 2 messages/);
 
-    const broker = await startBroker({ port: 0, logLevel: 'silent', dataDir: dataDir.path });
-    try {
-      const conn = await connect(broker.url);
-      const ch = await channel(conn);
-      const got: string[] = [];
-      for (let m = await ch.get('orders', { noAck: true }); m; m = await ch.get('orders', { noAck: true })) got.push(m.content.toString());
-      expect(got).to.deep.equal([bodies[0], bodies[2]]);
-      await conn.close();
-    } finally {
-      await broker.close();
-    }
+    expect(await delivered()).to.deep.equal([bodies[0], bodies[2]]);
   });
 
   it('finds a flipped bit in a small message inside its entry, and quarantines the entry with it', async () => {
@@ -71,17 +76,7 @@ describe('warren check', function () {
     const after = await runWarren(['check', '--data-dir', dataDir.path]);
     expect(after.code, after.stdout).to.equal(0);
     expect(after.stdout).to.match(/records: 2 entries, 2 messages/);
-    const broker = await startBroker({ port: 0, logLevel: 'silent', dataDir: dataDir.path });
-    try {
-      const conn = await connect(broker.url);
-      const ch = await channel(conn);
-      const got: string[] = [];
-      for (let m = await ch.get('orders', { noAck: true }); m; m = await ch.get('orders', { noAck: true })) got.push(m.content.toString());
-      expect(got).to.deep.equal([bodies[0], bodies[1]]);
-      await conn.close();
-    } finally {
-      await broker.close();
-    }
+    expect(await delivered()).to.deep.equal([bodies[0], bodies[1]]);
   });
 
   it('reports a truncated file as damage --repair cannot fix (exit 2)', async () => {
