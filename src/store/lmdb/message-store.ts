@@ -91,7 +91,7 @@ export class LmdbMessageStore implements MessageStore {
     // An inline entry is written again whole: with its message, read back if not in memory.
     let inlineMsg = existing.inlineMsg;
     if (existing.inline && inlineMsg === null) {
-      inlineMsg = this.readInline(qs, entry.seq) ?? null;
+      inlineMsg = this.readInline(qs, entry.seq, existing.msgId) ?? null;
       if (inlineMsg === null) return; // damaged: quarantined, and gone from its queue
     }
     const next: HeldEntry = {
@@ -285,16 +285,12 @@ export class LmdbMessageStore implements MessageStore {
       const item = qs.overlay.get(seq);
       if (item !== undefined) {
         const e = item.entry;
-        if (e !== null && e.inline && e.msgId === msgId) return e.inlineMsg ?? this.readInline(qs, seq);
+        if (e !== null && e.inline && e.msgId === msgId) return e.inlineMsg ?? this.readInline(qs, seq, msgId) ?? undefined;
       } else {
         const read = this.justRead(qs, seq);
-        if (read !== undefined) {
-          if (read.msgId !== msgId) return this.loadMessage(msgId);
-          if (read.inline) return decodeInlineMessage(msgId, unsealed(read.value!));
-          return this.loadMessage(msgId);
-        }
-        const v = this.dbs.entriesDb.getBinaryFast(entryKeyInto(this.keyScratch, qs.id, seq));
-        if (v !== undefined && isInlineEntryValue(v) && msgIdOfEntryValue(v) === msgId) return this.readInline(qs, seq);
+        if (read !== undefined) return read.inline && read.msgId === msgId ? decodeInlineMessage(msgId, unsealed(read.value!)) : this.loadMessage(msgId);
+        const inline = this.readInline(qs, seq, msgId);
+        if (inline !== null) return inline;
       }
     }
     return this.loadMessage(msgId);
@@ -375,16 +371,18 @@ export class LmdbMessageStore implements MessageStore {
   }
 
   /**
-   * The message inside the file's entry at seq (its own copy), or undefined if the entry is
-   * gone or holds none; a damaged entry is quarantined.
+   * Message msgId inside the file's entry at seq (its own copy); null if the entry is gone or
+   * does not hold it, undefined if the entry is damaged (then quarantined).
    */
-  private readInline(qs: QueueState, seq: number): PersistedMessage | undefined {
+  private readInline(qs: QueueState, seq: number, msgId: number): PersistedMessage | null | undefined {
     const key = entryKeyInto(this.keyScratch, qs.id, seq);
     const v = this.dbs.entriesDb.getBinary(key);
-    if (v === undefined || !isInlineEntryValue(v)) return undefined;
-    if (intact(key, v)) return decodeInlineMessage(msgIdOfEntryValue(v), unsealed(v));
-    this.quarantineEntry(qs, seq, key, v);
-    return undefined;
+    if (v === undefined) return null;
+    if (!intact(key, v)) {
+      this.quarantineEntry(qs, seq, key, v);
+      return undefined;
+    }
+    return isInlineEntryValue(v) && msgIdOfEntryValue(v) === msgId ? decodeInlineMessage(msgId, unsealed(v)) : null;
   }
 
   /** A damaged entry: quarantined, and gone from its queue (its body size is unknown: the next open recounts). */
