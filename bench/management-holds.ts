@@ -9,7 +9,7 @@
  *   npx tsx bench/management-holds.ts [--queues 100000] [--ref-port 5710] [--vhost holds]
  *
  * Requests: GET /api/queues (every queue), GET /api/queues?page=1&page_size=100, GET
- * /api/bindings, GET /api/overview, Prometheus /metrics (Warren; RabbitMQ only when its
+ * /api/bindings, GET /api/overview, Prometheus /metrics and /metrics/per-object (plain and gzip: what Prometheus asks for) (Warren; RabbitMQ only when its
  * rabbitmq_prometheus answers on 15692 + P - 5672), and a policy over every queue put and
  * deleted (PUT and DELETE /api/policies).
  */
@@ -31,12 +31,12 @@ interface Target {
 }
 
 /** One HTTP request as guest; resolves with its status and how many octets came back. */
-function http(method: string, url: string, body?: unknown): Promise<{ status: number; octets: number }> {
+function http(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; octets: number }> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const req = request(url, {
       method,
-      headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}`, ...(payload ? { 'content-type': 'application/json' } : {}) },
+      headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}`, ...(payload ? { 'content-type': 'application/json' } : {}), ...headers },
     }, (res) => {
       let octets = 0;
       res.on('data', (chunk: Buffer) => (octets += chunk.length));
@@ -99,7 +99,12 @@ async function measure(t: Target): Promise<Array<[string, number, number, string
     ['PUT a policy over every queue', () => http('PUT', `${t.http}/api/policies/${v}/cap`, { pattern: '^q-', definition: { 'max-length': 1000 }, 'apply-to': 'queues' })],
     ['DELETE that policy', () => http('DELETE', `${t.http}/api/policies/${v}/cap`)],
   ];
-  if (t.prometheus) requests.push(['GET /metrics (Prometheus)', () => http('GET', `${t.prometheus}/metrics`)]);
+  if (t.prometheus) {
+    requests.push(['GET /metrics (Prometheus)', () => http('GET', `${t.prometheus}/metrics`)]);
+    requests.push(['GET /metrics/per-object', () => http('GET', `${t.prometheus}/metrics/per-object`)]);
+    // As Prometheus scrapes: gzip.
+    requests.push(['GET /metrics/per-object, gzip', () => http('GET', `${t.prometheus}/metrics/per-object`, undefined, { 'accept-encoding': 'gzip' })]);
+  }
   for (const [name, run] of requests) {
     const p = await probe(t.amqpUrl);
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -349,36 +349,62 @@ const CORE_GROUPS: Array<Group<never>> = [
 /** Metric groups `/metrics/detailed?family=` takes (cluster-wide ones included). */
 export const DETAILED_FAMILIES: readonly string[] = [...CORE_GROUPS.map((g) => g.table), 'vhost_status', 'exchange_bindings', 'exchange_names'];
 
-function writeGroup<T>(out: Exposition, group: Group<T>, ctx: Context, prefix: string, perObject: boolean): void {
+/**
+ * About how many samples (or objects summed) are written between two pauses of collectParts:
+ * a few milliseconds, so that a scrape of a broker with 100,000 queues (two million samples
+ * per object) does not hold the event loop for seconds.
+ */
+export const SAMPLES_PER_PART = 10_000;
+
+/**
+ * Writes a group into out, and yields (a pause: the caller may take the text and go on in a
+ * later turn) every SAMPLES_PER_PART samples or objects.
+ */
+function* writeGroup<T>(out: Exposition, group: Group<T>, ctx: Context, prefix: string, perObject: boolean): Generator<void> {
   const items = group.items;
   if (!perObject && group.kind === 'objects' && items !== undefined) {
     // One pass over the items for all the group's sums.
     const metrics = group.metrics;
     const sums = metrics.map(() => 0);
-    for (const item of items(ctx)) for (let i = 0; i < metrics.length; i++) sums[i]! += metrics[i]!.value(item) ?? 0;
+    let n = 0;
+    for (const item of items(ctx)) {
+      for (let i = 0; i < metrics.length; i++) sums[i]! += metrics[i]!.value(item) ?? 0;
+      if (++n % SAMPLES_PER_PART === 0) yield;
+    }
     metrics.forEach((m, i) => out.family(prefix + m.name, m.type, m.help, [['', sums[i]!]]));
     return;
   }
-  const rows = [...group.rows(ctx)];
+  const rows: Array<Row<T>> = [];
+  for (const row of group.rows(ctx)) if (rows.push(row) % SAMPLES_PER_PART === 0) yield;
   for (const m of group.metrics) {
-    const samples: Sample[] = [];
+    const name = prefix + m.name;
     if (perObject || group.kind !== 'objects') {
+      out.head(name, m.type, m.help);
       for (const row of rows) {
         const v = m.value(row.item);
-        if (v !== undefined) samples.push([row.labels, v]);
+        if (v !== undefined) out.sample(name, row.labels, v);
+        if (out.pending >= SAMPLES_PER_PART) yield;
       }
     } else {
       let sum = 0;
       for (const row of rows) sum += m.value(row.item) ?? 0;
-      samples.push(['', sum]);
+      out.family(name, m.type, m.help, [['', sum]]);
     }
-    out.family(prefix + m.name, m.type, m.help, samples);
   }
 }
 
-/** The metrics of registry as Prometheus text. */
-export function collect(source: PrometheusSource, registry: Registry, options: CollectOptions = {}): string {
+/**
+ * The metrics of registry as Prometheus text, in parts: the text written between two pauses
+ * (writeGroup; perhaps none, while objects are summed), so that the caller can go on with the
+ * next part in a later turn. A broker of a few thousand objects gives one part.
+ */
+export function* collectParts(source: PrometheusSource, registry: Registry, options: CollectOptions = {}): Generator<string> {
   const out = new Exposition();
+  for (const _ of write(out, source, registry, options)) yield out.take();
+  yield out.take();
+}
+
+function* write(out: Exposition, source: PrometheusSource, registry: Registry, options: CollectOptions): Generator<void> {
   const node = source.nodeStats();
   if (registry === 'detailed') {
     const families = options.families ?? new Set<string>();
@@ -387,11 +413,11 @@ export function collect(source: PrometheusSource, registry: Registry, options: C
       if (!families.has(group.table)) continue;
       // queue_metrics includes the consumer count: asked for both, it is written once.
       if (group.table === 'queue_consumer_count' && families.has('queue_metrics')) continue;
-      writeGroup(out, group, ctx, 'rabbitmq_detailed_', true);
+      yield* writeGroup(out, group, ctx, 'rabbitmq_detailed_', true);
     }
     writeClusterFamilies(out, source, families);
     writeIdentity(out, source);
-    return out.toString();
+    return;
   }
   const perObject = registry === 'per-object';
   const ctx: Context = { source, node, vhosts: undefined };
@@ -402,12 +428,11 @@ export function collect(source: PrometheusSource, registry: Registry, options: C
   for (const group of CORE_GROUPS) {
     if (group.table === 'queue_consumer_count') continue; // queue_metrics has it
     if (group.table === 'auth_attempt_detailed_metrics' && !perObject) continue;
-    writeGroup(out, group, ctx, 'rabbitmq_', perObject);
+    yield* writeGroup(out, group, ctx, 'rabbitmq_', perObject);
   }
   writeTotals(out, source);
   writeIdentity(out, source);
   writeGlobal(out, source);
-  return out.toString();
 }
 
 /** When this process started, in seconds since the epoch (whole seconds, as RabbitMQ's). */

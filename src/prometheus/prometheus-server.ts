@@ -1,8 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { gzipSync } from 'node:zlib';
+import { pipeline, type Writable } from 'node:stream';
+import { createGzip, gzipSync } from 'node:zlib';
 import type { Logger } from '../log.js';
-import { collect, type PrometheusSource, type Registry } from './collector.js';
+import { collectParts, type PrometheusSource, type Registry } from './collector.js';
 import { CONTENT_TYPE } from './text-format.js';
 
 const REGISTRIES: ReadonlySet<string> = new Set<Registry>(['default', 'per-object', 'detailed']);
@@ -14,7 +15,9 @@ const NOT_FOUND = '{"error":"Object Not Found","reason":"Not Found"}';
  * answers them: the text format (gzipped when the scraper accepts gzip, as Prometheus does),
  * 404 "Unknown Registry" for another `/metrics/X`, the management plugin's JSON 404 elsewhere,
  * 204 to HEAD and 405 to methods other than GET, HEAD and OPTIONS. No authentication, as in
- * RabbitMQ.
+ * RabbitMQ. A long exposition (a broker of many thousand queues) is written a part per turn
+ * with chunked transfer encoding, and gzipped by a zlib stream (off the event loop), so that a
+ * scrape does not hold every client for seconds; a short one is sent whole, with its length.
  */
 export class PrometheusServer {
   private readonly server: Server;
@@ -83,18 +86,62 @@ export class PrometheusServer {
       return;
     }
     const vhosts = url.searchParams.getAll('vhost');
-    const text = collect(this.source, registry as Registry, {
+    const parts = collectParts(this.source, registry as Registry, {
       families: new Set(url.searchParams.getAll('family')),
       // Without vhost= every vhost's queues are listed; unknown vhosts select nothing.
       vhosts: vhosts.length > 0 ? new Set(vhosts) : undefined,
     });
-    if (acceptsGzip(req.headers['accept-encoding'])) {
-      send(res, 200, { 'content-type': CONTENT_TYPE, 'content-encoding': 'gzip' }, gzipSync(text));
-    } else {
-      send(res, 200, { 'content-type': CONTENT_TYPE, 'content-encoding': 'identity' }, text);
-    }
+    const gzip = acceptsGzip(req.headers['accept-encoding']);
+    const headers = { 'content-type': CONTENT_TYPE, 'content-encoding': gzip ? 'gzip' : 'identity' };
+    // A part a turn. Up to WHOLE_MAX octets the text is kept and sent whole, with its length;
+    // past that it is streamed, gzipped by a zlib stream off the event loop when asked.
+    const kept: string[] = [];
+    let keptSize = 0;
+    let sink: Writable | undefined;
+    const next = (): void => {
+      if (res.destroyed) {
+        parts.return(undefined);
+        return;
+      }
+      let part: IteratorResult<string>;
+      try {
+        part = parts.next();
+      } catch (err) {
+        this.log.error({ err }, 'error answering a Prometheus scrape');
+        if (sink === undefined) send(res, 500, { 'content-type': 'text/plain' }, '');
+        else res.destroy();
+        return;
+      }
+      if (part.done) {
+        if (sink !== undefined) sink.end();
+        else send(res, 200, headers, gzip ? gzipSync(kept.join('')) : kept.join(''));
+        return;
+      }
+      if (sink === undefined) {
+        kept.push(part.value);
+        keptSize += part.value.length;
+        if (keptSize <= WHOLE_MAX) {
+          setImmediate(next);
+          return;
+        }
+        res.writeHead(200, headers);
+        sink = res;
+        if (gzip) {
+          const zip = createGzip();
+          pipeline(zip, res, () => {}); // a scraper gone: next() sees res destroyed and stops
+          sink = zip;
+        }
+        part = { done: false, value: kept.splice(0).join('') };
+      }
+      if (sink.write(part.value)) setImmediate(next);
+      else sink.once('drain', next);
+    };
+    next();
   }
 }
+
+/** Octets of text sent whole (with content-length, gzipped at once); a longer exposition is streamed. */
+const WHOLE_MAX = 256 * 1024;
 
 /**
  * The registry a path names: `/metrics` is the default one, `/metrics/X` names X (perhaps

@@ -12,18 +12,32 @@ export type MetricType = 'counter' | 'gauge' | 'untyped';
 export type Sample = readonly [labels: string, value: number];
 
 export class Exposition {
-  private readonly parts: string[] = [];
+  private parts: string[] = [];
 
-  family(name: string, type: MetricType, help: string, samples: Iterable<Sample>): void {
-    const parts = this.parts;
-    parts.push(`# TYPE ${name} ${type}\n# HELP ${name} ${escapeHelp(help)}\n`);
-    for (const [labels, value] of samples) {
-      parts.push(labels === '' ? `${name} ${formatValue(value)}\n` : `${name}{${labels}} ${formatValue(value)}\n`);
-    }
+  /** Lines written since the last take(). */
+  get pending(): number {
+    return this.parts.length;
   }
 
-  toString(): string {
-    return this.parts.join('');
+  family(name: string, type: MetricType, help: string, samples: Iterable<Sample>): void {
+    this.head(name, type, help);
+    for (const [labels, value] of samples) this.sample(name, labels, value);
+  }
+
+  /** A family's TYPE and HELP lines; its samples follow (sample). */
+  head(name: string, type: MetricType, help: string): void {
+    this.parts.push(`# TYPE ${name} ${type}\n# HELP ${name} ${escapeHelp(help)}\n`);
+  }
+
+  sample(name: string, labels: string, value: number): void {
+    this.parts.push(labels === '' ? `${name} ${formatValue(value)}\n` : `${name}{${labels}} ${formatValue(value)}\n`);
+  }
+
+  /** What was written since the last take(), as text. */
+  take(): string {
+    const text = this.parts.join('');
+    this.parts = [];
+    return text;
   }
 }
 

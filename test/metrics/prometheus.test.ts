@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import amqp from 'amqplib';
 import { gunzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
@@ -191,6 +193,59 @@ describe('Prometheus metrics (rabbitmq_prometheus)', function () {
       // Neither the default exchange nor the internal trace exchange is listed.
       expect([...got.keys()].filter((k) => k.includes('exchange=""') || k.includes('amq.rabbitmq.trace'))).to.deep.equal([]);
     });
+  });
+});
+
+describe('Prometheus scrapes of a broker of many queues', function () {
+  this.timeout(60000);
+  const N = 1500;
+  let running: RunningBroker;
+
+  before(async () => {
+    running = await startBroker({ port: 0, prometheusPort: 0, logLevel: 'silent' });
+    const conn = await amqp.connect(running.url);
+    const ch = await conn.createChannel();
+    for (let i = 0; i < N; i++) void ch.assertQueue(`many-${i}`, { durable: false });
+    await ch.checkQueue(`many-${N - 1}`);
+    for (let i = 0; i < 3; i++) ch.sendToQueue(`many-${i * 700}`, Buffer.from('x'));
+    await ch.checkQueue('many-0');
+    await conn.close();
+  });
+  after(async () => {
+    await running.close();
+  });
+
+  it('/metrics/per-object of more samples than a part is written a part per turn (chunked), every queue in it, gzipped alike', async () => {
+    const url = running.broker.prometheusUrl! + '/metrics/per-object';
+    // Raw octets and headers (fetch asks for gzip and decodes it itself).
+    const get = (encoding: string) =>
+      new Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+        http.get(url, { headers: { 'accept-encoding': encoding } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) })).on('error', reject);
+        }).on('error', reject);
+      });
+    const plain = await get('identity');
+    expect(plain.headers['transfer-encoding']).to.equal('chunked');
+    expect(plain.headers['content-length']).to.equal(undefined);
+    expect(plain.headers['content-encoding']).to.equal('identity');
+    const got = samples(plain.body.toString());
+    for (let i = 0; i < N; i++) expect(got.get(`rabbitmq_queue_messages{queue="many-${i}",vhost="/"}`), `many-${i}`).to.equal(i % 700 === 0 ? 1 : 0);
+    const zipped = await get('gzip');
+    expect(zipped.headers['content-encoding']).to.equal('gzip');
+    expect(zipped.headers['transfer-encoding']).to.equal('chunked');
+    const unzipped = samples(gunzipSync(zipped.body).toString());
+    const queueSamples = (m: Map<string, number>) => [...m].filter(([k]) => k.startsWith('rabbitmq_queue_'));
+    expect(queueSamples(unzipped)).to.have.length(N * 9);
+    expect(queueSamples(unzipped)).to.deep.equal(queueSamples(got));
+  });
+
+  it('/metrics sums them and is sent whole, with its length', async () => {
+    const res = await fetch(running.broker.prometheusUrl! + '/metrics');
+    expect(res.headers.get('content-length')).to.not.equal(null);
+    const got = samples(await res.text());
+    expect(got.get('rabbitmq_queues{}')).to.equal(N);
+    expect(got.get('rabbitmq_queue_messages{}')).to.equal(3);
   });
 });
 

@@ -9,10 +9,13 @@ describe('Prometheus text format (src/prometheus/text-format.ts)', () => {
     const out = new Exposition();
     out.family('a_total', 'counter', 'Some counter', [[labels(['vhost', '/'], ['queue', 'q']), 3], ['', 4]]);
     out.family('b', 'gauge', 'Nothing yet', []);
-    expect(out.toString()).to.equal(
+    expect(out.pending).to.equal(4);
+    const text = out.take();
+    expect(out.pending).to.equal(0);
+    expect(text).to.equal(
       '# TYPE a_total counter\n# HELP a_total Some counter\na_total{vhost="/",queue="q"} 3\na_total 4\n# TYPE b gauge\n# HELP b Nothing yet\n',
     );
-    expect(parseFamilies(out.toString()).map((f) => [f.name, f.type, f.metrics.length])).to.deep.equal([['a_total', 'COUNTER', 2], ['b', 'GAUGE', 0]]);
+    expect(parseFamilies(text).map((f) => [f.name, f.type, f.metrics.length])).to.deep.equal([['a_total', 'COUNTER', 2], ['b', 'GAUGE', 0]]);
   });
 
   it('escapes backslash, double quote and line feed in label values, backslash and line feed in help', () => {
@@ -20,8 +23,9 @@ describe('Prometheus text format (src/prometheus/text-format.ts)', () => {
     const out = new Exposition();
     const name = 'odd "queue" \\ with\nnewline';
     out.family('x', 'gauge', 'two\nlines \\ here', [[labels(['queue', name]), 1]]);
-    const [f] = parseFamilies(out.toString());
-    expect(out.toString()).to.include('# HELP x two\\nlines \\\\ here\n');
+    const text = out.take();
+    const [f] = parseFamilies(text);
+    expect(text).to.include('# HELP x two\\nlines \\\\ here\n');
     expect(f!.metrics[0]!.labels).to.deep.equal({ queue: name });
   });
 
