@@ -80,6 +80,37 @@ describe('management API: lists of thousands of queues', function () {
     expect(byName).to.deep.equal([...expected].sort((x, y) => compareUtf8(x.name, y.name) || compareUtf8(x.vhost, y.vhost)));
   });
 
+  it('lists thousands of bindings in chunks, in the order the fully sorted list has', async () => {
+    // Bindings of their own beside the default exchange's implicit ones: two destinations of one
+    // name (a queue and an exchange), and one routing key with and without arguments.
+    const conn = await amqp.connect(b.url);
+    const ch = await conn.createChannel();
+    await ch.assertExchange('q-7', 'fanout', { durable: false });
+    await ch.assertExchange('src', 'direct', { durable: false });
+    await ch.bindQueue('q-7', 'src', 'k');
+    await ch.bindExchange('q-7', 'src', 'k');
+    await ch.bindQueue('q-7', 'src', 'k', { x: 1 });
+    await ch.bindQueue('q-3', 'src', 'é');
+    await conn.close();
+    const res = await b.api('GET', '/api/bindings');
+    expect(res.headers.get('transfer-encoding')).to.equal('chunked');
+    const list = res.json as Array<Record<string, unknown>>;
+    expect(list).to.have.length(N + others.length + 4);
+    // The same bindings as listReply sorts them when every item is made first (a columns cut
+    // that keeps every sort key).
+    const all = (await b.api('GET', '/api/bindings?columns=vhost,source,destination,destination_type,routing_key,arguments,properties_key')).json;
+    expect(list).to.deep.equal(all);
+    const reversed = (await b.api('GET', '/api/bindings?sort_reverse=true')).json as unknown[];
+    expect(reversed).to.deep.equal([...list].reverse());
+    // By destination (q-3 before q-7), routing key, properties_key, then the whole item.
+    expect(list.filter((x) => x['source'] === 'src').map((x) => [x['destination_type'], x['routing_key'], x['properties_key']])).to.deep.equal([
+      ['queue', 'é', '%C3%A9'],
+      ['exchange', 'k', 'k'],
+      ['queue', 'k', 'k'],
+      ['queue', 'k', list.find((x) => x['source'] === 'src' && Object.keys(x['arguments'] as object).length > 0)!['properties_key']],
+    ]);
+  });
+
   it('writes a list that fits in one turn at once, with its content-length', async () => {
     const res = await b.api('GET', '/api/queues/other');
     expect(res.headers.get('content-length')).to.equal(String(Buffer.byteLength(res.text)));
