@@ -63,19 +63,23 @@ describe('LMDB store matches the memory model under random operations', () => {
   const seeds = process.env.STORE_MODEL_SEEDS ? Array.from({ length: Number(process.env.STORE_MODEL_SEEDS) }, (_, i) => i + 1) : [1, 2, 3];
   // The default layout (a message of one entry inside it), deleted queues swept a few entries a
   // commit, and every message in a record of its own (inlineMax 0).
-  const variants: Array<{ sweepChunk?: number; inlineMax?: number; label: string }> = [
+  // And both layouts in one store (a store of format 4 opened by this build, and the other way):
+  // each reopen switches between them.
+  const variants: Array<{ sweepChunk?: number; inlineMax?: number; mixed?: boolean; label: string }> = [
     { label: '' },
     { sweepChunk: 3, label: ', deleted queues swept 3 entries per commit' },
     { inlineMax: 0, label: ', every message in a record of its own' },
+    { mixed: true, label: ', the layout switched on every reopen' },
   ];
-  for (const { sweepChunk, inlineMax, label } of variants)
+  for (const { sweepChunk, inlineMax, mixed, label } of variants)
   for (const seed of seeds) {
     it(`seed ${seed}${label}`, async function () {
       this.timeout(20_000);
       const dir = makeTmpDir();
       const dataDir = path.join(dir, 'store');
       const model = openMemoryStore().messages;
-      const open = (): LmdbStore => openLmdbStore(dataDir, { sweepChunk, inlineMax });
+      let opened = 0;
+      const open = (): LmdbStore => openLmdbStore(dataDir, { sweepChunk, inlineMax: mixed ? (opened++ % 2 === 0 ? 0 : undefined) : inlineMax });
       // Entries holding their message, seen at some commit (none with inlineMax 0).
       let inlineSeen = 0;
       const inlineNow = (): number => (lmdb as unknown as { engine: { inlineEntryCount: number } }).engine.inlineEntryCount;
@@ -164,7 +168,8 @@ describe('LMDB store matches the memory model under random operations', () => {
         await lmdb.messages.swept();
         expect(lmdb.messages.sweepsLeft).to.equal(0);
         expect(lmdb.messages.stats()).to.deep.equal(model.stats());
-        if (inlineMax === 0) expect(inlineSeen).to.equal(0);
+        if (mixed) expect(opened).to.be.greaterThan(1);
+        else if (inlineMax === 0) expect(inlineSeen).to.equal(0);
         else expect(inlineSeen).to.be.greaterThan(0);
         expect(lmdb.verify().problems).to.deep.equal([]);
       } finally {
