@@ -46,8 +46,20 @@ export class ChunkBuilder {
   private buf: Buffer;
   private at = PREFIX;
 
-  constructor(capacity = 16 * 1024) {
+  constructor(private readonly capacity = 16 * 1024) {
     this.buf = Buffer.allocUnsafe(Math.max(capacity, PREFIX));
+  }
+
+  /**
+   * Starts a new record in the same memory (finish() copies each record out), so that a stream
+   * writing a small chunk every turn allocates no 16 KiB for each; memory grown past four times
+   * the initial capacity (a large chunk) is let go.
+   */
+  reset(): this {
+    this.count = 0;
+    this.at = PREFIX;
+    if (this.buf.length > 4 * this.capacity) this.buf = Buffer.allocUnsafe(Math.max(this.capacity, PREFIX));
+    return this;
   }
 
   /** The record's size so far. */
@@ -76,12 +88,12 @@ export class ChunkBuilder {
     return true;
   }
 
-  /** The record: its exact bytes, in memory of its own. */
+  /** The record: its exact bytes, in memory of its own (a copy: the builder's memory is reused after reset()). */
   finish(): Buffer {
     const buf = this.buf;
     buf[0] = VERSION;
     buf.writeUInt32BE(this.count, 1);
-    return this.at === buf.length ? buf : Buffer.from(buf.subarray(0, this.at));
+    return Buffer.from(buf.subarray(0, this.at));
   }
 
   /** Makes room for a message of the given header + body size, writes its strings; where the header length goes. */

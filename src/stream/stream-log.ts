@@ -68,6 +68,8 @@ interface OpenChunk {
 }
 
 export class StreamLog {
+  /** The memory every chunk is built in, one chunk at a time (ChunkBuilder.reset). */
+  private readonly builder = new ChunkBuilder();
   private readonly dataKey: string;
   private readonly chunksKey: string;
   private readonly segmentsKey: string;
@@ -157,7 +159,7 @@ export class StreamLog {
       this.closeChunk();
       open = undefined;
     }
-    return open ?? (this.open = { first: this.next, bytes: 0, ts: this.clock.now(), record: new ChunkBuilder() });
+    return open ?? (this.open = { first: this.next, bytes: 0, ts: this.clock.now(), record: this.builder.reset() });
   }
 
   get chunkOpen(): boolean {

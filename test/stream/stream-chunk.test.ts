@@ -33,6 +33,29 @@ describe('stream chunk records', () => {
     }
   });
 
+  it('builds record after record in the same memory: each record its own copy, as a fresh builder makes it', () => {
+    const b = new ChunkBuilder(128 * 1024); // room for every round: the same memory throughout
+    const records: Buffer[] = [];
+    for (let round = 0; round < 3; round++) {
+      b.reset();
+      const these = round === 0 ? messages : round === 1 ? messages.slice(1) : [...messages].reverse();
+      for (const m of these) b.add(m.exchange, m.routingKey, m.header, m.body);
+      records.push(b.finish());
+    }
+    // Later records did not write over earlier ones.
+    expect(records[0]!.equals(encode())).to.equal(true);
+    expect(new DecodedChunk(1, 1, records[1]!).message(1).routingKey).to.equal(messages[2]!.routingKey);
+    expect(new DecodedChunk(2, 1, records[2]!).message(0).routingKey).to.equal(messages[2]!.routingKey);
+    expect(b.reset().size).to.equal(5);
+    // Memory grown past four times the initial capacity is let go at the next record.
+    const small = new ChunkBuilder(64);
+    small.add('', 'q', Buffer.alloc(0), Buffer.alloc(1000));
+    const grown = small.finish();
+    small.reset().add('', 'q', Buffer.alloc(0), Buffer.from('x'));
+    expect(new DecodedChunk(0, 1, grown).message(0).body.length).to.equal(1000);
+    expect(new DecodedChunk(0, 1, small.finish()).message(0).body.toString()).to.equal('x');
+  });
+
   it('refuses a record of another format or with bytes left over', () => {
     const record = encode();
     expect(() => new DecodedChunk(2, 1, Buffer.concat([record, Buffer.from([1])]))).to.throw('1 bytes left over after 3 messages');
