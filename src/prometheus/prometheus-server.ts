@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { pipeline, type Writable } from 'node:stream';
 import { createGzip, gzipSync } from 'node:zlib';
 import type { Logger } from '../log.js';
+import { writeInTurns } from '../write-in-turns.js';
 import { collectParts, type PrometheusSource, type Registry } from './collector.js';
 import { CONTENT_TYPE } from './text-format.js';
 
@@ -93,55 +94,63 @@ export class PrometheusServer {
     });
     const gzip = acceptsGzip(req.headers['accept-encoding']);
     const headers = { 'content-type': CONTENT_TYPE, 'content-encoding': gzip ? 'gzip' : 'identity' };
-    // A part a turn. Up to WHOLE_MAX octets the text is kept and sent whole, with its length;
-    // past that it is streamed, gzipped by a zlib stream off the event loop when asked.
+    // A part a turn. Up to WHOLE_LENGTH the text is kept and sent whole, with its length; past
+    // that it is streamed, gzipped by a zlib stream off the event loop when asked.
     const kept: string[] = [];
-    let keptSize = 0;
-    let sink: Writable | undefined;
-    const next = (): void => {
-      if (res.destroyed) {
-        parts.return(undefined);
-        return;
-      }
+    let keptLength = 0;
+    const failed = (err: unknown): void => {
+      this.log.error({ err }, 'error answering a Prometheus scrape');
+      if (res.headersSent) res.destroy();
+      else send(res, 500, { 'content-type': 'text/plain' }, '');
+    };
+    const collect = (): void => {
+      if (res.destroyed) return;
       let part: IteratorResult<string>;
       try {
         part = parts.next();
       } catch (err) {
-        this.log.error({ err }, 'error answering a Prometheus scrape');
-        if (sink === undefined) send(res, 500, { 'content-type': 'text/plain' }, '');
-        else res.destroy();
+        failed(err);
         return;
       }
       if (part.done) {
-        if (sink !== undefined) sink.end();
-        else send(res, 200, headers, gzip ? gzipSync(kept.join('')) : kept.join(''));
+        const text = kept.join('');
+        send(res, 200, headers, gzip ? gzipSync(text) : text);
         return;
       }
-      if (sink === undefined) {
-        kept.push(part.value);
-        keptSize += part.value.length;
-        if (keptSize <= WHOLE_MAX) {
-          setImmediate(next);
-          return;
-        }
-        res.writeHead(200, headers);
-        sink = res;
-        if (gzip) {
-          const zip = createGzip();
-          pipeline(zip, res, () => {}); // a scraper gone: next() sees res destroyed and stops
-          sink = zip;
-        }
-        part = { done: false, value: kept.splice(0).join('') };
+      kept.push(part.value);
+      keptLength += part.value.length;
+      if (keptLength <= WHOLE_LENGTH) {
+        setImmediate(collect);
+        return;
       }
-      if (sink.write(part.value)) setImmediate(next);
-      else sink.once('drain', next);
+      res.writeHead(200, headers);
+      let sink: Writable = res;
+      if (gzip) {
+        const zip = createGzip();
+        pipeline(zip, res, () => {}); // a scraper gone: writeInTurns sees res destroyed and stops
+        sink = zip;
+      }
+      let first: string | undefined = kept.join('');
+      writeInTurns(
+        sink,
+        () => {
+          const text = first;
+          if (text !== undefined) {
+            first = undefined;
+            return text;
+          }
+          const next = parts.next();
+          return next.done ? undefined : next.value;
+        },
+        { stopped: () => res.destroyed, failed },
+      );
     };
-    next();
+    collect();
   }
 }
 
-/** Octets of text sent whole (with content-length, gzipped at once); a longer exposition is streamed. */
-const WHOLE_MAX = 256 * 1024;
+/** Characters of text sent whole (with content-length, gzipped at once); a longer exposition is streamed. */
+const WHOLE_LENGTH = 256 * 1024;
 
 /**
  * The registry a path names: `/metrics` is the default one, `/metrics/X` names X (perhaps
