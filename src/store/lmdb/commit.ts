@@ -269,28 +269,18 @@ export class CommitEngine implements BatchSource {
             e.inlineMsg = inlineMsg;
           }
         } else inlineSize = messageSize(inlineMsg);
-        if (inlineMsg !== null) {
-          const size = STORED_ENTRY_SIZE + inlineSize;
-          const at = ops.reserve(ENTRY_KEY_SIZE + size);
-          const slab = ops.slab;
-          const valueAt = at + ENTRY_KEY_SIZE;
-          entryKeyInto(slab, item.qs.id, item.seq, at);
-          const end = writeInlineEntryValue(slab, valueAt, e, inlineMsg);
-          sealIn(slab, at, valueAt, valueAt, end + SUM_SIZE);
-          ops.putInSlab(dbs.entriesDb, at, ENTRY_KEY_SIZE, valueAt, size);
-          if (!item.diskInline) this.inlineEntries++;
-          item.diskInline = true;
-        } else {
-          const at = ops.reserve(ENTRY_KEY_SIZE + STORED_ENTRY_SIZE);
-          const slab = ops.slab;
-          const valueAt = at + ENTRY_KEY_SIZE;
-          entryKeyInto(slab, item.qs.id, item.seq, at);
-          writeEntryValue(slab, valueAt, e);
-          sealIn(slab, at, valueAt, valueAt, valueAt + STORED_ENTRY_SIZE);
-          ops.putInSlab(dbs.entriesDb, at, ENTRY_KEY_SIZE, valueAt, STORED_ENTRY_SIZE);
-          if (item.diskInline) this.inlineEntries--;
-          item.diskInline = false;
-        }
+        const inline = inlineMsg !== null;
+        const size = STORED_ENTRY_SIZE + inlineSize;
+        const at = ops.reserve(ENTRY_KEY_SIZE + size);
+        const slab = ops.slab;
+        const valueAt = at + ENTRY_KEY_SIZE;
+        entryKeyInto(slab, item.qs.id, item.seq, at);
+        if (inlineMsg !== null) writeInlineEntryValue(slab, valueAt, e, inlineMsg);
+        else writeEntryValue(slab, valueAt, e);
+        sealIn(slab, at, valueAt, valueAt, valueAt + size);
+        ops.putInSlab(dbs.entriesDb, at, ENTRY_KEY_SIZE, valueAt, size);
+        if (inline !== item.diskInline) this.inlineEntries += inline ? 1 : -1;
+        item.diskInline = inline;
         item.onDisk = true;
       } else if (item.onDisk) {
         const at = ops.reserve(ENTRY_KEY_SIZE);
