@@ -201,25 +201,26 @@ export function listReply(items: Json[], q: URLSearchParams, defaultSort: readon
  * A list whose sources are in the order of its default sort, and whose items are made only
  * when needed: the page's when paginated, and otherwise a chunk at a time as the server writes
  * them (JsonItems), so that listing 100,000 queues neither holds the event loop for seconds
- * nor keeps every item in memory. The reply is listReply's; with `sort` given, every item is
- * made first and listReply sorts them.
+ * nor keeps every item in memory. The reply is listReply's; with `sort` given (or `columns`,
+ * for a list whose columns are cut before sorting: `columnsFirst`), every item is made first
+ * and listReply sorts them.
  */
 export interface SortedSources<T> {
   /** In the order of the default sort. */
   readonly sources: readonly T[];
-  /** What the pagination's `name` filter looks at. */
-  name(source: T): string;
+  /** What the pagination's `name` filter looks at (a list that paginates). */
+  name?(source: T): string;
   /** The source's item, before `columns` cut it. */
   item(source: T): Json;
 }
 
-export function sortedListReply<T>(list: SortedSources<T>, q: URLSearchParams, defaultSort: readonly string[]): Json | JsonItems {
-  if (q.get('sort') !== null) return listReply(list.sources.map((s) => list.item(s)), q, defaultSort);
+export function sortedListReply<T>(list: SortedSources<T>, q: URLSearchParams, defaultSort: readonly string[], opts: { columnsFirst?: boolean; paginate?: boolean } = {}): Json | JsonItems {
+  if (q.get('sort') !== null || (opts.columnsFirst && q.get('columns') !== null)) return listReply(list.sources.map((s) => list.item(s)), q, defaultSort, opts);
   const cols = parseColumns(q);
   const item = (s: T): Json => extractColumns(list.item(s), cols);
   const sources = q.get('sort_reverse') === 'true' ? [...list.sources].reverse() : list.sources;
-  const pagination = parsePagination(q);
-  if (pagination) return paginate(sources, pagination, (s) => list.name(s), item);
+  const pagination = opts.paginate === false ? undefined : parsePagination(q);
+  if (pagination) return paginate(sources, pagination, (s) => list.name?.(s), item);
   return new JsonItems(sources.length, (from, to) => sources.slice(from, to).map(item));
 }
 

@@ -11,9 +11,9 @@ import { jsonToTable } from '../amqp-json.js';
 import { argsHash, packBindingProps, quotePlus, relativise, unpackBindingProps } from '../binding-key.js';
 import { bindingFacts, formatBinding, implicitBinding } from '../format.js';
 import { HttpError, noContent, objectNotFound, ok, type Reply } from '../http.js';
-import { JsonItems, type Json } from '../json.js';
+import type { Json } from '../json.js';
 import { checkAccess, run } from '../ops.js';
-import { compareTerms, listReply, objectReply } from '../query.js';
+import { compareTerms, listReply, objectReply, sortedListReply } from '../query.js';
 import { compareUtf8 } from '../../sorted.js';
 import type { RequestContext, Route } from '../router.js';
 import { exchangeName } from './exchanges.js';
@@ -48,10 +48,9 @@ function compareListed(a: Listed, b: Listed): number {
 }
 
 /**
- * Every binding, in the default order, each item made only as it is written (JsonItems: a
- * chunk per turn), so that 100,000 bindings do not hold the event loop while formatted. With
- * `sort` or `columns` (columns are cut before sorting, as RabbitMQ's reply_list does) every item
- * is made first and listReply sorts them. Bindings are never paginated (RabbitMQ's are not).
+ * Every binding, in the default order, each item made only as it is written (sortedListReply:
+ * a chunk per turn), so that 100,000 bindings do not hold the event loop while formatted.
+ * Bindings are never paginated (RabbitMQ's are not).
  */
 function list(ctx: RequestContext): Reply {
   const listed: Listed[] = [];
@@ -59,11 +58,8 @@ function list(ctx: RequestContext): Reply {
     for (const name of vhost.queues.keys()) listed.push({ vhost: vhost.name, facts: implicitBinding(name) });
     for (const b of vhost.listBindings()) listed.push({ vhost: vhost.name, facts: bindingFacts(b) });
   }
-  const q = ctx.query;
-  if (q.get('sort') !== null || q.get('columns') !== null) return ok(listReply(listed.map(listedItem), q, BINDING_SORT, { columnsFirst: true, paginate: false }));
   listed.sort(compareListed);
-  if (q.get('sort_reverse') === 'true') listed.reverse();
-  return ok(new JsonItems(listed.length, (from, to) => listed.slice(from, to).map(listedItem)));
+  return ok(sortedListReply({ sources: listed, item: listedItem }, ctx.query, BINDING_SORT, { columnsFirst: true, paginate: false }));
 }
 
 /** The path's destination type: 'q' or 'e' (anything else crashes RabbitMQ's handler: 500). */
