@@ -127,7 +127,8 @@ describe('disk alarm during a handshake', () => {
 
 /**
  * A disk that really fills (a tmpfs of its own; needs root, skipped otherwise) with the limit at
- * zero, so the commit itself fails: confirms are nacked and publishers blocked, and once space
+ * zero, so a commit itself fails (once the space the store reserved past its data file is used,
+ * refused before LMDB writes it): confirms are nacked and publishers blocked, and once space
  * returns the broker writes what it could not and unblocks them, without a restart.
  */
 describe('full disk without a restart (the block after ENOSPC clears when a commit succeeds again)', function () {
@@ -153,6 +154,8 @@ describe('full disk without a restart (the block after ENOSPC clears when a comm
     const ch = await confirmChannel(conn);
     await ch.assertQueue('full-q', { durable: true });
     const blocked = new Promise<string>((resolve) => conn.on('blocked', resolve));
+    // The store keeps space allocated past its data file's end (made shortly after it opens).
+    await waitFor(/MiB reserved past its end/);
     disk!.fill(256 * 1024);
     const body = Buffer.alloc(32 * 1024, 'f');
     const acked: number[] = [];
@@ -162,6 +165,11 @@ describe('full disk without a restart (the block after ENOSPC clears when a comm
       else nacked++;
       expect(i, 'a commit fails once the disk is full').to.be.below(1000);
     }
+    // The reserve took commits after the disk was full, then a commit was refused before LMDB
+    // wrote any of it (a write failing inside LMDB can abort the process).
+    expect(acked.length).to.be.above(100);
+    const failed = await waitFor('message store failed; blocking publishers');
+    expect(failed.err).to.match(/ENOSPC: no space left on device \(the space reserved past the data file's end .*LMDB was not asked to write it/);
     // The next publish blocks the connection (it waits, unconfirmed, until the disk has room).
     const last = publishConfirmed(ch, 'full-q', Buffer.from('last'));
     expect(await blocked).to.equal('low on disk');

@@ -41,6 +41,7 @@ import {
   type Databases,
 } from './databases.js';
 import { StoreFailedError } from './failure.js';
+import { SpaceReserve } from './space-reserve.js';
 
 export interface CommitEngineOptions {
   log?: (msg: string) => void;
@@ -48,6 +49,8 @@ export interface CommitEngineOptions {
   onError?: (err: StoreFailedError) => void;
   /** LmdbStoreOptions.inlineMax (default INLINE_MAX). */
   inlineMax?: number;
+  /** Space kept past the data file's end: a commit it cannot cover fails before LMDB sees it. */
+  reserve?: SpaceReserve;
 }
 
 const STORED_ENTRY_SIZE = ENTRY_VALUE_SIZE + SUM_SIZE;
@@ -64,6 +67,17 @@ function slabBytes(b: Batch): number {
   let n = b.entries.length * (ENTRY_KEY_SIZE + STORED_ENTRY_SIZE) + (b.bulkDeletes.length / 2) * ENTRY_KEY_SIZE + b.bulkMessageDeletes.length * MESSAGE_KEY_SIZE;
   for (const m of b.msgs) n += MESSAGE_KEY_SIZE + (m.refs > 1 ? REFS_VALUE_SIZE : 0) + (m.write ? m.size + SUM_SIZE : 0);
   return n;
+}
+
+function bytesOf(lists: Operations[]): number {
+  let n = 0;
+  for (const ops of lists) n += ops.bytes;
+  return n;
+}
+
+/** A commit the space reserved past the data file cannot cover, failed before LMDB writes it. */
+function noRoom(growth: number): Error {
+  return Object.assign(new Error(`ENOSPC: no space left on device (the space reserved past the data file's end cannot take a commit of up to ${Math.ceil(growth / 1024)} KiB; LMDB was not asked to write it)`), { code: 'ENOSPC' });
 }
 
 /** A batch whose commit failed (or that came after a failed one), kept for retry(). */
@@ -363,12 +377,17 @@ export class CommitEngine implements BatchSource {
    */
   private write(b: Batch, turn: number, next: number, lists: Operations[], parked: Unwritten | undefined, done: (applied: boolean) => void): void {
     const dbs = this.dbs;
+    const reserve = this.opts.reserve;
+    const growth = reserve ? SpaceReserve.growth(bytesOf(lists)) : 0;
+    let admitted = false;
     let written: Promise<boolean>;
     try {
       if (this.failNextCommit && parked) {
         this.failNextCommit = false;
         throw Object.assign(new Error('ENOSPC: no space left on device (faults.failNextCommit)'), { code: 'ENOSPC' });
       }
+      if (reserve && !reserve.admit(growth)) throw noRoom(growth);
+      admitted = true;
       written = dbs.meta.ifVersion(TURN_KEY, turn, () => {
         // Each write inside the block returns the block's commit promise too; its failure is
         // handled once, on `written`, so these must not surface as unhandled rejections.
@@ -376,13 +395,18 @@ export class CommitEngine implements BatchSource {
         for (const ops of lists) ops.issue();
       });
     } catch (err) {
+      if (admitted) reserve!.released(growth);
       this.fail(b, err, parked);
       return;
     }
     b.state = 'flushed';
     this.lastFlushed = b;
     this.counters.batches++;
-    written.then(done, (err: unknown) => {
+    written.then((applied) => {
+      reserve?.released(growth);
+      done(applied);
+    }, (err: unknown) => {
+      reserve?.released(growth);
       // lmdb-js rejects with a generic error and puts LMDB's own error on commitError.
       const detail = (err as { commitError?: Promise<unknown> } | undefined)?.commitError;
       if (detail && typeof detail.then === 'function') {
@@ -407,8 +431,9 @@ export class CommitEngine implements BatchSource {
    * A batch flushed before the failure and still committing is waited for first. Rejects if
    * that commit fails too, if a failed commit is still in flight, or if the file is no longer
    * as this store left it (another process wrote to it). Resolves at once when nothing failed.
+   * `renewed`: the space reserve was renewed for this retry already.
    */
-  retry(): Promise<void> {
+  retry(renewed = false): Promise<void> {
     if (this.retrying) return this.retrying;
     if (!this.failure) return RESOLVED;
     if (this.closed) return Promise.reject(new Error(`store ${this.dbs.dir} is closed`));
@@ -418,7 +443,7 @@ export class CommitEngine implements BatchSource {
     if (inFlight && inFlight.state === 'flushed') {
       const waited = inFlight.wait().catch(() => undefined).then(() => {
         this.retrying = undefined;
-        return this.retry();
+        return this.retry(renewed);
       });
       this.retrying = waited;
       return waited;
@@ -429,6 +454,18 @@ export class CommitEngine implements BatchSource {
     if (!parked.every((p, i) => p.turn === diskTurn + i) || diskTurn + parked.length !== this.turn) {
       return Promise.reject(new Error(`store ${this.dbs.dir} cannot resume: a failed commit is still in flight or another process wrote to the file`, { cause: this.failure }));
     }
+    // The space for all of it first: the reserve renewed, now that the disk may have room.
+    const reserve = this.opts.reserve;
+    const growth = SpaceReserve.growth(bytesOf(parked.map((p) => p.ops)));
+    if (reserve && !renewed && reserve.low) {
+      const waited = reserve.renew(growth, true).then(() => {
+        this.retrying = undefined;
+        return this.retry(true);
+      });
+      this.retrying = waited;
+      return waited;
+    }
+    if (reserve && !reserve.covers(growth)) return Promise.reject(noRoom(growth));
     // Later batches chain on behind this one as usual (and fail their condition if it fails).
     const upTo = this.turn;
     const b = new Batch();

@@ -9,6 +9,8 @@
  * - consistency.ts: the checks run on open (cheap) and on demand (full, with repair)
  * - message-store.ts, metadata-store.ts: the two facades of the Store contract
  * - failure.ts: StoreFailedError
+ * - space-reserve.ts: space kept allocated past the data file's end, so a full disk fails a
+ *   commit before LMDB writes it
  */
 
 import path from 'node:path';
@@ -20,6 +22,8 @@ import type { StoreFailedError } from './failure.js';
 import { checkFormat } from './format.js';
 import { LmdbMessageStore } from './message-store.js';
 import { LmdbMetadataStore } from './metadata-store.js';
+import { dataFilePath } from './file-check.js';
+import { RESERVE_BYTES, SpaceReserve } from './space-reserve.js';
 
 export { StoreFailedError } from './failure.js';
 export type { StoreCheck } from './consistency.js';
@@ -44,7 +48,16 @@ export interface LmdbStoreOptions {
    * its own, for tests of that layout).
    */
   inlineMax?: number;
+  /**
+   * Bytes kept allocated past the data file's end (default RESERVE_BYTES, 64 MiB; 0: none), so
+   * that a disk filling up fails a commit before LMDB writes it (space-reserve.ts). The reserve
+   * is first made RESERVE_START_MS after open (reserveSpace() makes it at once).
+   */
+  reserveBytes?: number;
 }
+
+/** The reserve is made this long after open, so that it does not delay a broker's start (spawning its helper takes milliseconds). */
+const RESERVE_START_MS = 100;
 
 /** The LMDB-backed Store, with a few extras for tests and diagnostics. */
 export class LmdbStore implements Store {
@@ -53,13 +66,20 @@ export class LmdbStore implements Store {
   /** The environment and its databases. */
   private readonly core: Databases;
   private readonly engine: CommitEngine;
+  private readonly reserve: SpaceReserve | undefined;
 
   constructor(dir: string, opts: LmdbStoreOptions = {}) {
     this.core = openDatabases(path.resolve(dir), { mapSize: opts.mapSize });
-    this.engine = new CommitEngine(this.core, opts);
+    const reserveBytes = opts.reserveBytes ?? RESERVE_BYTES;
+    if (reserveBytes > 0) {
+      const reserve = (this.reserve = new SpaceReserve(dataFilePath(this.core.dir), reserveBytes, (msg) => opts.log?.(msg)));
+      setTimeout(() => void reserve.renew(), RESERVE_START_MS).unref();
+    }
+    this.engine = new CommitEngine(this.core, { ...opts, reserve: this.reserve });
     try {
       recover(this.engine, opts);
     } catch (err) {
+      this.reserve?.close();
       void this.core.root.close();
       throw err;
     }
@@ -95,7 +115,17 @@ export class LmdbStore implements Store {
     return fullCheck(this.core, { repair: false, deep: opts.deep ?? true });
   }
 
+  /**
+   * Makes the reserve past the data file's end now (it is otherwise made shortly after open):
+   * resolves true once it is in place, false where none can be made (or reserveBytes is 0).
+   */
+  async reserveSpace(): Promise<boolean> {
+    await this.reserve?.renew(0, true);
+    return this.reserve?.active ?? false;
+  }
+
   close(): Promise<void> {
+    this.reserve?.close();
     return this.engine.close();
   }
 }

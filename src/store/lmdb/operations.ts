@@ -39,6 +39,8 @@ export class Operations {
   private readonly valBufs: Array<Buffer | null> = [];
   private nums: Int32Array;
   private count = 0;
+  /** Bytes of the keys and values added (what the batch adds to the file, before LMDB's pages). */
+  bytes = 0;
   /** The slab being filled, and where its free space starts. */
   slab: Buffer = EMPTY;
   private pos = 0;
@@ -136,6 +138,7 @@ export class Operations {
     nums[f++] = keyLen;
     nums[f++] = valueAt;
     nums[f] = valueLen;
+    this.bytes += keyLen + (valBuf === null ? 0 : valueAt >= 0 ? valueLen : valBuf.length);
     this.targets.push(db);
     this.keyBufs.push(keyBuf);
     this.valBufs.push(valBuf);
