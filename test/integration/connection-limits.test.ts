@@ -89,7 +89,7 @@ describe('connection limits (issue 10)', () => {
       const b = broker as BrokerProcess;
       // The store's space reserve keeps a helper process on two pipes; it is made shortly after
       // the store opens: wait for it, so those two descriptors are there before the count.
-      await b.waitForLog((e) => /MiB reserved past its end/.test(e.msg));
+      await b.waitForLog((e) => /MiB reserved past its end/.test(e.msg ?? ''));
       const client = await RawClient.open(b.url);
       const flood: Outcome[] = [];
       try {
