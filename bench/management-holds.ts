@@ -9,7 +9,7 @@
  *   npx tsx bench/management-holds.ts [--queues 100000] [--ref-port 5710] [--vhost holds]
  *
  * Requests: GET /api/queues (every queue), GET /api/queues?page=1&page_size=100, GET
- * /api/bindings, GET /api/overview, Prometheus /metrics and /metrics/per-object (plain and gzip: what Prometheus asks for) (Warren; RabbitMQ only when its
+ * /api/bindings, GET /api/overview, GET /api/definitions, Prometheus /metrics and /metrics/per-object (plain and gzip: what Prometheus asks for) (Warren; RabbitMQ only when its
  * rabbitmq_prometheus answers on 15692 + P - 5672), and a policy over every queue put and
  * deleted (PUT and DELETE /api/policies).
  */
@@ -96,6 +96,7 @@ async function measure(t: Target): Promise<Array<[string, number, number, string
     ['GET /api/queues?page=1&page_size=100', () => http('GET', `${t.http}/api/queues/${v}?page=1&page_size=100`)],
     ['GET /api/bindings', () => http('GET', `${t.http}/api/bindings/${v}`)],
     ['GET /api/overview', () => http('GET', `${t.http}/api/overview`)],
+    ['GET /api/definitions', () => http('GET', `${t.http}/api/definitions`)],
     ['PUT a policy over every queue', () => http('PUT', `${t.http}/api/policies/${v}/cap`, { pattern: '^q-', definition: { 'max-length': 1000 }, 'apply-to': 'queues' })],
     ['DELETE that policy', () => http('DELETE', `${t.http}/api/policies/${v}/cap`)],
   ];

@@ -3,7 +3,7 @@
  * and words (rabbit_mgmt_util:halt_response and friends), request bodies decoded as its
  * decode/1 does, and its coercions of "true"/"2" strings (rabbit_misc:parse_bool/parse_int).
  */
-import type { Json, JsonItems, JsonObject } from './json.js';
+import type { Json, JsonDocument, JsonItems, JsonObject } from './json.js';
 
 /** A response that ends the request: status, and RabbitMQ's error body (none when error is null). */
 export class HttpError extends Error {
@@ -98,12 +98,12 @@ export function parseInt(v: unknown): number {
 /** What a handler answers: a status, an optional JSON body and extra headers. */
 export interface Reply {
   status: number;
-  /** JsonItems: an array the server writes a chunk per turn. */
-  body?: Json | JsonItems;
+  /** JsonItems: an array the server writes a chunk per turn; JsonDocument: an object of such arrays. */
+  body?: Json | JsonItems | JsonDocument;
   headers?: Record<string, string>;
 }
 
-export const ok = (body: Json | JsonItems): Reply => ({ status: 200, body });
+export const ok = (body: Json | JsonItems | JsonDocument): Reply => ({ status: 200, body });
 export const noContent = (): Reply => ({ status: 204 });
 
 

@@ -46,6 +46,29 @@ export class JsonItems {
 }
 
 /**
+ * A JSON object with members too large to make and write in one turn (the definitions of a
+ * broker of 100,000 queues): the server writes its members in order, a JsonItems member a chunk
+ * of items per turn, as it writes a JsonItems reply. Its text is encodeJson's of the same object.
+ */
+export class JsonDocument {
+  constructor(readonly members: ReadonlyArray<readonly [string, Json | JsonItems]>) {}
+
+  /** Items in its JsonItems members. */
+  get itemCount(): number {
+    let n = 0;
+    for (const [, value] of this.members) if (value instanceof JsonItems) n += value.length;
+    return n;
+  }
+
+  /** The whole object at once (a caller that needs a value, or a small document). */
+  toJson(): Record<string, Json> {
+    const obj: Record<string, Json> = {};
+    for (const [key, value] of this.members) obj[key] = value instanceof JsonItems ? value.items(0, value.length) : value;
+    return obj;
+  }
+}
+
+/**
  * Compact JSON text; object members whose value is undefined are left out. Written by
  * JSON.stringify, whose output is this format except for floats: each Float writes itself as
  * a string holding a tag no client could have chosen (a secret of this process and a count) and its digits,

@@ -12,7 +12,7 @@ import type { Logger } from '../log.js';
 import { writeInTurns } from '../write-in-turns.js';
 import { isAdmin, isManagementUser, isMonitor, type ManagementAuth, type ManagementUser } from './auth.js';
 import { AUTH_REALM, HttpError, decodeBody, loginFailed, notAuthorised, objectNotFound, type Reply } from './http.js';
-import { encodeJson, JsonItems } from './json.js';
+import { encodeJson, JsonDocument, JsonItems, type Json } from './json.js';
 import { allowedMethods, accessFor, splitPath, Router, type Access, type Method, type RequestContext, type Route } from './router.js';
 import { managementRoutes } from './routes/index.js';
 import { NO_STATS, type MessageStatsSource } from './stats.js';
@@ -242,37 +242,34 @@ export class ManagementServer {
   private write(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
     const headers: Record<string, string | number> = { ...COMMON_HEADERS, vary: 'accept, accept-encoding, origin', ...reply.headers };
     let body = reply.body;
+    // Small enough for one turn: sent whole, with a content-length.
     if (body instanceof JsonItems && body.length <= ITEMS_PER_TURN) body = body.items(0, body.length);
+    else if (body instanceof JsonDocument && body.itemCount <= ITEMS_PER_TURN) body = body.toJson();
     if (body !== undefined) {
       headers['content-type'] = 'application/json';
       headers['cache-control'] = 'no-cache';
     }
-    if (body instanceof JsonItems) this.writeItems(req, res, reply.status, headers, body);
+    if (body instanceof JsonItems) this.writeParts(req, res, reply.status, headers, itemsText(body));
+    else if (body instanceof JsonDocument) this.writeParts(req, res, reply.status, headers, documentText(body));
     else this.send(req, res, reply.status, headers, body === undefined ? '' : encodeJson(body));
   }
 
   /**
-   * A long JSON array written ITEMS_PER_TURN items a turn (chunked transfer encoding, so no
-   * content-length), each chunk's items made as it is written (writeInTurns). 100,000 queues held the event loop for 13 s when
-   * made and written at once.
+   * A long JSON text written a part a turn (chunked transfer encoding, so no content-length),
+   * each part made as it is written (writeInTurns): a JsonItems array ITEMS_PER_TURN items at a
+   * time. 100,000 queues held the event loop for 13 s when made and written at once.
    */
-  private writeItems(req: IncomingMessage, res: ServerResponse, status: number, headers: Record<string, string | number>, items: JsonItems): void {
+  private writeParts(req: IncomingMessage, res: ServerResponse, status: number, headers: Record<string, string | number>, parts: Iterator<string>): void {
     res.writeHead(status, headers);
     if (req.method === 'HEAD') {
       res.end();
       return;
     }
-    let at = 0;
     writeInTurns(
       res,
       () => {
-        if (at === items.length) return undefined;
-        const to = Math.min(items.length, at + ITEMS_PER_TURN);
-        const part = encodeJson(items.items(at, to));
-        // The chunk's items without its brackets, after those before it.
-        const text = (at === 0 ? '[' : ',') + part.slice(1, -1);
-        at = to;
-        return at === items.length ? `${text}]` : text;
+        const next = parts.next();
+        return next.done ? undefined : next.value;
       },
       {
         stopped: () => res.destroyed,
@@ -326,4 +323,33 @@ function basicCredentials(header: string | undefined): { name: string; password:
   const colon = text.indexOf(':');
   if (colon < 0) return undefined;
   return { name: text.slice(0, colon), password: text.slice(colon + 1) };
+}
+
+/** The text of a JSON array, ITEMS_PER_TURN items a part, each part's items made when it is asked for. */
+function* itemsText(items: JsonItems): Generator<string> {
+  if (items.length === 0) {
+    yield '[]';
+    return;
+  }
+  for (let at = 0; at < items.length; at += ITEMS_PER_TURN) {
+    const to = Math.min(items.length, at + ITEMS_PER_TURN);
+    const part = encodeJson(items.items(at, to));
+    // The chunk's items without its brackets, after those before it.
+    const text = (at === 0 ? '[' : ',') + part.slice(1, -1);
+    yield to === items.length ? `${text}]` : text;
+  }
+}
+
+/** The text of a JsonDocument: its members in order, a JsonItems member as itemsText writes it, the small ones together. */
+function* documentText(doc: JsonDocument): Generator<string> {
+  let text = '{';
+  for (const [key, value] of doc.members) {
+    text += `${text === '{' ? '' : ','}${encodeJson(key)}:`;
+    if (value instanceof JsonItems && value.length > ITEMS_PER_TURN) {
+      yield text;
+      yield* itemsText(value);
+      text = '';
+    } else text += encodeJson(value instanceof JsonItems ? value.items(0, value.length) : (value as Json));
+  }
+  yield `${text}}`;
 }

@@ -7,6 +7,8 @@ import { call, useManagedBroker } from '../support/management.js';
 import { rabbitmqadminUnavailable, runRabbitmqadmin } from '../support/rabbitmqadmin.js';
 import { connectError } from '../support/amqp.js';
 import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
+import { exportDefinitions } from '../../src/management/definitions/broker-definitions.js';
+import { encodeJson } from '../../src/management/json.js';
 
 /** RabbitMQ 3.10.8's own export (guest/guest, app/s3cret), recorded from the reference. */
 const referenceExport = (): Record<string, unknown> => JSON.parse(readFileSync(new URL('../../../shared/reference/management-samples/definitions.json', import.meta.url), 'utf8'));
@@ -39,6 +41,36 @@ describe('definitions: GET/POST /api/definitions and definitions at boot', funct
       expect(vhost['queues']).to.deep.equal([{ name: 'orders.created', durable: true, auto_delete: false, arguments: { 'x-message-ttl': 60000 } }]);
       const download = await b.api('GET', '/api/definitions?download=defs.json');
       expect(download.headers.get('content-disposition')).to.equal('attachment; filename=defs.json');
+      await conn.close();
+    });
+
+    it('writes a large export a part a turn (chunked), with the same text as the whole document', async () => {
+      const conn = await amqp.connect(b.url);
+      const ch = await conn.createChannel();
+      await ch.assertExchange('big.x', 'direct', { durable: true });
+      for (let i = 0; i < 450; i++) {
+        void ch.assertQueue(`big.${i}`, { durable: true, arguments: i % 2 ? { 'x-max-length': i } : {} });
+        void ch.bindQueue(`big.${i}`, 'big.x', `k${i}`);
+      }
+      await ch.checkQueue('big.449');
+      const whole = exportDefinitions(b.running.broker);
+      const res = await b.api('GET', '/api/definitions');
+      expect(res.headers.get('transfer-encoding')).to.equal('chunked');
+      expect(res.headers.get('content-length')).to.equal(null);
+      expect(res.text).to.equal(encodeJson(whole));
+      const got = res.json as Record<string, Array<{ name?: string; routing_key?: string }>>;
+      expect(got['queues']!.filter((q) => q.name!.startsWith('big.')).length).to.equal(450);
+      expect(got['bindings']!.map((x) => x.routing_key)).to.include.members(['k0', 'k449']);
+      // One vhost's export too, and HEAD answers without a body.
+      const vhost = await b.api('GET', '/api/definitions/%2F');
+      expect(vhost.headers.get('transfer-encoding')).to.equal('chunked');
+      expect(Object.keys(vhost.json as object)).to.deep.equal(['rabbit_version', 'parameters', 'policies', 'queues', 'exchanges', 'bindings']);
+      expect((vhost.json as Record<string, Array<{ name: string }>>)['queues']!.filter((q) => q.name.startsWith('big.')).length).to.equal(450);
+      const head = await b.api('HEAD', '/api/definitions');
+      expect([head.status, head.text]).to.deep.equal([200, '']);
+      // Columns of it: the whole document, as before.
+      const columns = await b.api('GET', '/api/definitions?columns=rabbit_version');
+      expect(columns.json).to.deep.equal({ rabbit_version: whole['rabbit_version'] });
       await conn.close();
     });
 

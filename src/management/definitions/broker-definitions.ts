@@ -8,10 +8,12 @@ import { AccessError } from '../../access/access-control.js';
 import { permissionJson, topicPermissionJson, userJson } from '../../access/records.js';
 import type { Broker } from '../../broker.js';
 import { Exchange } from '../../vhost/exchange.js';
+import type { Binding } from '../../vhost/binding-table.js';
+import type { Queue } from '../../queue/queue.js';
 import { ParameterValidationError } from '../../parameters/errors.js';
 import { VHostNotFoundError } from '../../policy/policy-operations.js';
 import { jsonToTable, tableToJson } from '../amqp-json.js';
-import type { Json } from '../json.js';
+import { JsonDocument, JsonItems, type Json } from '../json.js';
 import { putUserFromBody } from '../routes/users.js';
 import { DefinitionsError, tagList, type Definitions } from './format.js';
 import type { DefinitionsTarget } from './import.js';
@@ -117,36 +119,44 @@ export function brokerTarget(broker: Broker, actingUser?: string): DefinitionsTa
   };
 }
 
-/** GET /api/definitions: the broker's definitions in RabbitMQ 3.10.8's export shape. */
-export function exportDefinitions(broker: Broker): Record<string, Json> {
+/**
+ * GET /api/definitions: the broker's definitions in RabbitMQ 3.10.8's export shape, as a
+ * document whose queues, exchanges and bindings the server writes a chunk per turn (100,000
+ * queues are tens of MB of JSON).
+ */
+export function definitionsDocument(broker: Broker): JsonDocument {
   const version = broker.config.version;
   const vhosts = [...broker.vhosts.keys()];
-  return {
-    rabbit_version: version,
-    rabbitmq_version: version,
-    product_name: broker.config.product,
-    product_version: version,
-    users: broker.access.users().map(userJson) as unknown as Json[],
-    vhosts: vhosts.map((name) => ({ name })),
-    permissions: broker.access.permissions().map(permissionJson) as unknown as Json[],
-    topic_permissions: broker.access.topicPermissions().map(topicPermissionJson) as unknown as Json[],
-    parameters: parameters(broker),
-    global_parameters: broker.globalParameters.list() as unknown as Json[],
-    policies: broker.policies.list('policy') as unknown as Json[],
+  return new JsonDocument([
+    ['rabbit_version', version],
+    ['rabbitmq_version', version],
+    ['product_name', broker.config.product],
+    ['product_version', version],
+    ['users', broker.access.users().map(userJson) as unknown as Json[]],
+    ['vhosts', vhosts.map((name) => ({ name }))],
+    ['permissions', broker.access.permissions().map(permissionJson) as unknown as Json[]],
+    ['topic_permissions', broker.access.topicPermissions().map(topicPermissionJson) as unknown as Json[]],
+    ['parameters', parameters(broker)],
+    ['global_parameters', broker.globalParameters.list() as unknown as Json[]],
+    ['policies', broker.policies.list('policy') as unknown as Json[]],
     ...topology(broker, vhosts, true),
-  };
+  ]);
+}
+
+/** The whole export at once (`warren export-definitions`). */
+export function exportDefinitions(broker: Broker): Record<string, Json> {
+  return definitionsDocument(broker).toJson();
 }
 
 /** GET /api/definitions/{vhost}: one vhost's parameters, policies and topology, without `vhost` keys. */
-export function exportVhostDefinitions(broker: Broker, vhost: string): Record<string, Json> {
+export function vhostDefinitionsDocument(broker: Broker, vhost: string): JsonDocument {
   const strip = (items: Json[]) => items.map((i) => Object.fromEntries(Object.entries(i as Record<string, Json>).filter(([k]) => k !== 'vhost')));
-  const topo = topology(broker, [vhost], false);
-  return {
-    rabbit_version: broker.config.version,
-    parameters: parameters(broker, vhost),
-    policies: strip(broker.policies.list('policy', vhost) as unknown as Json[]),
-    ...topo,
-  };
+  return new JsonDocument([
+    ['rabbit_version', broker.config.version],
+    ['parameters', parameters(broker, vhost)],
+    ['policies', strip(broker.policies.list('policy', vhost) as unknown as Json[])],
+    ...topology(broker, [vhost], false),
+  ]);
 }
 
 /** Runtime parameters, operator policies (component operator_policy) and vhost limits among them. */
@@ -154,11 +164,16 @@ function parameters(broker: Broker, vhost?: string): Json[] {
   return (broker.parameters.list(undefined, vhost) ?? []) as unknown as Json[];
 }
 
-function topology(broker: Broker, vhosts: string[], withVhost: boolean): { queues: Json[]; exchanges: Json[]; bindings: Json[] } {
-  const queues: Json[] = [];
-  const exchanges: Json[] = [];
-  const bindings: Json[] = [];
-  const vh = (name: string) => (withVhost ? { vhost: name } : {});
+/** What a list holds now, its JSON made only when the server writes that part of it. */
+function lazyItems<T>(sources: T[], json: (source: T) => Json): JsonItems {
+  return new JsonItems(sources.length, (from, to) => sources.slice(from, to).map(json));
+}
+
+/** The queues, exchanges and bindings of vhosts, each list taken now and written later. */
+function topology(broker: Broker, vhosts: string[], withVhost: boolean): Array<[string, JsonItems]> {
+  const queues: Array<[string, Queue]> = [];
+  const exchanges: Array<[string, Exchange]> = [];
+  const bindings: Array<[string, Binding]> = [];
   for (const name of vhosts) {
     const v = broker.vhosts.get(name);
     if (!v) continue;
@@ -166,26 +181,34 @@ function topology(broker: Broker, vhosts: string[], withVhost: boolean): { queue
     for (const q of v.queues.values()) {
       if (q.exclusiveOwner !== null) continue;
       exported.add(q.name);
-      queues.push({ name: q.name, ...vh(name), durable: q.durable, auto_delete: q.autoDelete, arguments: tableToJson(q.arguments) });
+      queues.push([name, q]);
     }
     for (const x of v.exchanges.values()) {
       if (x.name === '' || x.name.startsWith('amq.')) continue;
-      exchanges.push({ name: x.name, ...vh(name), type: x.type.name, durable: x.durable, auto_delete: x.autoDelete, internal: x.internal, arguments: tableToJson(x.args) });
+      exchanges.push([name, x]);
     }
     for (const b of v.listBindings()) {
       const toQueue = !(b.destination instanceof Exchange);
       if (b.source.name === '' || (toQueue ? !exported.has(b.destination.name) : b.destination.name === '')) continue;
-      bindings.push({
+      bindings.push([name, b]);
+    }
+  }
+  const vh = (name: string) => (withVhost ? { vhost: name } : {});
+  return [
+    ['queues', lazyItems(queues, ([name, q]) => ({ name: q.name, ...vh(name), durable: q.durable, auto_delete: q.autoDelete, arguments: tableToJson(q.arguments) }))],
+    ['exchanges', lazyItems(exchanges, ([name, x]) => ({ name: x.name, ...vh(name), type: x.type.name, durable: x.durable, auto_delete: x.autoDelete, internal: x.internal, arguments: tableToJson(x.args) }))],
+    [
+      'bindings',
+      lazyItems(bindings, ([name, b]) => ({
         source: b.source.name,
         ...vh(name),
         destination: b.destination.name,
-        destination_type: toQueue ? 'queue' : 'exchange',
+        destination_type: b.destination instanceof Exchange ? 'exchange' : 'queue',
         routing_key: b.routingKey,
         arguments: tableToJson(b.args),
-      });
-    }
-  }
-  return { queues, exchanges, bindings };
+      })),
+    ],
+  ];
 }
 
 export type { Definitions };

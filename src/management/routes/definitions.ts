@@ -3,17 +3,18 @@
  * only: GET exports (`?download=f` as an attachment), POST imports a JSON body or, as RabbitMQ's
  * own web UI sends it, a multipart form whose `file` part holds the JSON.
  */
-import { brokerTarget, exportDefinitions, exportVhostDefinitions } from '../definitions/broker-definitions.js';
+import { brokerTarget, definitionsDocument, vhostDefinitionsDocument } from '../definitions/broker-definitions.js';
 import { DefinitionsError, parseDefinitions } from '../definitions/format.js';
 import { importDefinitions, importVhostDefinitions } from '../definitions/import.js';
 import { HttpError, noContent, objectNotFound, ok, type Reply } from '../http.js';
-import type { Json } from '../json.js';
+import type { Json, JsonDocument } from '../json.js';
 import { objectReply } from '../query.js';
 import type { RequestContext, Route } from '../router.js';
 
-function reply(ctx: RequestContext, body: Record<string, Json>): Reply {
+/** The document written a part a turn; as a whole only when the query picks columns of it. */
+function reply(ctx: RequestContext, doc: JsonDocument): Reply {
   const download = ctx.query.get('download');
-  const r = ok(objectReply(body, ctx.query));
+  const r = ok(ctx.query.has('columns') ? objectReply(doc.toJson(), ctx.query) : doc);
   return download ? { ...r, headers: { 'content-disposition': `attachment; filename=${download}` } } : r;
 }
 
@@ -49,7 +50,7 @@ export const definitionsRoutes: Route[] = [
   {
     path: '/api/definitions',
     access: 'admin',
-    GET: (ctx) => reply(ctx, exportDefinitions(ctx.broker)),
+    GET: (ctx) => reply(ctx, definitionsDocument(ctx.broker)),
     POST: (ctx) => importBody(ctx, (defs) => importDefinitions(brokerTarget(ctx.broker, ctx.user.name), defs)),
   },
   {
@@ -58,7 +59,7 @@ export const definitionsRoutes: Route[] = [
     GET: (ctx) => {
       const vhost = ctx.params['vhost']!;
       if (!ctx.broker.vhosts.has(vhost)) throw objectNotFound();
-      return reply(ctx, exportVhostDefinitions(ctx.broker, vhost));
+      return reply(ctx, vhostDefinitionsDocument(ctx.broker, vhost));
     },
     POST: (ctx) => importBody(ctx, (defs) => importVhostDefinitions(brokerTarget(ctx.broker, ctx.user.name), ctx.params['vhost']!, defs)),
   },
