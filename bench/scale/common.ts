@@ -3,7 +3,8 @@
  * restarting the reference RabbitMQ without wiping its data, sizes of processes and directories.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { join } from 'node:path';
+import { closeSync, lstatSync, openSync, readdirSync, type Stats } from 'node:fs';
 import { ROOT, freePort, pidListeningOn, tryConnect, warrenEntry } from '../lib/brokers.js';
 import { processCpuMs } from '../lib/proc.js';
 
@@ -65,11 +66,31 @@ export async function startWarrenAt(dataDir: string, logFile: string, nodeFlags:
   };
 }
 
-/** Bytes used on disk under a directory (du -sb: apparent size, and du -sk: allocated blocks). */
-export function diskBytes(dir: string): { apparent: number; allocated: number } {
+/**
+ * Bytes on disk under a directory: `apparent` (du -sb), `allocated` (du -sk: every block), and
+ * `held`: each file's allocated blocks up to its size. Space allocated past a file's end is not
+ * data: Warren's store keeps 64 MiB reserved past its data file (src/store/lmdb/space-reserve.ts),
+ * renewed as the file grows, which would add up to ±32 MiB of noise to a slope of `allocated`.
+ */
+export function diskBytes(dir: string): { apparent: number; allocated: number; held: number } {
   const a = spawnSync('du', ['-sb', dir], { encoding: 'utf8' });
   const k = spawnSync('du', ['-sk', dir], { encoding: 'utf8' });
-  return { apparent: Number(a.stdout.split(/\s/)[0]), allocated: Number(k.stdout.split(/\s/)[0]) * 1024 };
+  return { apparent: Number(a.stdout.split(/\s/)[0]), allocated: Number(k.stdout.split(/\s/)[0]) * 1024, held: heldBytes(dir) };
+}
+
+function heldBytes(path: string): number {
+  let st: Stats;
+  try {
+    st = lstatSync(path);
+  } catch {
+    return 0; // gone while walking (a file a broker removed)
+  }
+  if (st.isDirectory()) {
+    let n = 0;
+    for (const name of readdirSync(path)) n += heldBytes(join(path, name));
+    return n;
+  }
+  return st.isFile() ? Math.min(st.blocks * 512, Math.ceil(st.size / 4096) * 4096) : 0;
 }
 
 /**

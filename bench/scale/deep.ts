@@ -54,7 +54,7 @@ export async function deepQueue(url: string, pid: number, dataDir: string, o: { 
     c.setRing(encodePublishRing(1, '', [queue], benchBody(o.size), { deliveryMode: 2 }, 2000), 64 * 1024);
     const sample = async (messages: number, s: number): Promise<DeepPoint> => {
       await sleep(500);
-      return { messages, rssKiB: processRssKiB(pid), rssAnonKiB: processAnonKiB(pid), diskBytes: diskBytes(dataDir).allocated, s };
+      return { messages, rssKiB: processRssKiB(pid), rssAnonKiB: processAnonKiB(pid), diskBytes: diskBytes(dataDir).held, s };
     };
     const points: DeepPoint[] = [await sample(0, 0)];
     const t0 = performance.now();
