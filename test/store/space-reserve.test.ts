@@ -87,6 +87,34 @@ describe('LMDB store: space reserved past the data file (a full disk fails a com
     expect(store.verify().problems).to.deep.equal([]);
   });
 
+  it('goes on without a reserve, and says so once, where fallocate cannot be run', async function () {
+    if (process.platform !== 'linux') this.skip();
+    scratch = makeTmpDir('warren-reserve-');
+    // A PATH with a shell and no fallocate in it.
+    const bin = path.join(scratch, 'bin');
+    fs.mkdirSync(bin);
+    fs.symlinkSync('/bin/sh', path.join(bin, 'sh'));
+    const logged: string[] = [];
+    const saved = process.env['PATH'];
+    process.env['PATH'] = bin;
+    try {
+      store = openLmdbStore(path.join(scratch, 'data'), { log: (m) => logged.push(m) });
+      expect(await store.reserveSpace()).to.equal(false);
+    } finally {
+      process.env['PATH'] = saved;
+    }
+    const said = logged.filter((m) => /no space can be reserved past its end/.test(m));
+    expect(said).to.have.length(1);
+    expect(said[0]).to.match(/fallocate is not installed/);
+    const ms = store.messages;
+    const m = makeMessage(ms.nextMessageId(), 'kept');
+    ms.enqueue('q', makeEntry(1, m.id), m);
+    await ms.sync();
+    expect(await store.reserveSpace()).to.equal(false);
+    expect(logged.filter((x) => /no space can be reserved/.test(x))).to.have.length(1);
+    expect(ms.countEntries('q').messages).to.equal(1);
+  });
+
   it('takes a commit larger than the reserve when the disk has room for it', async () => {
     scratch = makeTmpDir('warren-reserve-');
     const failures: Error[] = [];
