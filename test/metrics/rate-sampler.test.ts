@@ -108,6 +108,9 @@ describe('broker.metrics.rates: message rates of a running broker on a FakeClock
       }
       clock.advance(5000);
       expect(m.rates(queue)).to.include({ publish: 0, get_no_ack: 1, deliver_get: 1, messages: -1 });
+      // The vhost's and the overview's totals over its queues, summed in the same pass.
+      expect(m.rates(vhost)).to.include({ publish: 0, get_no_ack: 1, deliver_get: 1, messages: -1, messages_ready: -1 });
+      expect(m.rates(m)).to.include({ publish: 0, get_no_ack: 1, deliver_get: 1, messages: -1, messages_ready: -1 });
       expect(m.rates(m.churn)).to.include({ queue_declared: 0 });
       const [c] = [...b.broker.connections];
       expect(m.rates(c!)['recv_oct']).to.be.greaterThan(0);
