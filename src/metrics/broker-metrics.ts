@@ -25,7 +25,7 @@ export interface MetricsHost {
  * redeliver = redelivered, ack = acknowledged, get_empty = get_empty, drop_unroutable =
  * unroutable_dropped, return_unroutable = unroutable_returned.
  */
-export interface MessageStats {
+export type MessageStats = {
   publish: number;
   confirm: number;
   return_unroutable: number;
@@ -38,10 +38,10 @@ export interface MessageStats {
   deliver_get: number;
   redeliver: number;
   ack: number;
-}
+};
 
 /** A queue's message_stats: messages published to it and what it handed out. */
-export interface QueueMessageStats {
+export type QueueMessageStats = {
   publish: number;
   deliver: number;
   deliver_no_ack: number;
@@ -51,16 +51,16 @@ export interface QueueMessageStats {
   deliver_get: number;
   redeliver: number;
   ack: number;
-}
+};
 
 /** An exchange's message_stats. */
-export interface ExchangeMessageStats {
+export type ExchangeMessageStats = {
   publish_in: number;
   publish_out: number;
-}
+};
 
 /** The management overview's churn_rates counts. */
-export interface ChurnStats {
+export type ChurnStats = {
   connection_created: number;
   connection_closed: number;
   channel_created: number;
@@ -68,7 +68,7 @@ export interface ChurnStats {
   queue_declared: number;
   queue_created: number;
   queue_deleted: number;
-}
+};
 
 /** Ready and unacknowledged messages (the management API's queue_totals). */
 export interface QueueTotals {
@@ -289,10 +289,13 @@ export class BrokerMetrics {
    * turn). A vhost's totals (as vhost() and queueTotals(vhost) give them) are summed as its
    * queues go by and yielded after them, and the overview's (overview(), queueTotals()) after
    * every vhost: summed up front, four passes over every queue made the first chunk of each
-   * sample hold the event loop for about 50 ms every 5 s at 100,000 queues.
+   * sample hold the event loop for about 50 ms every 5 s at 100,000 queues. The objects the
+   * stats methods make are yielded as they are (their types are aliases, not interfaces, so
+   * they are Snapshots): copying each into a new object with a spread made a sample of 100,000
+   * queues cost 0.7 s of CPU.
    */
   private *snapshot(): Generator<[object, Snapshot]> {
-    yield [this.churn, { ...this.churnStats() }];
+    yield [this.churn, this.churnStats()];
     const all = new VHostCounters();
     const allDelivered = new DeliveryCounters();
     let allReady = 0;
@@ -311,9 +314,14 @@ export class BrokerMetrics {
         const u = q.unackedCount;
         ready += r;
         unacked += u;
-        yield [q, { ...this.queue(q), messages: r + u, messages_ready: r, messages_unacknowledged: u }];
+        // The queue's own object with its depth added (a spread into a new one was 20 times slower).
+        const numbers: Snapshot = this.queue(q);
+        numbers['messages'] = r + u;
+        numbers['messages_ready'] = r;
+        numbers['messages_unacknowledged'] = u;
+        yield [q, numbers];
       }
-      for (const x of vhost.exchanges.values()) yield [x, { ...this.exchange(x) }];
+      for (const x of vhost.exchanges.values()) yield [x, this.exchange(x)];
       const stats = messageStats(c.received, c.confirmed, c.unroutableReturned, c.unroutableDropped, delivered);
       yield [vhost, { ...stats, messages: ready + unacked, messages_ready: ready, messages_unacknowledged: unacked }];
       all.add(c);
@@ -325,7 +333,7 @@ export class BrokerMetrics {
     yield [this, { ...overview, messages: allReady + allUnacked, messages_ready: allReady, messages_unacknowledged: allUnacked }];
     for (const conn of this.host.connections) {
       yield [conn, { recv_oct: conn.counters.recvOct, send_oct: conn.writer.bytesWritten, recv_cnt: conn.counters.recvCnt }];
-      for (const ch of conn.channels.values()) yield [ch, { ...this.channel(ch) }];
+      for (const ch of conn.channels.values()) yield [ch, this.channel(ch)];
     }
   }
 }
