@@ -193,23 +193,21 @@ export class BrokerMetrics {
     const d = new DeliveryCounters();
     for (const vhost of this.host.vhosts.values()) {
       v.add(vhost.counters);
-      d.add(vhost.counters.retiredClassic);
-      d.add(vhost.counters.retiredQuorum);
-      d.add(vhost.counters.retiredStream);
-      for (const q of vhost.queues.values()) d.add(q.counters);
+      d.add(this.deliveries(vhost));
     }
-    return messageStats(v.received, v.confirmed, v.unroutableReturned, v.unroutableDropped, d);
+    return vhostMessageStats(v, d);
   }
 
   /** A vhost's message_stats. */
   vhost(vhost: VHost): MessageStats {
-    const c = vhost.counters;
-    const d = new DeliveryCounters();
-    d.add(c.retiredClassic);
-    d.add(c.retiredQuorum);
-    d.add(c.retiredStream);
+    return vhostMessageStats(vhost.counters, this.deliveries(vhost));
+  }
+
+  /** What a vhost's queues handed out, its deleted queues' included. */
+  private deliveries(vhost: VHost): DeliveryCounters {
+    const d = retiredDeliveries(vhost.counters);
     for (const q of vhost.queues.values()) d.add(q.counters);
-    return messageStats(c.received, c.confirmed, c.unroutableReturned, c.unroutableDropped, d);
+    return d;
   }
 
   /** A queue's message_stats. */
@@ -302,10 +300,7 @@ export class BrokerMetrics {
     let allUnacked = 0;
     for (const vhost of this.host.vhosts.values()) {
       const c = vhost.counters;
-      const delivered = new DeliveryCounters();
-      delivered.add(c.retiredClassic);
-      delivered.add(c.retiredQuorum);
-      delivered.add(c.retiredStream);
+      const delivered = retiredDeliveries(c);
       let ready = 0;
       let unacked = 0;
       for (const q of vhost.queues.values()) {
@@ -322,20 +317,32 @@ export class BrokerMetrics {
         yield [q, numbers];
       }
       for (const x of vhost.exchanges.values()) yield [x, this.exchange(x)];
-      const stats = messageStats(c.received, c.confirmed, c.unroutableReturned, c.unroutableDropped, delivered);
-      yield [vhost, { ...stats, messages: ready + unacked, messages_ready: ready, messages_unacknowledged: unacked }];
+      yield [vhost, { ...vhostMessageStats(c, delivered), messages: ready + unacked, messages_ready: ready, messages_unacknowledged: unacked }];
       all.add(c);
       allDelivered.add(delivered);
       allReady += ready;
       allUnacked += unacked;
     }
-    const overview = messageStats(all.received, all.confirmed, all.unroutableReturned, all.unroutableDropped, allDelivered);
-    yield [this, { ...overview, messages: allReady + allUnacked, messages_ready: allReady, messages_unacknowledged: allUnacked }];
+    yield [this, { ...vhostMessageStats(all, allDelivered), messages: allReady + allUnacked, messages_ready: allReady, messages_unacknowledged: allUnacked }];
     for (const conn of this.host.connections) {
       yield [conn, { recv_oct: conn.counters.recvOct, send_oct: conn.writer.bytesWritten, recv_cnt: conn.counters.recvCnt }];
       for (const ch of conn.channels.values()) yield [ch, this.channel(ch)];
     }
   }
+}
+
+/** What a vhost's deleted queues handed out (kept in its counters). */
+function retiredDeliveries(c: VHostCounters): DeliveryCounters {
+  const d = new DeliveryCounters();
+  d.add(c.retiredClassic);
+  d.add(c.retiredQuorum);
+  d.add(c.retiredStream);
+  return d;
+}
+
+/** message_stats of a vhost (or of several, summed): what it took in, and what its queues handed out. */
+function vhostMessageStats(c: VHostCounters, delivered: DeliveryCounters): MessageStats {
+  return messageStats(c.received, c.confirmed, c.unroutableReturned, c.unroutableDropped, delivered);
 }
 
 function messageStats(publish: number, confirm: number, returned: number, dropped: number, d: DeliveryCounters): MessageStats {
