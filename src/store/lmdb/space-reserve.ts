@@ -29,6 +29,7 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
+import { statfsFreeSpace } from '../../disk-monitor.js';
 
 const MiB = 1 << 20;
 /** What the reserve is renewed to (past the file's end) by default (LmdbStoreOptions.reserveBytes). */
@@ -181,8 +182,7 @@ export class SpaceReserve {
   /** The file system has room for `growth` without the reserve (a commit larger than the reserve). */
   private roomOnDisk(growth: number): boolean {
     try {
-      const st = fs.statfsSync(this.dir);
-      return st.bavail * st.bsize - growth >= this.bytes;
+      return statfsFreeSpace(this.dir) - growth >= this.bytes;
     } catch {
       return false;
     }
