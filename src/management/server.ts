@@ -343,8 +343,10 @@ function* itemsText(items: JsonItems): Generator<string> {
 /** The text of a JsonDocument: its members in order, a JsonItems member as itemsText writes it, the small ones together. */
 function* documentText(doc: JsonDocument): Generator<string> {
   let text = '{';
+  let comma = '';
   for (const [key, value] of doc.members) {
-    text += `${text === '{' ? '' : ','}${encodeJson(key)}:`;
+    text += `${comma}${encodeJson(key)}:`;
+    comma = ',';
     if (value instanceof JsonItems && value.length > ITEMS_PER_TURN) {
       yield text;
       yield* itemsText(value);
