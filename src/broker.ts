@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { FakeClock, SystemClock, type Clock } from './clock.js';
 import { memoryWatermark, resolveConfig, type BrokerConfig, type BrokerOptions } from './config.js';
 import { Heartbeats } from './connection/heartbeats.js';
+import { ReadCoalescing } from './connection/read-coalescing.js';
 import { ConnectionLimits, FD_RESERVE, procFdProbe, REFUSALS, type FdProbe, type Refusal } from './connection-limits.js';
 import { Connection } from './connection/connection.js';
 import type { BrokerContext } from './connection/context.js';
@@ -84,6 +85,8 @@ export class Broker implements BrokerContext, PrometheusSource {
   readonly connections = new Set<Connection>();
   /** Every connection's heartbeat checks, on one timer per heartbeat interval. */
   readonly heartbeats: Heartbeats;
+  /** Naps of the event loop while clients stream small writes (connection/read-coalescing.ts); undefined when off. */
+  readonly readCoalescing: ReadCoalescing | undefined;
   readonly limits: ConnectionLimits;
   /**
    * The management HTTP API (src/management); listening from listen() on unless
@@ -143,6 +146,7 @@ export class Broker implements BrokerContext, PrometheusSource {
     this.log = logger ?? createLogger(this.config.logLevel);
     this.clock = clock ?? new SystemClock((err) => this.log.error({ err }, 'error in a timer callback (the broker goes on)'));
     this.heartbeats = new Heartbeats(this.clock);
+    this.readCoalescing = this.config.readCoalescingMicros > 0 ? new ReadCoalescing(this.config.readCoalescingMicros) : undefined;
     this.metrics = new BrokerMetrics(this);
     if (this.config.dataDir) {
       mkdirSync(this.config.dataDir, { recursive: true });
@@ -867,6 +871,7 @@ export async function startBroker<C extends Clock = Clock>(options: BrokerOption
     ...options,
     managementPort: options.managementPort ?? 'off',
     prometheusPort: options.prometheusPort ?? 'off',
+    readCoalescingMicros: options.readCoalescingMicros ?? 0,
   });
   const port = await broker.listen();
   const host = urlHost(broker.config.host);

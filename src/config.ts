@@ -135,6 +135,14 @@ export interface BrokerConfig {
    * the plain one (managementPort 'off').
    */
   managementTls: TlsConfig | undefined;
+  /**
+   * Read coalescing (connection/read-coalescing.ts): microseconds the event loop waits, once its
+   * output is out, when a client streams small writes and waits for nothing in return, so the
+   * next read takes what arrived meanwhile. 0 = off. The `warren` command's default is 50;
+   * startBroker's is 0 (an embedded broker shares its event loop with the code around it).
+   * Warren's own: RabbitMQ has no such setting.
+   */
+  readCoalescingMicros: number;
   /** Product/version strings advertised in connection.start. */
   product: string;
   version: string;
@@ -185,6 +193,7 @@ export const DEFAULT_CONFIG: BrokerConfig = {
   managementTls: undefined,
   definitions: undefined,
   prometheusPort: 15692,
+  readCoalescingMicros: 50,
   product: 'RabbitMQ',
   version: '3.10.8',
 };
@@ -194,6 +203,7 @@ export function resolveConfig(options: Partial<BrokerConfig>): BrokerConfig {
   for (const [key, value] of Object.entries(options)) {
     if (value !== undefined && key in DEFAULT_CONFIG) (config as unknown as Record<string, unknown>)[key] = value;
   }
+  checkReadCoalescing(config.readCoalescingMicros, 'readCoalescingMicros');
   // Plain passwords do not outlive this line.
   config.users = hashConfigUsers(config.users);
   return config;
@@ -226,7 +236,19 @@ export function readConfigFile(path: string): Partial<BrokerConfig> {
     throw new Error(`config file ${path}: definitions must be a file name or a definitions object`);
   }
   if (config.prometheusPort !== undefined) config.prometheusPort = parseOptionalPort(config.prometheusPort as unknown, `config file ${path}: prometheusPort`);
+  if (config.readCoalescingMicros !== undefined) checkReadCoalescing(config.readCoalescingMicros, `config file ${path}: readCoalescingMicros`);
   return config as Partial<BrokerConfig>;
+}
+
+/** The longest nap read coalescing may take: 0.1 s (a nap stops the whole event loop). */
+export const READ_COALESCING_MAX_MICROS = 100_000;
+
+/** readCoalescingMicros: a number of microseconds, 0 (off) to READ_COALESCING_MAX_MICROS. */
+export function checkReadCoalescing(value: unknown, what: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > READ_COALESCING_MAX_MICROS) {
+    throw new Error(`${what}: '${String(value)}' is not a number of microseconds from 0 (off) to ${READ_COALESCING_MAX_MICROS}`);
+  }
+  return value;
 }
 
 /** A listener's port: a whole number 0..65535 (0 = any free port), or "off" (false) for none. */

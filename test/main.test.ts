@@ -1,6 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { Broker, startBroker } from '../src/broker.js';
+import { DEFAULT_CONFIG } from '../src/config.js';
 import { parseCli } from '../src/main.js';
 import { makeTmpDir, removeDir } from './support/tmp-dir.js';
 
@@ -53,6 +55,38 @@ describe('command line (src/main.ts)', () => {
     for (const bad of ['-1', '65536', '1.5', 'on', '']) {
       expect(() => parseCli([`--prometheus-port=${bad}`], {}), bad).to.throw('invalid Prometheus port');
     }
+  });
+
+  it('--read-coalescing US (or WARREN_READ_COALESCING, or readCoalescingMicros in the config file): 50 by default, 0 = off', async () => {
+    expect(parseCli([], {})).not.to.have.property('readCoalescingMicros'); // the default, 50
+    expect(DEFAULT_CONFIG.readCoalescingMicros).to.equal(50);
+    expect(parseCli(['--read-coalescing', '0'], {})).to.include({ readCoalescingMicros: 0 });
+    expect(parseCli([], { WARREN_READ_COALESCING: '120' })).to.include({ readCoalescingMicros: 120 });
+    expect(parseCli(['--read-coalescing=25'], { WARREN_READ_COALESCING: '120' })).to.include({ readCoalescingMicros: 25 });
+    const dir = makeTmpDir('warren-cli-');
+    try {
+      const file = join(dir, 'config.json');
+      writeFileSync(file, JSON.stringify({ readCoalescingMicros: 0 }));
+      expect(parseCli(['--config', file], {})).to.include({ readCoalescingMicros: 0 });
+      writeFileSync(file, JSON.stringify({ readCoalescingMicros: '50' }));
+      expect(() => parseCli(['--config', file], {})).to.throw(`config file ${file}: readCoalescingMicros: '50' is not a number of microseconds from 0 (off) to 100000`);
+    } finally {
+      removeDir(dir);
+    }
+    for (const bad of ['-1', '100001', 'fast', '']) {
+      expect(() => parseCli([`--read-coalescing=${bad}`], {}), bad).to.throw('invalid read coalescing');
+    }
+    // A broker made with the defaults naps; an embedded one (startBroker) does not unless asked.
+    const made = new Broker({ port: 0, logLevel: 'silent' });
+    expect(made.readCoalescing?.micros).to.equal(50);
+    await made.close();
+    const embedded = await startBroker({ port: 0 });
+    expect(embedded.broker.readCoalescing).to.equal(undefined);
+    await embedded.close();
+    const asked = await startBroker({ port: 0, readCoalescingMicros: 30 });
+    expect(asked.broker.readCoalescing?.micros).to.equal(30);
+    await asked.close();
+    expect(() => new Broker({ readCoalescingMicros: -5 })).to.throw("readCoalescingMicros: '-5' is not a number of microseconds");
   });
 
   it('--definitions FILE (or WARREN_DEFINITIONS) names the definitions imported at boot', () => {

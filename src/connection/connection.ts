@@ -22,6 +22,7 @@ import { BasicPublishDecoder } from '../frame/publish-decoder.js';
 import { basicAckMultiple, basicAckTag } from '../frame/ack-decoder.js';
 import { handleConnectionMethod } from './handlers/connection.js';
 import { checkUserChannelLimit } from './user-limits.js';
+import type { ReadCoalescing, ReadPace } from './read-coalescing.js';
 
 /** The spec's frame-min-size: what a peer must accept before tuning. */
 const FRAME_MIN_SIZE = 4096;
@@ -62,7 +63,7 @@ type State = 'awaiting-header' | 'starting' | 'tuning' | 'opening' | 'open' | 'c
  * writer. Frames are handled synchronously as they are read; protocol errors thrown by
  * handlers become channel.close (soft) or connection.close (hard) here and nowhere else.
  */
-export class Connection implements HeartbeatPeer {
+export class Connection implements HeartbeatPeer, ReadPace {
   state: State = 'awaiting-header';
   private childLog: Logger | undefined;
   readonly writer: FrameWriter;
@@ -105,6 +106,14 @@ export class Connection implements HeartbeatPeer {
   private headerBuf: Buffer | null = null;
   private lastReceived = 0;
   private lastSentBytes = -1;
+  /**
+   * The broker's read coalescing, asked after each read; none on the direct listener, whose
+   * clients (shovels) run on this event loop and could send nothing while it naps.
+   */
+  private readonly readCoalescing: ReadCoalescing | undefined;
+  /** ReadPace (read-coalescing.ts): when it last read (performance.now()), and what it had sent by then. */
+  lastReadAt = -Infinity;
+  writtenAtLastRead = -1;
   /** Its place in the broker's heartbeat schedule (connection/heartbeats.ts), from tune-ok on. */
   private heartbeatEntry: HeartbeatEntry | undefined;
   private handshakeTimer: Timer | undefined;
@@ -122,6 +131,7 @@ export class Connection implements HeartbeatPeer {
   ) {
     const { config } = broker;
     this.counters = new ConnectionCounters(broker.metrics.nextPid());
+    this.readCoalescing = viaDirectListener ? undefined : broker.readCoalescing;
     this.channelMax = config.channelMax;
     this.name = `${hostPort(socket.remoteAddress, socket.remotePort)} -> ${hostPort(socket.localAddress, socket.localPort)}`;
     this.connectedAt = broker.clock.now();
@@ -153,6 +163,7 @@ export class Connection implements HeartbeatPeer {
     // After the connection has handled the chunk, before the next read: an alarm raised here
     // pauses a publisher's socket at once.
     conn.broker.noteInput(chunk.length);
+    conn.readCoalescing?.afterRead(conn, chunk.length, conn.writer.bytesWritten);
   };
 
   private static readonly socketDrain = function (this: OwnedSocket): void {

@@ -10,6 +10,7 @@ import type { LoginThrottle } from '../login-throttle.js';
 import type { AccessControl } from '../access/access-control.js';
 import type { Connection } from './connection.js';
 import type { Heartbeats } from './heartbeats.js';
+import type { ReadCoalescing } from './read-coalescing.js';
 import type { ReplyToRegistry } from './direct-reply-to.js';
 import type { LaterTurns } from '../later-turns.js';
 
@@ -37,6 +38,8 @@ export interface BrokerContext {
   readonly heartbeats: Heartbeats;
   /** Where work too large for one turn goes on (an ack of many deliveries: Channel.ackTag). */
   readonly later: LaterTurns;
+  /** Naps of the event loop while clients stream small writes (config.readCoalescingMicros); undefined when off. */
+  readonly readCoalescing: ReadCoalescing | undefined;
   /** A connection got past connection.open (counted; blocked by the alarm in force, if any). */
   connectionOpened(conn: Connection): void;
   /** A connection's socket closed (counted; it leaves `connections`). */
