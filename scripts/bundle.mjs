@@ -5,7 +5,8 @@
 // CommonJS, not ESM: Node loads a CommonJS bundle and its CommonJS packages without the ESM
 // loader's module-graph and CommonJS-export parsing (cjs-module-lexer) steps, and `lmdb` then
 // loads as its single-file CommonJS build: about 30 ms less to listen on a 2-core VM
-// (BENCHMARKS.md, "Time to listen"). import.meta.url becomes the bundle's file URL.
+// (BENCHMARKS.md, "Time to listen"). import.meta.url becomes the bundle's file URL, and import()
+// a require() made when first called.
 import { cpSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
@@ -23,5 +24,9 @@ await build({
   sourcemap: true,
   logLevel: 'warning',
   define: { 'import.meta.url': 'importMetaUrl' },
+  // bin/broker.cjs runs the bundle as a vm.Script, where import() has no loader ("A dynamic
+  // import callback was not specified"): a package imported on demand (amqplib, for shovels) is
+  // required instead, when first asked for.
+  supported: { 'dynamic-import': false },
   banner: { js: "const importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
 });
