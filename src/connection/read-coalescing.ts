@@ -5,8 +5,8 @@
  * and waits for nothing in return is read a handful of messages at a time: each read costs a
  * poll, a read syscall, the ACK the kernel sends back from inside that syscall (on loopback it
  * also runs the client socket's ACK processing) and Node's buffer for it. In amqplib's 16-octet
- * publish scenario that was about 30 % of the broker's CPU, more than parsing and queueing the
- * messages (BENCHMARKS.md, "Read coalescing"). Network cards face the same trade with interrupts
+ * publish scenario the poll, the read and the ACK alone were about a quarter of the broker's CPU,
+ * 5 messages a read (BENCHMARKS.md, tenth session). Network cards face the same trade with interrupts
  * and moderate them: wait a few tens of microseconds, then take everything that arrived.
  *
  * Here the whole event loop waits, once its output is out. After a connection handled a read,
