@@ -9,6 +9,7 @@ import amqp from 'amqplib';
 import { heapSizeFor } from '../src/memory-monitor.js';
 import { makeTmpDir, removeDir } from './support/tmp-dir.js';
 import { confirmChannel, connect } from './support/amqp.js';
+import { call } from './support/management.js';
 import { TestPki } from './support/tls-certs.js';
 
 const MiB = 1024 * 1024;
@@ -35,6 +36,29 @@ function launch(dataDir: string, args: string[], nodeArgs: string[] = []): Promi
     });
     void exited.then((code) => reject(new Error(`exited with ${code} before listening`)));
   });
+}
+
+interface Built {
+  launcher: ChildProcess;
+  /** Its --ready-json line. */
+  ready: { amqp: string; amqps?: string; management: string };
+  /** What it has logged so far (--ready-json sends the logs to stderr). */
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Runs the built `warren` command (bin/warren.js) with --ready-json and the management API on a free port, until it is ready. */
+async function startBuilt(dataDir: string, args: string[]): Promise<Built> {
+  const launcher = spawn(process.execPath, ['bin/warren.js', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir,
+    '--ready-json', '--management-port', '0', '--prometheus-port', 'off', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  launcher.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => launcher.once('exit', (code) => resolve(code)));
+  const ready = await new Promise<Built['ready']>((resolve, reject) => {
+    createInterface({ input: launcher.stdout! }).once('line', (line) => resolve(JSON.parse(line) as Built['ready']));
+    void exited.then((code) => reject(new Error(`warren exited with ${code}: ${stderr}`)));
+  });
+  return { launcher, ready, stderr: () => stderr, exited };
 }
 
 /** The pids of a process's children (Linux). */
@@ -89,16 +113,8 @@ describe('launcher (bin/warren.js)', function () {
    * modules find beside them: the web UI's files and package.json's version.
    */
   it('the built command runs the broker from the bundle: AMQP, the web UI and the version work', async () => {
-    const launcher = spawn(process.execPath, ['bin/warren.js', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir,
-      '--ready-json', '--management-port', '0', '--prometheus-port', 'off', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    launcher.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((resolve) => launcher.once('exit', (code) => resolve(code)));
+    const { launcher, ready, exited } = await startBuilt(dir, ['--log-level', 'warn']);
     try {
-      const ready = await new Promise<{ amqp: string; management: string }>((resolve, reject) => {
-        createInterface({ input: launcher.stdout! }).once('line', (line) => resolve(JSON.parse(line) as { amqp: string; management: string }));
-        void exited.then((code) => reject(new Error(`warren exited with ${code}: ${stderr}`)));
-      });
       if (process.platform === 'linux') {
         const [broker] = children(launcher.pid as number);
         const argv = readFileSync(`/proc/${broker}/cmdline`, 'utf8').split('\0');
@@ -137,24 +153,17 @@ describe('launcher (bin/warren.js)', function () {
     const server = pki.server();
     const config = join(dir, 'warren.json');
     writeFileSync(config, JSON.stringify({ tls: { certfile: server.cert, keyfile: server.key, port: 0 }, managementTls: { certfile: server.cert, keyfile: server.key, port: 0 } }));
-    const launcher = spawn(process.execPath, ['bin/warren.js', '--port', '0', '--host', '127.0.0.1', '--data-dir', join(dir, 'data'), '--config', config,
-      '--ready-json', '--management-port', '0', '--prometheus-port', 'off', '--log-level', 'info'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    launcher.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((resolve) => launcher.once('exit', (code) => resolve(code)));
+    const { launcher, ready, stderr, exited } = await startBuilt(join(dir, 'data'), ['--config', config, '--log-level', 'info']);
     try {
-      const ready = await new Promise<{ amqp: string; amqps: string; management: string }>((resolve, reject) => {
-        createInterface({ input: launcher.stdout! }).once('line', (line) => resolve(JSON.parse(line) as { amqp: string; amqps: string; management: string }));
-        void exited.then((code) => reject(new Error(`warren exited with ${code}: ${stderr}`)));
-      });
       // The log goes to stderr, which may arrive after the ready line.
       let https: RegExpExecArray | null = null;
       for (let i = 0; i < 200 && https === null; i++) {
-        https = /"port":(\d+)[^\n]*management API listening for HTTPS/.exec(stderr);
+        https = /"port":(\d+)[^\n]*management API listening for HTTPS/.exec(stderr());
         if (https === null) await new Promise((resolve) => setTimeout(resolve, 25));
       }
-      expect(https, stderr).to.not.equal(null);
+      expect(https, stderr()).to.not.equal(null);
       const auth = `Basic ${Buffer.from('guest:guest').toString('base64')}`;
+      // node:https, not fetch: fetch takes no CA of its own.
       const overview = await new Promise<number>((resolve, reject) => {
         request(`https://localhost:${https![1]}/api/overview`, { ca: pki.ca.certPem, headers: { authorization: auth }, agent: false }, (res) => {
           res.resume();
@@ -163,17 +172,15 @@ describe('launcher (bin/warren.js)', function () {
       });
       expect(overview).to.equal(200);
 
-      const tlsConn = await amqp.connect(`amqps://guest:guest@localhost:${new URL(ready.amqps).port}`, { ca: [pki.ca.certPem], servername: 'localhost' });
+      const tlsConn = await amqp.connect(`amqps://guest:guest@localhost:${new URL(ready.amqps!).port}`, { ca: [pki.ca.certPem], servername: 'localhost' });
       const tlsCh = await tlsConn.createConfirmChannel();
       await tlsCh.assertQueue('src', { durable: true });
       tlsCh.sendToQueue('src', Buffer.from('over TLS, then shovelled'), { persistent: true });
       await tlsCh.waitForConfirms();
       await tlsConn.close();
 
-      const put = await fetch(`${ready.management}/api/parameters/shovel/%2F/move`, {
-        method: 'PUT',
-        headers: { authorization: auth, 'content-type': 'application/json' },
-        body: JSON.stringify({ value: { 'src-uri': 'amqp://', 'src-queue': 'src', 'dest-uri': 'amqp://', 'dest-queue': 'dst' } }),
+      const put = await call(ready.management, 'PUT', '/api/parameters/shovel/%2F/move', {
+        body: { value: { 'src-uri': 'amqp://', 'src-queue': 'src', 'dest-uri': 'amqp://', 'dest-queue': 'dst' } },
       });
       expect(put.status).to.equal(201);
       const conn = await connect(ready.amqp);
@@ -184,7 +191,7 @@ describe('launcher (bin/warren.js)', function () {
         got = await ch.get('dst', { noAck: true });
         if (got === false) await new Promise((resolve) => setTimeout(resolve, 25));
       }
-      expect(got && got.content.toString(), stderr).to.equal('over TLS, then shovelled');
+      expect(got && got.content.toString(), stderr()).to.equal('over TLS, then shovelled');
       await conn.close();
     } finally {
       launcher.kill('SIGTERM');

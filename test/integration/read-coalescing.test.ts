@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { useTmpDir } from '../support/tmp-dir.js';
 import { channel, connectNamed } from '../support/amqp.js';
 import { BrokerProcess } from '../support/broker-process.js';
+import { call } from '../support/management.js';
 
 /**
  * Read coalescing through amqplib, against a broker process of its own (a nap stops the whole
@@ -20,8 +21,7 @@ describe('read coalescing: a client streaming small writes is read in fewer read
 
   /** recv_cnt of the connection named `name`. */
   async function reads(management: string, name: string): Promise<number> {
-    const res = await fetch(`${management}/api/connections`, { headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` } });
-    const conns = (await res.json()) as Array<{ client_properties: { connection_name?: string }; recv_cnt: number }>;
+    const conns = (await call(management, 'GET', '/api/connections')).json as Array<{ client_properties: { connection_name?: string }; recv_cnt: number }>;
     const conn = conns.find((c) => c.client_properties.connection_name === name);
     if (conn === undefined) throw new Error(`no connection ${name}`);
     return conn.recv_cnt;
