@@ -161,7 +161,11 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv): CliSettings | 
   const absolute = values['memory-high-watermark-absolute'] ?? env['WARREN_MEMORY_HIGH_WATERMARK_ABSOLUTE'];
   if (absolute !== undefined) config.memoryHighWatermarkAbsolute = parseInformationUnit(absolute, 'invalid absolute memory high watermark');
   const coalescing = values['read-coalescing'] ?? env['WARREN_READ_COALESCING'];
-  if (coalescing !== undefined) config.readCoalescingMicros = checkReadCoalescing(coalescing.trim() === '' ? NaN : Number(coalescing), 'invalid read coalescing');
+  if (coalescing !== undefined) {
+    const micros = coalescing.trim() === '' ? NaN : Number(coalescing);
+    // What was typed, in the error, when it is not a number at all.
+    config.readCoalescingMicros = checkReadCoalescing(Number.isNaN(micros) ? coalescing : micros, 'invalid read coalescing');
+  }
   return config;
 }
 

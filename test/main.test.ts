@@ -74,7 +74,7 @@ describe('command line (src/main.ts)', () => {
       removeDir(dir);
     }
     for (const bad of ['-1', '100001', 'fast', '']) {
-      expect(() => parseCli([`--read-coalescing=${bad}`], {}), bad).to.throw('invalid read coalescing');
+      expect(() => parseCli([`--read-coalescing=${bad}`], {}), bad).to.throw(`invalid read coalescing: '${bad}' is not a number of microseconds`);
     }
     // A broker made with the defaults naps; an embedded one (startBroker) does not unless asked.
     const made = new Broker({ port: 0, logLevel: 'silent' });
