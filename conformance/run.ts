@@ -2,6 +2,7 @@
  * Runs the conformance cases (see conformance/README.md).
  *
  *   npm run conformance                                  Warren (in-process, port 0) vs golden traces
+ *   npm run conformance -- --built                       the built `warren` command (bin/warren.js) vs golden traces
  *   npm run conformance -- --url URL                     any broker vs golden traces
  *   npm run conformance -- --ref URL --cand URL          two live brokers against each other
  *   npm run conformance -- --record --ref URL [--repeat 3]   (re)record golden traces
@@ -12,8 +13,11 @@
  * the policy cases set policies through and the
  * access cases create users and vhosts through; default: the AMQP port + 10000, lib/management.ts).
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import amqp, { type Channel, type ChannelModel } from 'amqplib';
@@ -38,13 +42,15 @@ interface Options {
   timeoutMs?: number;
   verbose: boolean;
   list: boolean;
+  /** Run the built `warren` command (npm run build first) as the candidate, not an in-process Warren. */
+  built: boolean;
   mgmt?: string;
   refMgmt?: string;
   candMgmt?: string;
 }
 
 function parseArgs(argv: string[]): Options {
-  const o: Options = { record: false, repeat: 1, filters: [], jobs: 4, verbose: false, list: false };
+  const o: Options = { record: false, repeat: 1, filters: [], jobs: 4, verbose: false, list: false, built: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
     const val = (): string => {
@@ -62,6 +68,7 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--timeout') o.timeoutMs = Number(val());
     else if (a === '--verbose' || a === '-v') o.verbose = true;
     else if (a === '--list') o.list = true;
+    else if (a === '--built') o.built = true;
     else if (a === '--mgmt') o.mgmt = val();
     else if (a === '--ref-mgmt') o.refMgmt = val();
     else if (a === '--cand-mgmt') o.candMgmt = val();
@@ -70,6 +77,7 @@ function parseArgs(argv: string[]): Options {
   }
   if (o.record && !o.ref) throw new Error('--record needs --ref URL (the broker to record from)');
   if (o.cand && !o.ref) throw new Error('--cand needs --ref');
+  if (o.built && (o.url || o.ref || o.record)) throw new Error('--built is the candidate: it does not go with --url, --ref or --record');
   return o;
 }
 
@@ -193,6 +201,35 @@ function loadKnownDifferences(): Record<string, string> {
   return Object.fromEntries(Object.entries(entries).filter(([k]) => !k.startsWith('$')));
 }
 
+/**
+ * Starts the built `warren` command (bin/warren.js: the launcher, then bin/broker.cjs running the
+ * bundle, as users run it) on port 0 with a fresh data directory; its URLs come from --ready-json.
+ */
+async function startBuilt(): Promise<{ url: string; managementUrl: string; stop: () => Promise<void> }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'warren-conformance-'));
+  const proc = spawn(process.execPath, [join(here, '..', 'bin', 'warren.js'), '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir,
+    '--management-port', '0', '--prometheus-port', 'off', '--log-level', 'warn', '--ready-json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  try {
+    const ready = await new Promise<{ amqp: string; management: string }>((resolve, reject) => {
+      createInterface({ input: proc.stdout! }).once('line', (line) => resolve(JSON.parse(line) as { amqp: string; management: string }));
+      void exited.then(() => reject(new Error(`bin/warren.js exited with ${String(proc.exitCode ?? proc.signalCode)} before it listened (its output is above)`)));
+    });
+    return {
+      url: ready.amqp,
+      managementUrl: ready.management,
+      stop: async () => {
+        proc.kill('SIGTERM');
+        await exited;
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
 async function serverIdentity(url: string): Promise<string> {
   try {
     const conn = await amqp.connect(url);
@@ -276,7 +313,12 @@ async function main(): Promise<number> {
     let url = o.url;
     let mgmt = o.mgmt;
     let stop: (() => Promise<void>) | undefined;
-    if (!url) {
+    if (o.built) {
+      const b = await startBuilt();
+      url = b.url;
+      mgmt ??= b.managementUrl;
+      stop = b.stop;
+    } else if (!url) {
       const { startBroker } = await import('../src/broker.js');
       const b = await startBroker({ port: 0, managementPort: 0, logLevel: 'silent' });
       url = b.url;
