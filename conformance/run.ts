@@ -210,6 +210,8 @@ async function startBuilt(): Promise<{ url: string; managementUrl: string; stop:
   const proc = spawn(process.execPath, [join(here, '..', 'bin', 'warren.js'), '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir,
     '--management-port', '0', '--prometheus-port', 'off', '--log-level', 'warn', '--ready-json'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  // A runner that ends on an error leaves no broker behind (holding CI's output open).
+  process.once('exit', () => proc.kill('SIGKILL'));
   try {
     const ready = await new Promise<{ amqp: string; management: string }>((resolve, reject) => {
       createInterface({ input: proc.stdout! }).once('line', (line) => resolve(JSON.parse(line) as { amqp: string; management: string }));
