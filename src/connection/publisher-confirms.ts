@@ -18,6 +18,9 @@ export interface FrameSink {
   write(frame: Buffer): void;
 }
 
+/** Confirmed seqs at the head of the waiting lists before they are dropped (see diskCommitted). */
+const COMPACT_FROM = 1024;
+
 /**
  * Publisher confirms of one channel in confirm mode: sequence numbers, waiting for the store
  * commit that holds a persistent message, and basic.ack / basic.nack sent in seq order, batched
@@ -56,6 +59,14 @@ export class PublisherConfirms {
   /** Publishes not yet confirmed: waiting for the store, or for this tick's ack/nack to go out. */
   get unconfirmed(): number {
     return this.awaitingDisk.length - this.awaitingDiskHead + this.readyAcks.length + this.readyNacks.length;
+  }
+
+  /**
+   * Seqs held for the disk waits, the confirmed ones not yet dropped included: at most twice
+   * the unconfirmed ones, or COMPACT_FROM.
+   */
+  get retainedSeqs(): number {
+    return this.awaitingDisk.length;
   }
 
   /** Assigns the next publish sequence number. */
@@ -116,6 +127,13 @@ export class PublisherConfirms {
     if (head === waiting.length) {
       this.awaitingDisk = [];
       this.awaitingCounters = [];
+      head = 0;
+    } else if (head >= COMPACT_FROM && head * 2 >= waiting.length) {
+      // A publisher that never lets every confirm arrive (a window kept full) leaves the lists
+      // never empty: the confirmed prefix goes once it is half of them, so they hold at most
+      // twice what waits, however long the stream.
+      waiting.splice(0, head);
+      counters.splice(0, head);
       head = 0;
     }
     this.awaitingDiskHead = head;

@@ -19,6 +19,11 @@ class FakeCommits implements DurableCommits {
   commit(err?: Error): void {
     for (const done of this.waiting.splice(0)) done(err);
   }
+
+  /** Only the oldest batch waiting commits (the later ones are still being written). */
+  commitOldest(): void {
+    this.waiting.shift()?.();
+  }
 }
 
 /** The confirm frames written, as 'ack 3' / 'ack* 5' (multiple) / 'nack 2'. */
@@ -133,6 +138,26 @@ describe('PublisherConfirms: seq numbers, disk waits, batched acks and nacks in 
     commits.commit(new Error('disk full'));
     await tick();
     expect(frames.take()).to.deep.equal(['nack 1', 'nack 2', 'ack 3']);
+  });
+
+  it('drops the seqs it confirmed although a publisher never lets every confirm arrive (a steady stream: no unbounded growth)', async () => {
+    // Each commit finds the next batch's publishes already waiting, as a publisher that keeps
+    // a window full makes it: the waiting list is never empty.
+    let published = 0;
+    const batchOf50 = (): void => {
+      for (let i = 0; i < 50; i++, published++) confirms.confirmWhenSafe(confirms.next(), true);
+      commits.nextBatch();
+    };
+    batchOf50();
+    for (let round = 0; round < 2000; round++) {
+      batchOf50();
+      commits.commitOldest();
+    }
+    await tick();
+    expect(confirms.unconfirmed, 'the last batch waits').to.equal(50);
+    const acked = frames.take();
+    expect(acked.at(-1)).to.equal(`ack* ${published - 50}`);
+    expect(confirms.retainedSeqs, 'seqs held: the waiting ones, not every one published').to.be.at.most(2 * 50 + 1024);
   });
 
   it('sends nothing once stopped (the channel closed)', async () => {
