@@ -12,6 +12,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureBuilt, pidListeningOn, startWarren, type RunningWarren, type WarrenLaunch } from './lib/brokers.js';
+import { machineSpeedMBps } from './lib/machine-speed.js';
 import { awaitQuiet, processAlive } from './lib/proc.js';
 import { fmt, median } from './lib/stats.js';
 import { LOADGEN_SCENARIOS } from './loadgen/scenarios.js';
@@ -178,8 +179,9 @@ async function safeRound(s: Scenario, t: Target, o: BenchOptions): Promise<Round
   // of the machine settle first.
   const busy = await awaitQuiet(5000);
   if (busy >= 15) log(`    (machine still ${busy.toFixed(0)}% busy before this round)`);
+  const machineSpeed = machineSpeedMBps();
   try {
-    return await s.round(t, o);
+    return { ...(await s.round(t, o)), machineSpeed };
   } catch (err) {
     try {
       await closeTarget(t);
@@ -189,8 +191,20 @@ async function safeRound(s: Scenario, t: Target, o: BenchOptions): Promise<Round
     } catch {
       // the broker may be gone; the next round reports that
     }
-    return { metrics: {}, brokerCpu: NaN, clientCpu: NaN, clientCpuMax: NaN, otherCpu: NaN, problems: [`round failed: ${(err as Error).message}`] };
+    return { metrics: {}, brokerCpu: NaN, clientCpu: NaN, clientCpuMax: NaN, otherCpu: NaN, problems: [`round failed: ${(err as Error).message}`], machineSpeed };
   }
+}
+
+/** How much the machine's speed (the probe before each round) moved over the run, with a warning past 15 %. */
+function speedSummary(results: ScenarioResult[]): string | undefined {
+  const speeds = results.flatMap((r) => [...r.rounds.warren, ...r.rounds.ref]).map((o) => o.machineSpeed).filter((v): v is number => v !== undefined);
+  if (speeds.length === 0) return undefined;
+  const min = Math.min(...speeds);
+  const max = Math.max(...speeds);
+  const line = `Machine speed before each round (SHA-256 probe, bench/lib/machine-speed.ts): ${fmt(min)}–${fmt(max)} MB/s.\n`;
+  if (max <= min * 1.15) return line;
+  return `${line}WARNING: the machine's speed changed by ${((max / min - 1) * 100).toFixed(0)} % during the run (its host's load): rates and µs/msg ` +
+    `of scenarios run at different speeds are not comparable; each scenario's W÷R, whose rounds alternate between the brokers, holds better.\n`;
 }
 
 function describeRound(kind: string, r: RoundOutcome, metrics: MetricDef[]): string {
@@ -198,7 +212,8 @@ function describeRound(kind: string, r: RoundOutcome, metrics: MetricDef[]): str
     const us = brokerUsPerMessage(m, r);
     return `${m.key}=${fmt(r.metrics[m.key] ?? NaN)}${Number.isFinite(us) ? ` (broker ${fmt(us)} µs/msg)` : ''}`;
   }).join(' ');
-  const cpu = `cpu broker ${fmt(r.brokerCpu)}% clients ${fmt(r.clientCpu)}% (max ${fmt(r.clientCpuMax)}%) other ${fmt(r.otherCpu)}%`;
+  const cpu = `cpu broker ${fmt(r.brokerCpu)}% clients ${fmt(r.clientCpu)}% (max ${fmt(r.clientCpuMax)}%) other ${fmt(r.otherCpu)}%` +
+    (r.machineSpeed !== undefined ? ` speed ${fmt(r.machineSpeed)} MB/s` : '');
   const each = r.clients ? ` [${Object.entries(r.clients).map(([k, v]) => `${k} ${fmt(v)}%${r.clientRates?.[k] !== undefined ? ` ${fmt(r.clientRates[k] as number)}/s` : ''}`).join(', ')}]` : '';
   return `    ${kind.padEnd(6)} ${figs}  ${cpu}${each}${r.problems.length ? `  PROBLEMS: ${r.problems.join('; ')}` : ''}`;
 }
@@ -397,6 +412,8 @@ async function main(): Promise<void> {
     `"µs/msg W÷R" is Warren's over the reference's (issue 19: ≤ ${CPU_PER_MSG_TARGET} in every throughput scenario);\n` +
     `"other" is the rest of the machine's busy time in the window (other processes: noise).\n` +
     `Medians of ${cli.rounds} round(s); ran ${elapsed.toFixed(0)} s.\n`);
+  const speed = speedSummary(results);
+  if (speed) process.stdout.write(speed);
   if (cli.json) {
     writeFileSync(cli.json, JSON.stringify({
       date: new Date().toISOString(), node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model,

@@ -64,6 +64,8 @@ export interface RoundOutcome {
   clientRates?: Record<string, number>;
   /** Things that went wrong: lost messages, errors, timeouts. */
   problems: string[];
+  /** The machine's speed just before the round (lib/machine-speed.ts, MB/s); set by the runner. */
+  machineSpeed?: number;
 }
 
 export interface MetricDef {
