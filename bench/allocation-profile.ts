@@ -1,8 +1,8 @@
 /**
  * Where the broker allocates JS heap per message (what its garbage collection then costs): the
  * sampling heap profiler of a Warren run in this process (built: `npm run build` first) while
- * another process publishes with amqplib, confirmed, into a durable queue, as confirm-16 does
- * (persistent, window 1000). Prints the bytes allocated per message and the allocation sites
+ * another process publishes with amqplib, confirmed, into a durable queue (persistent, 1,000
+ * unconfirmed at most: lib/publish-confirmed.ts). Prints the bytes allocated per message and the allocation sites
  * with the most, each with its two callers (an inlined callee's allocations count as its
  * caller's).
  *
@@ -19,28 +19,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import amqp from 'amqplib';
+import { publishConfirmed } from './lib/publish-confirmed.js';
 
 /** The publisher, run as a child process: confirmed publishes of `count` messages into `queue`. */
 async function publisher(url: string, queue: string, count: number, size: number, persistent: boolean): Promise<void> {
   const conn = await amqp.connect(url);
   const ch = await conn.createConfirmChannel();
   await ch.assertQueue(queue, { durable: persistent });
-  const body = Buffer.alloc(size, 0x61);
-  let sent = 0;
-  let confirmed = 0;
-  await new Promise<void>((resolve, reject) => {
-    const pump = (): void => {
-      while (sent < count && sent - confirmed < 1000) {
-        sent++;
-        ch.publish('', queue, body, { persistent }, (err: unknown) => {
-          if (err) reject(new Error('a publish was nacked'));
-          else if (++confirmed === count) resolve();
-          else pump();
-        });
-      }
-    };
-    pump();
-  });
+  await publishConfirmed(ch, queue, count, Buffer.alloc(size, 0x61), { persistent });
   await conn.close();
 }
 
