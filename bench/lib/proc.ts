@@ -6,16 +6,37 @@
  * Memory: VmRSS of /proc/PID/status, in KiB; RssAnon, its anonymous part (heap, stacks, malloc:
  * not the file-backed pages of an mmap such as LMDB's, which the kernel can drop at will).
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** USER_HZ: the unit of utime/stime. It is 100 on every Linux ABI Node runs on. */
 export const CLOCK_TICKS_PER_SECOND = 100;
 
 /** utime + stime of a process in milliseconds, or NaN when it cannot be read. */
 export function processCpuMs(pid: number): number {
+  return statCpuMs(`/proc/${pid}/stat`);
+}
+
+/** utime + stime of each thread of a process in milliseconds, by thread id (the main thread's is the pid). */
+export function threadCpuMs(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    const ms = statCpuMs(`/proc/${pid}/task/${tid}/stat`);
+    if (!Number.isNaN(ms)) out.set(Number(tid), ms);
+  }
+  return out;
+}
+
+/** utime + stime of a stat file (a process's or a thread's) in milliseconds, or NaN when it cannot be read. */
+function statCpuMs(path: string): number {
   let text: string;
   try {
-    text = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    text = readFileSync(path, 'latin1');
   } catch {
     return NaN;
   }

@@ -94,6 +94,45 @@ describe('LMDB store', () => {
     expect(ms.stats()).to.deep.equal({ messages: 5000, entries: 5000 });
   });
 
+  it('holds the writes of every turn while a commit is in flight, and commits them as one batch after it', async () => {
+    store = openLmdbStore(dataDir);
+    const ms = store.messages;
+    const before = store.counters;
+    // A commit that takes a while: 48 MiB to write and fsync.
+    const big = Buffer.alloc(256 * 1024, 1);
+    for (let i = 0; i < 192; i++) {
+      const msg = { ...makeMessage(ms.nextMessageId()), body: big };
+      ms.enqueue('big', makeEntry(i, msg.id), msg);
+    }
+    let bigCommitted = false;
+    const bigSynced = ms.sync().then(() => (bigCommitted = true));
+    // Twenty more turns, one write each, all while it commits: one batch for all of them.
+    const held: Array<Promise<boolean>> = [];
+    for (let turn = 0; turn < 20; turn++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      const msg = makeMessage(ms.nextMessageId());
+      ms.enqueue('small', makeEntry(turn, msg.id), msg);
+      held.push(ms.sync().then(() => bigCommitted));
+    }
+    expect(bigCommitted, 'the big commit took less than 20 turns: the test proves nothing').to.equal(false);
+    expect(store.counters.batches - before.batches).to.equal(1);
+    await bigSynced;
+    // Each held write was durable only after the commit before it.
+    expect(await Promise.all(held)).to.deep.equal(new Array(20).fill(true));
+    const after = store.counters;
+    expect(after.batches - before.batches).to.equal(2);
+    expect(after.transactions - before.transactions).to.equal(2);
+    // With nothing in flight, a write goes out at the end of its own turn, as before.
+    const last = makeMessage(ms.nextMessageId());
+    ms.enqueue('small', makeEntry(20, last.id), last);
+    await ms.sync();
+    expect(store.counters.batches - before.batches).to.equal(3);
+    await store.close();
+    store = openLmdbStore(dataDir);
+    expect(store.messages.countEntries('small').messages).to.equal(21);
+    expect(store.messages.countEntries('big').messages).to.equal(192);
+  });
+
   it('recovers everything synced after a reopen, with counts, ids and metadata', async () => {
     store = openLmdbStore(dataDir);
     const ms = store.messages;
@@ -507,7 +546,7 @@ describe('LMDB store', () => {
     expect(store.messages.readEntries('q', 0, 10).map((e) => e.seq)).to.deep.equal([1]);
   });
 
-  it('failNextCommit fails the next batch as a full disk does; resume() waits for a batch still committing before it', async () => {
+  it('failNextCommit fails the next batch as a full disk does, held behind a commit in flight; resume() writes it', async () => {
     const errors: Error[] = [];
     store = openLmdbStore(dataDir, { onError: (e) => errors.push(e) });
     const ms = store.messages;
@@ -521,18 +560,20 @@ describe('LMDB store', () => {
       const m = { ...makeMessage(ms.nextMessageId()), body: big };
       ms.enqueue('big', makeEntry(seq, m.id), m);
     }
-    const first = ms.sync();
+    let bigDone = false;
+    const first = ms.sync().then(() => (bigDone = true));
     await new Promise((r) => setImmediate(r)); // the big batch goes to LMDB
     store.failNextCommit(true);
     put(1);
     const failed = ms.sync().then(() => 'resolved', (e: Error) => e.message);
-    await new Promise((r) => setImmediate(r)); // this batch fails at once
-    expect(errors).to.have.length(1);
-    // resume() waits for the big batch instead of taking its turn, not yet on disk, for
-    // another writer's.
-    await store.resume();
+    await new Promise((r) => setImmediate(r));
+    // Held while the big batch commits: not failed yet.
+    expect([bigDone, errors.length]).to.deep.equal([false, 0]);
+    // It goes, and fails, once the big one committed; the big one is on disk.
     expect(await failed).to.match(/ENOSPC/);
+    expect([bigDone, errors.length]).to.deep.equal([true, 1]);
     await first;
+    await store.resume();
     put(2);
     await ms.sync();
     await store.close();
