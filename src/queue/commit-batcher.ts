@@ -5,9 +5,8 @@ import type { MessageStore } from '../store/message-store.js';
  * event loop (all publishes from all connections) waits on a single store.sync(); every
  * callback registered in that turn runs when it resolves. No promise per message.
  *
- * A writer that holds a turn's writes back until the end of the turn (a stream's open chunk,
- * written as one record) registers with beforeSync: flush() has it write before it calls
- * store.sync(), so that the confirms of the turn wait for those writes too.
+ * A writer that holds its writes back (a stream's open chunk, written as one record) registers
+ * with the store itself (MessageStore.beforeCommit), which has the sync cover those writes.
  *
  * The batch runs outside any connection's call stack, so nothing it runs may escape: a sync()
  * that throws instead of rejecting fails the batch like a rejection, and a callback that throws
@@ -15,8 +14,6 @@ import type { MessageStore } from '../store/message-store.js';
  */
 export class CommitBatcher {
   private waiting: Array<(err?: Error) => void> = [];
-  /** Writers to run before the next sync() (one entry per writer however often it registers). */
-  private readonly writers = new Set<() => void>();
   private scheduled = false;
   /** Increments each time a batch is handed to the store; callers use it to join a batch. */
   generation = 0;
@@ -35,24 +32,11 @@ export class CommitBatcher {
     }
   }
 
-  /** Has write run before the next sync() (see the class comment). */
-  beforeSync(write: () => void): void {
-    this.writers.add(write);
-  }
-
   private flush(): void {
     this.scheduled = false;
     this.generation++;
     const batch = this.waiting;
     this.waiting = [];
-    for (const write of this.writers) {
-      try {
-        write();
-      } catch (err) {
-        this.onCallbackError(err);
-      }
-    }
-    this.writers.clear();
     let synced: Promise<void>;
     try {
       synced = this.store.sync();

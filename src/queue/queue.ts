@@ -58,11 +58,6 @@ export interface QueueDeps {
   transientPaging?: { readonly active: () => boolean; wake(): void };
   /** The broker's seams for the test toolkit (src/hooks.ts); absent in unit tests. */
   hooks?: Hooks;
-  /**
-   * The group commit publisher confirms wait on (CommitBatcher): a queue that holds a turn's
-   * writes back (a stream's open chunk) has them written before its sync. Absent in unit tests.
-   */
-  commits?: { beforeSync(write: () => void): void };
   /** Where a durable last-value queue keeps its newest versions (the metadata store); absent: not kept. */
   state?: VersionStore;
   /**

@@ -97,7 +97,22 @@ class MemoryMessageStore implements MessageStore {
     this.queueMap.delete(queue);
   }
 
+  /** beforeCommit's writers, run at the end of the turn they were registered in or by a sync() before. */
+  private writers: Array<() => void> = [];
+  private readonly runWriters = (): void => {
+    while (this.writers.length > 0) {
+      const writers = this.writers;
+      this.writers = [];
+      for (const write of writers) write();
+    }
+  };
+
+  beforeCommit(write: () => void): void {
+    if (this.writers.push(write) === 1) queueMicrotask(this.runWriters);
+  }
+
   sync(): Promise<void> {
+    this.runWriters();
     if (this.failNext) {
       this.failNext = false;
       this.failure = Object.assign(new Error('commit failed: ENOSPC: no space left on device (faults.failNextCommit)'), { code: 'ENOSPC' });

@@ -111,6 +111,15 @@ export interface MessageStore {
    * failed commit every later sync() rejects too, until Store.resume() has written what was left.
    */
   sync(): Promise<void>;
+  /**
+   * Has `write` run once before the writes issued so far become durable, its own writes joining
+   * theirs: for a writer that holds its writes back to make one record of many (a stream's open
+   * chunk), for as long as the store lets it. A sync() called after this call resolves only once
+   * what `write` wrote is durable too. The LMDB store runs it as it flushes the batch (a batch of
+   * one turn, or of every turn while the commit before it was in flight: a chunk a commit); the
+   * memory store at the end of the turn, or in a sync() before that.
+   */
+  beforeCommit(write: () => void): void;
   /** Reads a queue's entries in seq order starting at seq >= fromSeq, at most limit of them, without bodies. */
   readEntries(queue: string, fromSeq: number, limit: number): StoredEntry[];
   /** Reads a queue's last entries, at most limit of them, in seq order, without bodies. */

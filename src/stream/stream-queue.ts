@@ -48,7 +48,7 @@ export class StreamQueue extends Queue {
   private readonly streamDeps: QueueDeps;
   /** Messages recently read from the log, for the other readers (RecentMessages). */
   private readonly recent = new RecentMessages(RECENT_COUNT, RECENT_BYTES);
-  /** closeChunk, bound once (queued at the first append of a turn, and before a confirm's sync). */
+  /** closeChunk, bound once (registered with the store's beforeCommit at a chunk's first append). */
   private readonly closeChunkNow = (): void => this.closeChunk();
 
   constructor(options: QueueOptions, deps: QueueDeps) {
@@ -105,9 +105,11 @@ export class StreamQueue extends Queue {
 
   /**
    * Appends the message (every message a stream takes is written, whatever its delivery mode),
-   * with the x-stream-offset header its deliveries carry. The chunk of this turn is closed (and
-   * written) at the end of the turn, or before the sync its publishers' confirms wait on if that
-   * comes first; readers see it once its commit is done.
+   * with the x-stream-offset header its deliveries carry. The open chunk is closed (and
+   * written) as the store commits (MessageStore.beforeCommit): with the LMDB store, a chunk
+   * holds what came while the commit before it was in flight, as osiris' chunks hold what came
+   * while it wrote the last. The sync its publishers' confirms wait on covers it; readers see
+   * it once its commit is done.
    */
   override enqueue(msg: MessageType): EnqueueResult {
     if (this.deleted) return EnqueueResult.Transient;
@@ -119,10 +121,7 @@ export class StreamQueue extends Queue {
     if (headers !== undefined) for (const k in headers) if (headers[k]!.type === 'D') throw internalError('').withoutMethod();
     const first = !this.log.chunkOpen;
     if (this.log.appendPublished(msg) < 0) this.log.append(msg.exchange, msg.routingKey, this.reencodedHeader(msg, this.log.nextOffset), msg.body);
-    if (first) {
-      queueMicrotask(this.closeChunkNow);
-      this.streamDeps.commits?.beforeSync(this.closeChunkNow);
-    }
+    if (first) this.streamDeps.store.beforeCommit(this.closeChunkNow);
     this.notify();
     return EnqueueResult.Durable;
   }

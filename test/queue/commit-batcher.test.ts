@@ -47,19 +47,4 @@ describe('CommitBatcher', () => {
     await settled();
     expect(errors).to.deep.equal(['store closed', 'store closed']);
   });
-
-  it('has a writer that holds its writes back (a stream\'s open chunk) write them before the sync its confirms wait on, once per registration', async () => {
-    const calls: string[] = [];
-    const b = new CommitBatcher(storeWith(async () => void calls.push('sync')), (err) => { throw err; });
-    const writer = (): void => void calls.push('write');
-    b.whenDurable(() => calls.push('confirm'));
-    // Registered after the batch was scheduled, in the same turn (as a stream's first append is).
-    b.beforeSync(writer);
-    b.beforeSync(writer);
-    await settled();
-    expect(calls).to.deep.equal(['write', 'sync', 'confirm']);
-    b.whenDurable(() => calls.push('confirm'));
-    await settled();
-    expect(calls).to.deep.equal(['write', 'sync', 'confirm', 'sync', 'confirm']);
-  });
 });

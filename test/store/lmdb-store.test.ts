@@ -133,6 +133,42 @@ describe('LMDB store', () => {
     expect(store.messages.countEntries('big').messages).to.equal(192);
   });
 
+  it('runs a beforeCommit writer as its batch is flushed: once for all the turns a commit in flight held', async () => {
+    store = openLmdbStore(dataDir);
+    const ms = store.messages;
+    const before = store.counters;
+    const big = Buffer.alloc(256 * 1024, 1);
+    for (let i = 0; i < 192; i++) {
+      const msg = { ...makeMessage(ms.nextMessageId()), body: big };
+      ms.enqueue('big', makeEntry(i, msg.id), msg);
+    }
+    let bigCommitted = false;
+    const bigSynced = ms.sync().then(() => (bigCommitted = true));
+    // A writer that gathers what twenty turns append, as a stream's open chunk does.
+    let pending: number[] = [];
+    let writes = 0;
+    const write = (): void => {
+      writes++;
+      const msg = { ...makeMessage(ms.nextMessageId()), body: Buffer.from(pending.join(',')) };
+      ms.enqueue('chunks', makeEntry(pending.at(-1)!, msg.id), msg);
+      pending = [];
+    };
+    const confirmed: Array<Promise<boolean>> = [];
+    for (let turn = 0; turn < 20; turn++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (pending.length === 0) ms.beforeCommit(write);
+      pending.push(turn);
+      confirmed.push(ms.sync().then(() => writes === 1));
+    }
+    expect([bigCommitted, writes], 'the big commit took less than 20 turns: the test proves nothing').to.deep.equal([false, 0]);
+    await bigSynced;
+    // One write, one record, in the one batch after the big one; every sync waited for it.
+    expect(await Promise.all(confirmed)).to.deep.equal(new Array(20).fill(true));
+    expect(store.counters.batches - before.batches).to.equal(2);
+    const [chunk] = ms.readEntries('chunks', 0, 10);
+    expect(ms.readMessage('chunks', chunk!)!.body.toString()).to.equal(Array.from({ length: 20 }, (_, i) => i).join(','));
+  });
+
   it('recovers everything synced after a reopen, with counts, ids and metadata', async () => {
     store = openLmdbStore(dataDir);
     const ms = store.messages;

@@ -90,6 +90,29 @@ export function describeStoreContract(name: string, harness: () => StoreHarness)
       expect(ms.readMessage('q', { seq: ids[0]!.seq, msgId: ids[0]!.msg.id })!.body.toString()).to.equal(`body-${ids[0]!.msg.id}`);
     });
 
+    it('runs a writer registered with beforeCommit once, before the sync() called after it resolves, and keeps what it wrote', async () => {
+      const calls: string[] = [];
+      let held = 0;
+      const write = (): void => {
+        calls.push('write');
+        for (let seq = 0; seq < held; seq++) publish(ms, ['held'], seq);
+      };
+      held = 3;
+      ms.beforeCommit(write);
+      await ms.sync().then(() => calls.push('synced'));
+      expect(calls).to.deep.equal(['write', 'synced']);
+      expect(seqs(ms, 'held')).to.deep.equal([0, 1, 2]);
+      // Once per registration; with no sync(), by the end of the turn at the latest.
+      await ms.sync();
+      expect(calls).to.deep.equal(['write', 'synced']);
+      ms.beforeCommit(write);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(calls).to.deep.equal(['write', 'synced', 'write']);
+      await ms.sync();
+      await reopenIfPersistent();
+      expect(seqs(ms, 'held')).to.deep.equal([0, 1, 2]);
+    });
+
     it('counts messages and body bytes per queue and knows the last seq', async () => {
       publish(ms, ['q'], 0, 'abc');
       publish(ms, ['q'], 7, 'defgh');

@@ -254,7 +254,30 @@ export class CommitEngine implements BatchSource {
     return b ? b.wait() : RESOLVED;
   }
 
+  /** Writers to run as the open batch is flushed, their writes joining it (MessageStore.beforeCommit). */
+  private writers: Array<() => void> = [];
+
+  /** Has write run as the open batch (opened now if there is none, so that sync() waits for it) is flushed. */
+  beforeFlush(write: () => void): void {
+    this.writable();
+    this.batch();
+    this.writers.push(write);
+  }
+
   flush(): void {
+    // A writer may register another (a stream's chunk full again): every one runs into this batch.
+    while (this.writers.length > 0) {
+      const writers = this.writers;
+      this.writers = [];
+      for (const write of writers) {
+        try {
+          write();
+        } catch (err) {
+          // Runs outside its caller's stack (a setImmediate of its own): reported, not thrown.
+          this.log(`store ${this.dbs.dir}: a write held for the commit failed: ${String(err)}`);
+        }
+      }
+    }
     const b = this.current;
     if (this.flushTimer) clearImmediate(this.flushTimer);
     this.flushTimer = undefined;

@@ -252,6 +252,10 @@ export class LmdbMessageStore implements MessageStore {
     return this.engine.sync();
   }
 
+  beforeCommit(write: () => void): void {
+    this.engine.beforeFlush(write);
+  }
+
   readEntries(queue: string, fromSeq: number, limit: number): StoredEntry[] {
     return this.read(queue, limit, Math.max(0, Math.ceil(fromSeq)), false);
   }
