@@ -1,6 +1,6 @@
 /**
- * A chunk of a stream's log as one store record: the messages appended in one turn (osiris'
- * write batch), encoded one after the other. One record per chunk instead of one per message is
+ * A chunk of a stream's log as one store record: the messages appended until the store commits
+ * (MessageStore.beforeCommit; osiris' write batch), encoded one after the other. One record per chunk instead of one per message is
  * what makes a stream's confirmed publish cheap (a store write per chunk, not per message), and
  * what a reader reads at once.
  *

@@ -1,6 +1,6 @@
 /**
  * A stream's append-only log, kept in the message store behind its contract (src/store). The
- * log is cut into chunks (what was appended in one event-loop turn: osiris' write batches) and
+ * log is cut into chunks (what was appended until the store's next commit: osiris' write batches) and
  * segments (chunks up to the segment size: the unit retention deletes). A chunk's messages are
  * one store record (stream-chunk.ts), written when the chunk closes together with its summary
  * and its segment's, so one commit holds all three. Only the segment summaries are held in
@@ -44,7 +44,7 @@ const TRIM_BATCH = 50_000;
 const CHUNK_SUMMARY_SIZE = 3 * 8;
 /**
  * A chunk closes early once it holds this many encoded bytes or messages, so that a record
- * stays small whatever one turn appends (a large transaction, a burst from many connections).
+ * stays small whatever comes before a commit (a large transaction, a burst from many connections).
  */
 const CHUNK_MAX_BYTES = 1024 * 1024;
 const CHUNK_MAX_COUNT = 8192;
@@ -57,7 +57,7 @@ export interface StreamReadCounter {
   messages: number;
 }
 
-/** The chunk being appended to in this turn. */
+/** The chunk being appended to (until the store's next commit). */
 interface OpenChunk {
   first: number;
   /** Body bytes (what segment sizes and max-length-bytes count). */
@@ -77,7 +77,7 @@ export class StreamLog {
   private segments: Segment[] = [];
   /** Offset the next appended message gets. */
   private next = 0;
-  /** The chunk being appended to in this turn (closed by closeChunk). */
+  /** The chunk being appended to (closed by closeChunk). */
   private open: OpenChunk | undefined;
   /** The chunk read last: readers go on where they stopped. */
   private cached: DecodedChunk | undefined;
@@ -126,8 +126,8 @@ export class StreamLog {
 
   /**
    * Appends a message at the next offset (nextOffset) and returns that offset. header is the
-   * header as delivered, with the x-stream-offset header for that offset. The first append of a
-   * turn opens a chunk; closeChunk ends it (and writes it), as does an append to a full chunk.
+   * header as delivered, with the x-stream-offset header for that offset. An append with no
+   * chunk open opens one; closeChunk ends it (and writes it), as does an append to a full chunk.
    */
   append(exchange: string, routingKey: string, header: Buffer, body: Buffer): number {
     const open = this.chunkForAppend();
