@@ -456,8 +456,12 @@ export class CommitEngine implements BatchSource {
     this.inFlight++;
     written.then((applied) => {
       reserve?.released(growth);
-      done(applied);
-      this.settled();
+      try {
+        done(applied);
+      } finally {
+        // Whatever done did, the held batch must not wait forever.
+        this.settled();
+      }
     }, (err: unknown) => {
       reserve?.released(growth);
       // Once, with LMDB's own error if it comes in time; the held batch goes after (to retry()).
@@ -465,8 +469,11 @@ export class CommitEngine implements BatchSource {
       const failWith = (e: unknown): void => {
         if (failed) return;
         failed = true;
-        this.fail(b, e, parked);
-        this.settled();
+        try {
+          this.fail(b, e, parked);
+        } finally {
+          this.settled();
+        }
       };
       // lmdb-js rejects with a generic error and puts LMDB's own error on commitError.
       const detail = (err as { commitError?: Promise<unknown> } | undefined)?.commitError;
