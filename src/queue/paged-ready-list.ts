@@ -19,11 +19,12 @@ export interface PagingOptions {
    */
   windowBytes?: number;
   /**
-   * Whether a new entry, beyond the window, may be left only in the store. The entry must
-   * already be written there (entry.persisted). Queue answers true for persistent messages
-   * while nobody consumes and the queue is pageable (durable, no x-max-priority).
+   * Says whether a new entry, beyond the window, may be left only in the store. The entry must
+   * already be written there (entry.persisted). The queue itself (no closure per queue): it
+   * answers true for persistent messages while nobody consumes and the queue is pageable
+   * (durable, no x-max-priority).
    */
-  mayStayInStore: (entry: QueuedMessage) => boolean;
+  owner: { mayStayInStore(entry: QueuedMessage): boolean };
   /** Paging transient entries out to the store under memory pressure (none when absent). */
   transient?: TransientPaging;
   /**
@@ -137,13 +138,16 @@ class StoredRange {
  * entries of the queue from stored.from on that are not held; paged entries are exactly the
  * entries under the transient key.
  */
+/** mayPageOut without transient paging (one function for every such list). */
+const never = (): boolean => false;
+
 export class PagedReadyList {
   private readonly store: PagingOptions['store'];
   private readonly windowSize: number;
   private readonly windowBytes: number;
   /** Bytes of headers and bodies in the window. */
   private windowMemory = 0;
-  private readonly mayStayInStore: (entry: QueuedMessage) => boolean;
+  private readonly owner: PagingOptions['owner'];
   private readonly mayPageOut: (entry: QueuedMessage) => boolean;
   private readonly returnsFirst: boolean;
   private readonly stored: StoredRange;
@@ -163,10 +167,10 @@ export class PagedReadyList {
     this.store = options.store;
     this.windowSize = options.window;
     this.windowBytes = options.windowBytes ?? WINDOW_BYTES;
-    this.mayStayInStore = options.mayStayInStore;
+    this.owner = options.owner;
     this.stored = new StoredRange(options.storeKey);
     this.paged = options.transient && new StoredRange(options.transient.key);
-    this.mayPageOut = options.transient?.mayPageOut ?? (() => false);
+    this.mayPageOut = options.transient?.mayPageOut ?? never;
     this.returnsFirst = options.returnsFirst ?? false;
   }
 
@@ -226,11 +230,11 @@ export class PagedReadyList {
    */
   push(m: QueuedMessage): void {
     if (this.storedOnly === 0) {
-      if (!this.windowFull || !this.mayStayInStore(m)) {
+      if (!this.windowFull || !this.owner.mayStayInStore(m)) {
         this.toWindow(m);
         return;
       }
-    } else if (!this.mayStayInStore(m)) {
+    } else if (!this.owner.mayStayInStore(m)) {
       this.held.push(m);
       return;
     }

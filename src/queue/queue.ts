@@ -111,6 +111,8 @@ export class Queue {
    * queue, whose paths then cost one check.
    */
   private readonly keyed: KeyedMessages | undefined;
+  /** Leaves persistent messages beyond the window in the store while nobody consumes (pageable, when created). */
+  private readonly pagesPersistent: boolean;
   /** Pages transient messages out under memory pressure; not for priority queues (see pageable). */
   private readonly pagesTransient: QueueDeps['transientPaging'];
   /** Ready messages, a window of them in memory, the rest paged out (durable queues). */
@@ -185,7 +187,7 @@ export class Queue {
     // Persistent messages beyond the window stay only in the store while nobody consumes, so a
     // queue of millions keeps bounded memory; they are read back as consumers drain the window.
     // Under memory pressure transient ones beyond it go to the store too, for the time being.
-    const pageable = this.pageable;
+    this.pagesPersistent = this.pageable;
     const paging = max === undefined && lastValue === undefined ? deps.transientPaging : undefined;
     this.pagesTransient = paging;
     this.ready = new PagedReadyList(window, {
@@ -193,7 +195,7 @@ export class Queue {
       storeKey: this.storeKey,
       window: deps.memoryWindow,
       windowBytes: deps.memoryWindowBytes,
-      mayStayInStore: (entry) => pageable && entry.persisted && this.consumers.length === 0,
+      owner: this,
       // paging.active is the broker's one function (no closure per queue).
       transient: paging ? { key: transientStoreKey(this.storeKey), mayPageOut: paging.active } : undefined,
       returnsFirst,
@@ -460,7 +462,7 @@ export class Queue {
   private continueLater(): void {
     if (this.continuing) return;
     this.continuing = true;
-    this.deps.later!.schedule(this.goOnRemoving);
+    this.deps.later!.schedule(() => this.goOnRemoving());
   }
 
   /**
@@ -468,7 +470,7 @@ export class Queue {
    * any rejection could be waiting: nothing is delivered meanwhile), then the messages taken
    * out by removeInTurns; once none is left, what waited for it (drop-head, expiry, dispatch).
    */
-  private readonly goOnRemoving = (): void => {
+  private goOnRemoving(): void {
     if (!this.continuing) return; // finished at once by basic.get (finishRemoving)
     this.continuing = false;
     if (this.deleted) {
@@ -501,7 +503,7 @@ export class Queue {
     if (!this.continuing) this.expireHead();
     if (!this.continuing) this.maybeDispatch();
     this.changed();
-  };
+  }
 
   /** A removal spread over turns is done now (basic.get must not take a message it removes). */
   private finishRemoving(): void {
@@ -554,6 +556,11 @@ export class Queue {
    * Priority queues keep every message in memory: a paged-out one could outrank the window.
    * Last-value queues too: a new message replaces a ready one in place (one per key at most).
    */
+  /** PagedReadyList asks: a new entry beyond the window may stay in the store only (it is written there already). */
+  mayStayInStore(entry: QueuedMessage): boolean {
+    return this.pagesPersistent && entry.persisted && this.consumers.length === 0;
+  }
+
   private get pageable(): boolean {
     return this.durable && this.settings.maxPriority === undefined && this.declared.lastValue === undefined;
   }
@@ -697,11 +704,11 @@ export class Queue {
     if (now === entries.length) return;
     this.marks = entries;
     this.marked = now;
-    this.deps.later!.schedule(this.markOn);
+    this.deps.later!.schedule(() => this.markOn());
   }
 
   /** The next chunk of storeMarks. */
-  private readonly markOn = (): void => {
+  private markOn(): void {
     const marks = this.marks;
     if (marks === undefined) return;
     if (!this.deleted) {
@@ -709,13 +716,13 @@ export class Queue {
       for (let i = this.marked; i < end; i++) this.deps.store.update(this.storeKey, marks[i]!);
       if (end < marks.length) {
         this.marked = end;
-        this.deps.later!.schedule(this.markOn);
+        this.deps.later!.schedule(() => this.markOn());
         return;
       }
     }
     this.marks = undefined;
     this.marked = 0;
-  };
+  }
 
   /**
    * Takes entries out of the queue for good: dead-lettered when the queue has a DLX (deadLetter

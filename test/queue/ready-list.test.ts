@@ -109,7 +109,7 @@ describe('ready lists', () => {
     /** A list over a memory store with a window of w; stayInStore is its mayStayInStore. */
     function paged(w: number, stayInStore: (m: QueuedMessage) => boolean) {
       const store = openMemoryStore().messages;
-      const list = new PagedReadyList(new ReadyList(), { store, storeKey: 'q', window: w, mayStayInStore: stayInStore });
+      const list = new PagedReadyList(new ReadyList(), { store, storeKey: 'q', window: w, owner: { mayStayInStore: stayInStore } });
       /** Writes the entry to the store when persisted, as Queue does, then pushes it. */
       const add = (seq: number, persisted: boolean): void => {
         const e = entry(seq);
@@ -198,7 +198,7 @@ describe('ready lists: replace (last-value queues)', () => {
 
   it('PagedReadyList counts the window\'s memory with the new message', () => {
     const { messages } = openMemoryStore();
-    const paged = new PagedReadyList(new ReadyList(), { store: messages, storeKey: 'q', window: 10, windowBytes: 1000, mayStayInStore: () => false });
+    const paged = new PagedReadyList(new ReadyList(), { store: messages, storeKey: 'q', window: 10, windowBytes: 1000, owner: { mayStayInStore: () => false } });
     const a = entry(1, 'x'.repeat(100));
     paged.push(a);
     paged.push(entry(2, 'y'));
