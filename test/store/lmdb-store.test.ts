@@ -12,6 +12,7 @@ import { expect } from 'chai';
 import { open } from 'lmdb';
 import { openLmdbStore, type LmdbStore } from '../../src/store/lmdb/index.js';
 import { makeEntry, makeMessage } from './store-contract.js';
+import type { MessageStore } from '../../src/store/message-store.js';
 import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -61,6 +62,24 @@ function confirmedSeqs(lines: string[]): number[] {
   return out;
 }
 
+/**
+ * Enqueues 48 MiB into queue 'big' (BIG_COUNT messages of 256 KiB) in one batch, whose commit
+ * takes far longer than a few turns: `committed()` turns true once it is durable.
+ */
+const BIG_COUNT = 192;
+function bigCommit(ms: MessageStore): { synced: Promise<void>; committed: () => boolean } {
+  const big = Buffer.alloc(256 * 1024, 1);
+  for (let i = 0; i < BIG_COUNT; i++) {
+    const msg = { ...makeMessage(ms.nextMessageId()), body: big };
+    ms.enqueue('big', makeEntry(i, msg.id), msg);
+  }
+  let done = false;
+  const synced = ms.sync().then(() => {
+    done = true;
+  });
+  return { synced, committed: () => done };
+}
+
 describe('LMDB store', () => {
   let dir: string;
   let dataDir: string;
@@ -98,25 +117,18 @@ describe('LMDB store', () => {
     store = openLmdbStore(dataDir);
     const ms = store.messages;
     const before = store.counters;
-    // A commit that takes a while: 48 MiB to write and fsync.
-    const big = Buffer.alloc(256 * 1024, 1);
-    for (let i = 0; i < 192; i++) {
-      const msg = { ...makeMessage(ms.nextMessageId()), body: big };
-      ms.enqueue('big', makeEntry(i, msg.id), msg);
-    }
-    let bigCommitted = false;
-    const bigSynced = ms.sync().then(() => (bigCommitted = true));
+    const big = bigCommit(ms);
     // Twenty more turns, one write each, all while it commits: one batch for all of them.
     const held: Array<Promise<boolean>> = [];
     for (let turn = 0; turn < 20; turn++) {
       await new Promise((resolve) => setImmediate(resolve));
       const msg = makeMessage(ms.nextMessageId());
       ms.enqueue('small', makeEntry(turn, msg.id), msg);
-      held.push(ms.sync().then(() => bigCommitted));
+      held.push(ms.sync().then(() => big.committed()));
     }
-    expect(bigCommitted, 'the big commit took less than 20 turns: the test proves nothing').to.equal(false);
+    expect(big.committed(), 'the big commit took less than 20 turns: the test proves nothing').to.equal(false);
     expect(store.counters.batches - before.batches).to.equal(1);
-    await bigSynced;
+    await big.synced;
     // Each held write was durable only after the commit before it.
     expect(await Promise.all(held)).to.deep.equal(new Array(20).fill(true));
     const after = store.counters;
@@ -130,20 +142,14 @@ describe('LMDB store', () => {
     await store.close();
     store = openLmdbStore(dataDir);
     expect(store.messages.countEntries('small').messages).to.equal(21);
-    expect(store.messages.countEntries('big').messages).to.equal(192);
+    expect(store.messages.countEntries('big').messages).to.equal(BIG_COUNT);
   });
 
   it('runs a beforeCommit writer as its batch is flushed: once for all the turns a commit in flight held', async () => {
     store = openLmdbStore(dataDir);
     const ms = store.messages;
     const before = store.counters;
-    const big = Buffer.alloc(256 * 1024, 1);
-    for (let i = 0; i < 192; i++) {
-      const msg = { ...makeMessage(ms.nextMessageId()), body: big };
-      ms.enqueue('big', makeEntry(i, msg.id), msg);
-    }
-    let bigCommitted = false;
-    const bigSynced = ms.sync().then(() => (bigCommitted = true));
+    const big = bigCommit(ms);
     // A writer that gathers what twenty turns append, as a stream's open chunk does.
     let pending: number[] = [];
     let writes = 0;
@@ -160,8 +166,8 @@ describe('LMDB store', () => {
       pending.push(turn);
       confirmed.push(ms.sync().then(() => writes === 1));
     }
-    expect([bigCommitted, writes], 'the big commit took less than 20 turns: the test proves nothing').to.deep.equal([false, 0]);
-    await bigSynced;
+    expect([big.committed(), writes], 'the big commit took less than 20 turns: the test proves nothing').to.deep.equal([false, 0]);
+    await big.synced;
     // One write, one record, in the one batch after the big one; every sync waited for it.
     expect(await Promise.all(confirmed)).to.deep.equal(new Array(20).fill(true));
     expect(store.counters.batches - before.batches).to.equal(2);
@@ -590,32 +596,25 @@ describe('LMDB store', () => {
       const m = makeMessage(ms.nextMessageId(), `m${seq}`);
       ms.enqueue('q', makeEntry(seq, m.id), m);
     };
-    // A batch big enough to be still committing one turn later (tens of MB and an fsync).
-    const big = Buffer.alloc(64 * 1024, 1);
-    for (let seq = 1; seq <= 500; seq++) {
-      const m = { ...makeMessage(ms.nextMessageId()), body: big };
-      ms.enqueue('big', makeEntry(seq, m.id), m);
-    }
-    let bigDone = false;
-    const first = ms.sync().then(() => (bigDone = true));
+    const big = bigCommit(ms);
     await new Promise((r) => setImmediate(r)); // the big batch goes to LMDB
     store.failNextCommit(true);
     put(1);
     const failed = ms.sync().then(() => 'resolved', (e: Error) => e.message);
     await new Promise((r) => setImmediate(r));
     // Held while the big batch commits: not failed yet.
-    expect([bigDone, errors.length]).to.deep.equal([false, 0]);
+    expect([big.committed(), errors.length]).to.deep.equal([false, 0]);
     // It goes, and fails, once the big one committed; the big one is on disk.
     expect(await failed).to.match(/ENOSPC/);
-    expect([bigDone, errors.length]).to.deep.equal([true, 1]);
-    await first;
+    expect([big.committed(), errors.length]).to.deep.equal([true, 1]);
+    await big.synced;
     await store.resume();
     put(2);
     await ms.sync();
     await store.close();
     store = openLmdbStore(dataDir);
     expect(store.messages.readEntries('q', 0, 10).map((e) => e.seq)).to.deep.equal([1, 2]);
-    expect(store.messages.countEntries('big').messages).to.equal(500);
+    expect(store.messages.countEntries('big').messages).to.equal(BIG_COUNT);
   });
 
   it('resume() writes everything a failed commit left unwritten, in order, and takes writes again (disk full, then room)', async () => {
