@@ -34,13 +34,12 @@ export interface PagingOptions {
   returnsFirst?: boolean;
 }
 
+/**
+ * Transient entries are written under transientStoreKey(storeKey), never under the queue's own
+ * key: nothing there is meant to survive a restart, and recovery deletes whatever it finds under
+ * such keys, so a transient message can never come back as a persistent one.
+ */
 export interface TransientPaging {
-  /**
-   * The store key transient entries are written under. Never a queue's own key: nothing there
-   * is meant to survive a restart, and recovery deletes whatever it finds under such keys
-   * (see transientStoreKey), so a transient message can never come back as a persistent one.
-   */
-  key: string;
   /** Whether a transient entry beyond the window may go to the store now (memory pressure). */
   mayPageOut: (entry: QueuedMessage) => boolean;
 }
@@ -151,7 +150,10 @@ export class PagedReadyList {
   private readonly mayPageOut: (entry: QueuedMessage) => boolean;
   private readonly returnsFirst: boolean;
   private readonly stored: StoredRange;
-  private readonly paged: StoredRange | undefined;
+  /** Transient entries paged out (made at the first: most queues never page one out). */
+  private paged: StoredRange | undefined;
+  /** Transient entries may be paged out (options.transient). */
+  private readonly pagesOut: boolean;
   /** Something was written under the transient key since the last clear(). */
   private pagedAny = false;
   /** In memory, but queued behind stored or paged entries (a consumer was waiting, or not persisted). */
@@ -169,7 +171,7 @@ export class PagedReadyList {
     this.windowBytes = options.windowBytes ?? WINDOW_BYTES;
     this.owner = options.owner;
     this.stored = new StoredRange(options.storeKey);
-    this.paged = options.transient && new StoredRange(options.transient.key);
+    this.pagesOut = options.transient !== undefined;
     this.mayPageOut = options.transient?.mayPageOut ?? never;
     this.returnsFirst = options.returnsFirst ?? false;
   }
@@ -250,7 +252,7 @@ export class PagedReadyList {
    * yet acknowledged, which are there too.
    */
   pageOut(budget: number): number {
-    if (!this.paged) return 0;
+    if (!this.pagesOut) return 0;
     if (this.window.length > this.windowSize || this.windowMemory > this.windowBytes) {
       // The window's tail precedes everything held: it goes in front of it.
       const tail: QueuedMessage[] = [];
@@ -280,7 +282,7 @@ export class PagedReadyList {
   }
 
   private pageOutEntry(m: QueuedMessage): void {
-    const paged = this.paged as StoredRange;
+    const paged = (this.paged ??= new StoredRange(transientStoreKey(this.stored.key)));
     this.store.enqueue(paged.key, m, m.msg);
     paged.add(m);
     this.pagedAny = true;

@@ -7,7 +7,7 @@ import type { MessageStore } from '../store/message-store.js';
 import type { Consumer } from './consumer.js';
 import { ConsumerList } from './consumer-list.js';
 import type { Message } from './message.js';
-import { PagedReadyList, transientStoreKey, type DroppedHead } from './paged-ready-list.js';
+import { PagedReadyList, type DroppedHead } from './paged-ready-list.js';
 import type { QueueSettings } from './queue-arguments.js';
 import { isDue, QueuedMessage } from './queued-message.js';
 import { KeyedMessages, lastValueSpace, type KeyedOffer, type VersionStore } from './keyed-messages.js';
@@ -197,7 +197,7 @@ export class Queue {
       windowBytes: deps.memoryWindowBytes,
       owner: this,
       // paging.active is the broker's one function (no closure per queue).
-      transient: paging ? { key: transientStoreKey(this.storeKey), mayPageOut: paging.active } : undefined,
+      transient: paging ? { mayPageOut: paging.active } : undefined,
       returnsFirst,
     });
     this.createdAt = deps.clock.now();
