@@ -121,6 +121,9 @@ class StoredRange {
   }
 }
 
+/** mayPageOut without transient paging (one function for every such list). */
+const never = (): boolean => false;
+
 /**
  * The ready messages of a queue, in delivery order, with paging: at most a window of them is in
  * memory (the inner list), the rest are either only in the store or, when they may not be left
@@ -137,9 +140,6 @@ class StoredRange {
  * entries of the queue from stored.from on that are not held; paged entries are exactly the
  * entries under the transient key.
  */
-/** mayPageOut without transient paging (one function for every such list). */
-const never = (): boolean => false;
-
 export class PagedReadyList {
   private readonly store: PagingOptions['store'];
   private readonly windowSize: number;

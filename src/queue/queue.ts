@@ -552,15 +552,15 @@ export class Queue {
     return this.deleted ? 0 : this.ready.pageOut(budget);
   }
 
-  /**
-   * Priority queues keep every message in memory: a paged-out one could outrank the window.
-   * Last-value queues too: a new message replaces a ready one in place (one per key at most).
-   */
   /** PagedReadyList asks: a new entry beyond the window may stay in the store only (it is written there already). */
   mayStayInStore(entry: QueuedMessage): boolean {
     return this.pagesPersistent && entry.persisted && this.consumers.length === 0;
   }
 
+  /**
+   * Priority queues keep every message in memory: a paged-out one could outrank the window.
+   * Last-value queues too: a new message replaces a ready one in place (one per key at most).
+   */
   private get pageable(): boolean {
     return this.durable && this.settings.maxPriority === undefined && this.declared.lastValue === undefined;
   }

@@ -1,8 +1,8 @@
 /**
  * A chunk of a stream's log as one store record: the messages appended until the store commits
- * (MessageStore.beforeCommit; osiris' write batch), encoded one after the other. One record per chunk instead of one per message is
- * what makes a stream's confirmed publish cheap (a store write per chunk, not per message), and
- * what a reader reads at once.
+ * (MessageStore.beforeCommit; osiris' write batch), encoded one after the other. One record per
+ * chunk instead of one per message is what makes a stream's confirmed publish cheap (a store
+ * write per chunk, not per message), and what a reader reads at once.
  *
  * Layout: u8 version, u32 count, then per message: u8 exchange length, exchange (UTF-8), u8
  * routing-key length, routing key, u32 header length, header (the content-header payload as

@@ -120,6 +120,8 @@ export class CommitEngine implements BatchSource {
    * close() or retry() flushes the open batch regardless.
    */
   private inFlight = 0;
+  /** Writers to run as the open batch is flushed, their writes joining it (MessageStore.beforeCommit). */
+  private writers: Array<() => void> = [];
   failure: StoreFailedError | undefined;
   /** A test fault (Store.failNextCommit): the next write fails as ENOSPC does. */
   failNextCommit = false;
@@ -253,9 +255,6 @@ export class CommitEngine implements BatchSource {
     const b = this.current ?? this.lastFlushed;
     return b ? b.wait() : RESOLVED;
   }
-
-  /** Writers to run as the open batch is flushed, their writes joining it (MessageStore.beforeCommit). */
-  private writers: Array<() => void> = [];
 
   /** Has write run as the open batch (opened now if there is none, so that sync() waits for it) is flushed. */
   beforeFlush(write: () => void): void {
