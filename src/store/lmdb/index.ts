@@ -2,8 +2,10 @@
  * The durable store on LMDB (lmdb-js). src/store/README.md has the full design; the parts:
  *
  * - databases.ts: the environment, its sub-databases, meta keys and the queue index layout
- * - batch.ts: the batch of one turn and the overlay of writes not yet committed
- * - commit.ts: the commit engine (one transaction per turn, sync(), failure handling)
+ * - batch.ts: the batch (one turn's writes, or every turn's while a commit is in flight) and the
+ *   overlay of writes not yet committed
+ * - commit.ts: the commit engine (one transaction per batch, group commit, sync(), beforeCommit
+ *   writers, failure handling)
  * - operations.ts: the puts and removes of one batch, its records' keys and values in one slab
  * - format.ts: the store format (5) and the migrations from older ones
  * - consistency.ts: the checks run on open (cheap) and on demand (full, with repair)
