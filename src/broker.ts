@@ -60,6 +60,13 @@ import { HttpError } from './management/http.js';
 /** The arguments of every recovered queue that has none: one frozen table, never written. */
 const NO_QUEUE_ARGUMENTS: FieldTable = Object.freeze(Object.create(null) as FieldTable);
 
+/**
+ * A commit held while publishers stream goes once none waited on a confirm for this many naps
+ * of read coalescing (200 µs at the default 50; at 100 µs, the pauses in amqplib's confirmed
+ * publishing ended most holds early: BENCHMARKS.md, thirteenth session).
+ */
+const HOLD_QUIET_NAPS = 4;
+
 /** A stored queue's arguments (an encoded table): the shared empty table when there are none. */
 function storedQueueArguments(encoded: Buffer): FieldTable {
   if (encoded.length === 4 && encoded.readUInt32BE(0) === 0) return NO_QUEUE_ARGUMENTS;
@@ -150,9 +157,13 @@ export class Broker implements BrokerContext, PrometheusSource {
     this.metrics = new BrokerMetrics(this);
     if (this.config.dataDir) {
       mkdirSync(this.config.dataDir, { recursive: true });
+      // A broker that naps for read coalescing also holds a commit while publishers stream
+      // (store/lmdb/commit.ts): its turns nap alike, and its publishers' input is what it waits on.
+      const napMs = this.config.readCoalescingMicros / 1000;
       this.store = openLmdbStore(join(this.config.dataDir, 'store'), {
         log: (m) => this.log.info(m),
         onError: (err) => this.storeFailed(err),
+        commitHold: napMs > 0 ? { quietMs: HOLD_QUIET_NAPS * napMs, napMs } : undefined,
       });
     } else {
       this.store = openMemoryStore({ onError: (err) => this.storeFailed(err) });

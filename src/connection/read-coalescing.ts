@@ -31,6 +31,8 @@
  * connections of the direct listener (shovels, which run on the broker's own loop) never ask.
  */
 
+import { nap } from '../nap.js';
+
 /** A read of at least this many octets is not napped after. */
 export const SMALL_READ = 16 * 1024;
 
@@ -59,7 +61,7 @@ export class ReadCoalescing {
     /** How long a nap is, in microseconds (> 0). */
     readonly micros: number,
     private readonly now: () => number = () => performance.now(),
-    private readonly sleep: (ms: number) => void = sleepMs,
+    private readonly sleep: (ms: number) => void = nap,
     private readonly schedule: (fn: () => void) => void = (fn) => void setImmediate(fn),
   ) {
     this.napMs = micros / 1000;
@@ -79,11 +81,4 @@ export class ReadCoalescing {
     pace.lastReadAt = now;
     pace.writtenAtLastRead = written;
   }
-}
-
-const napCell = new Int32Array(new SharedArrayBuffer(4));
-
-/** Sleeps the thread for ms milliseconds (fractions too): Atomics.wait on a cell nothing notifies. */
-function sleepMs(ms: number): void {
-  Atomics.wait(napCell, 0, 0, ms);
 }

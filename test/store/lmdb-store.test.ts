@@ -175,6 +175,109 @@ describe('LMDB store', () => {
     expect(ms.readMessage('chunks', chunk!)!.body.toString()).to.equal(Array.from({ length: 20 }, (_, i) => i).join(','));
   });
 
+  describe('holding a batch past the commit in flight while publishers stream (commitHold)', () => {
+    /** A store whose hold runs on a clock the test moves (ms), and whose naps move it. */
+    let clock: number;
+    let naps: number[];
+    const openHeld = (): LmdbStore =>
+      openLmdbStore(dataDir, {
+        commitHold: {
+          quietMs: 10,
+          napMs: 1,
+          now: () => clock,
+          sleep: (ms) => {
+            naps.push(ms);
+            clock += ms;
+          },
+        },
+      });
+    const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+    /** One write and the sync a publisher's confirm waits on, in queue 'small'. */
+    let seq: number;
+    const publish = (ms: MessageStore): Promise<void> => {
+      const msg = makeMessage(ms.nextMessageId());
+      ms.enqueue('small', makeEntry(seq++, msg.id), msg);
+      return ms.sync();
+    };
+
+    beforeEach(() => {
+      clock = 1000;
+      naps = [];
+      seq = 0;
+    });
+
+    it('holds it while syncs keep coming, and lets it go once they stop for quietMs, napping through the quiet turns', async () => {
+      const s = (store = openHeld());
+      const ms = s.messages;
+      const before = s.counters.batches;
+      const big = bigCommit(ms); // flushed at clock 1000
+      await turn();
+      const held = [publish(ms)];
+      // The commit in flight ends at clock 1050, a publisher having synced just then: held up to 1050 + 2 × 50.
+      clock = 1050;
+      held.push(publish(ms));
+      expect(big.committed(), 'the big commit ended before the test could write behind it: it proves nothing').to.equal(false);
+      await big.synced;
+      expect(s.counters.batches - before).to.equal(1);
+      // Ten turns of a publisher streaming, 2 ms apart: still held, no nap (every turn had a sync).
+      for (let i = 0; i < 10; i++) {
+        clock += 2;
+        held.push(publish(ms));
+        await turn();
+      }
+      expect([s.counters.batches - before, naps.length]).to.deep.equal([1, 0]);
+      // The publisher stops at clock 1070: held turns nap 1 ms each until 1080, then the batch goes.
+      const lastSync = clock;
+      while (s.counters.batches - before === 1) {
+        expect(naps.length, 'still held after far more naps than quietMs').to.be.below(20);
+        await turn();
+      }
+      expect(clock - lastSync).to.equal(10);
+      expect(naps).to.deep.equal(new Array(10).fill(1));
+      await Promise.all(held);
+      expect(s.counters.batches - before).to.equal(2);
+      expect(ms.countEntries('small').messages).to.equal(held.length);
+    });
+
+    it('lets it go after twice the duration of the commit it waited for, however busy the publishers', async () => {
+      const s = (store = openHeld());
+      const ms = s.messages;
+      const before = s.counters.batches;
+      const big = bigCommit(ms); // flushed at clock 1000
+      await turn();
+      clock = 1008; // the commit ends at 1008: held until 1024 at the latest
+      const held = [publish(ms)];
+      await big.synced;
+      const clockAtBatch: number[] = [];
+      while (s.counters.batches - before < 2) {
+        expect(clock, 'still held long past its limit').to.be.below(1100);
+        clockAtBatch.push(clock);
+        clock += 3;
+        held.push(publish(ms));
+        await turn();
+      }
+      // Every turn had a sync (never quiet), and the batch went in the first turn at or past 1024.
+      expect(naps).to.deep.equal([]);
+      expect(clock).to.be.at.least(1024);
+      expect(clockAtBatch.at(-1)).to.be.below(1024);
+      await Promise.all(held);
+    });
+
+    it('lets it go at once when no sync came for quietMs before the commit ended (publishers that wait for each confirm)', async () => {
+      const s = (store = openHeld());
+      const ms = s.messages;
+      const before = s.counters.batches;
+      const big = bigCommit(ms); // flushed at clock 1000
+      await turn();
+      const held = publish(ms); // at 1000; nothing more: this publisher waits for its confirm
+      clock = 1030;
+      await big.synced;
+      await turn();
+      expect([s.counters.batches - before, naps.length]).to.deep.equal([2, 0]);
+      await held;
+    });
+  });
+
   it('recovers everything synced after a reopen, with counts, ids and metadata', async () => {
     store = openLmdbStore(dataDir);
     const ms = store.messages;

@@ -13,6 +13,18 @@
  *   added is the turn that learns of the commit. A batch only ever flushes in a setImmediate of
  *   its own (or in close(), retry()), never inside a caller's operation, so an operation's
  *   writes are never split between batches.
+ * - Holding on while publishers stream (CommitHold; the broker's when it naps for read
+ *   coalescing, none in an embedded broker): when the commit in flight resolves while
+ *   publishers are still sending (a sync(), a confirm waited for, less than `quietMs` ago), the
+ *   open batch does not go at once. It takes writes for as long as they keep coming, until
+ *   `quietMs` pass without a sync() or it has waited twice as long as the commit that just
+ *   resolved, so that a transaction carries about twice as many messages: half the fsyncs, each
+ *   of which costs as much CPU as a few hundred small messages on a virtual disk (BENCHMARKS.md,
+ *   thirteenth session). A publisher with a confirm window keeps sending meanwhile, so it loses
+ *   nothing but the wait; publishers that wait for each confirm before sending again (however
+ *   many) have all stopped by the time the commit resolves, and their batch goes at once as
+ *   before. A held turn in which no sync() came naps `napMs` (as read coalescing does) instead
+ *   of spinning the event loop until the next input.
  *
  * - Durability: the environment is opened with `overlappingSync: false` (and the default
  *   `noSync: false`), so LMDB fsyncs inside mdb_txn_commit and lmdb-js resolves the write
@@ -28,6 +40,7 @@
  *   as one transaction.
  */
 
+import { nap } from '../../nap.js';
 import { encodeMessageInto, ENTRY_KEY_SIZE, ENTRY_VALUE_SIZE, entryKeyInto, messageSize, readU64, writeEntryValue, writeInlineEntryValue, writeU64 } from '../record-codec.js';
 import { Batch, Overlay, RESOLVED, type BatchSource } from './batch.js';
 import { sealed, sealIn, SUM_SIZE } from './checksum.js';
@@ -63,7 +76,24 @@ export interface CommitEngineOptions {
   inlineMax?: number;
   /** Space kept past the data file's end: a commit it cannot cover fails before LMDB sees it. */
   reserve?: SpaceReserve;
+  /** Hold the open batch past the commit in flight while publishers stream (file comment); none if absent. */
+  commitHold?: CommitHold;
 }
+
+/** How a batch is held past the commit in flight while publishers stream (the file comment). */
+export interface CommitHold {
+  /** The batch goes once no sync() came for this long (ms); nor is it held when none came this long before the commit resolved. */
+  quietMs: number;
+  /** A held turn without a sync() sleeps this long (ms), the event loop with it (nap). */
+  napMs: number;
+  /** The clock (ms; performance.now() by default). */
+  now?: () => number;
+  /** The nap (nap.ts's by default). */
+  sleep?: (ms: number) => void;
+}
+
+/** A held batch waits at most this many times as long as the commit it waited for took. */
+export const HOLD_FACTOR = 2;
 
 const STORED_ENTRY_SIZE = ENTRY_VALUE_SIZE + SUM_SIZE;
 const MESSAGE_KEY_SIZE = 8;
@@ -120,6 +150,14 @@ export class CommitEngine implements BatchSource {
    * close() or retry() flushes the open batch regardless.
    */
   private inFlight = 0;
+  /** The hold, with its defaults filled in; undefined: a batch held in flight goes at the end of the turn that learns of the commit. */
+  private readonly hold: Required<CommitHold> | undefined;
+  /** hold.now() of the last sync(), and of the last one a held turn saw. */
+  private lastSyncAt = -Infinity;
+  private heldSyncAt = -Infinity;
+  /** hold.now() when the batch in flight was handed to LMDB, and until when a held batch may wait. */
+  private flushedAt = 0;
+  private holdUntil = 0;
   /** Writers to run as the open batch is flushed, their writes joining it (MessageStore.beforeCommit). */
   private writers: Array<() => void> = [];
   failure: StoreFailedError | undefined;
@@ -141,6 +179,8 @@ export class CommitEngine implements BatchSource {
   ) {
     this.overlay = new Overlay(dbs, this);
     this.inlineMax = opts.inlineMax ?? INLINE_MAX;
+    const hold = opts.commitHold;
+    this.hold = hold && { quietMs: hold.quietMs, napMs: hold.napMs, now: hold.now ?? (() => performance.now()), sleep: hold.sleep ?? nap };
     // lmdb-js also reports its initial (empty) instruction block once, with txnId 0.
     dbs.root.on('aftercommit', (e: { txnId?: number }) => {
       if (e.txnId) this.counters.transactions++;
@@ -213,11 +253,38 @@ export class CommitEngine implements BatchSource {
     this.flushTimer = setImmediate(() => this.flush());
   }
 
-  /** A batch handed to LMDB settled: the open batch, held while it was in flight, goes at the end of this turn. */
+  /**
+   * A batch handed to LMDB settled: the open batch, held while it was in flight, goes at the end
+   * of this turn, or is held on while publishers stream (the file comment).
+   */
   private settled(): void {
     this.inFlight--;
-    if (this.current !== undefined && this.flushTimer === undefined && this.inFlight === 0) this.scheduleFlush();
+    if (this.current === undefined || this.flushTimer !== undefined || this.inFlight !== 0) return;
+    const hold = this.hold;
+    if (hold !== undefined) {
+      const now = hold.now();
+      if (now - this.lastSyncAt < hold.quietMs) {
+        this.holdUntil = now + HOLD_FACTOR * (now - this.flushedAt);
+        this.heldSyncAt = this.lastSyncAt;
+        this.flushTimer = setImmediate(this.holding);
+        return;
+      }
+    }
+    this.scheduleFlush();
   }
+
+  /** A turn of a held batch: it goes once publishers went quiet or it waited long enough; else naps if this turn was quiet. */
+  private readonly holding = (): void => {
+    const hold = this.hold!;
+    const now = hold.now();
+    if (now - this.lastSyncAt >= hold.quietMs || now >= this.holdUntil) {
+      this.flush();
+      return;
+    }
+    if (this.lastSyncAt === this.heldSyncAt) hold.sleep(Math.min(hold.napMs, this.holdUntil - now));
+    this.heldSyncAt = this.lastSyncAt;
+    this.flushTimer = setImmediate(this.holding);
+  };
 
   /**
    * Throws once the store is closed. After a failed commit mutations are still taken (they
@@ -251,6 +318,7 @@ export class CommitEngine implements BatchSource {
   }
 
   sync(): Promise<void> {
+    if (this.hold !== undefined) this.lastSyncAt = this.hold.now();
     if (this.failure) return Promise.reject(this.failure);
     const b = this.current ?? this.lastFlushed;
     return b ? b.wait() : RESOLVED;
@@ -449,6 +517,7 @@ export class CommitEngine implements BatchSource {
       this.fail(b, err, parked);
       return;
     }
+    if (this.hold !== undefined) this.flushedAt = this.hold.now();
     b.state = 'flushed';
     this.lastFlushed = b;
     this.counters.batches++;

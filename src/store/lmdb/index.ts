@@ -17,7 +17,7 @@
 
 import path from 'node:path';
 import type { Store } from '../store.js';
-import { CommitEngine } from './commit.js';
+import { CommitEngine, type CommitHold } from './commit.js';
 import { checkRequested, fullCheck, quickCheck, type StoreCheck } from './consistency.js';
 import { openDatabases, readQueueIndex, storedNextId, type Databases } from './databases.js';
 import type { StoreFailedError } from './failure.js';
@@ -29,6 +29,7 @@ import { RESERVE_BYTES, SpaceReserve } from './space-reserve.js';
 
 export { StoreFailedError } from './failure.js';
 export type { StoreCheck } from './consistency.js';
+export type { CommitHold } from './commit.js';
 
 export interface LmdbStoreOptions {
   /** Initial map size in bytes (address space, not disk). lmdb-js grows the map by itself when it fills. */
@@ -56,6 +57,8 @@ export interface LmdbStoreOptions {
    * is first made RESERVE_START_MS after open (reserveSpace() makes it at once).
    */
   reserveBytes?: number;
+  /** Hold a batch past the commit in flight while publishers stream (commit.ts); none if absent. */
+  commitHold?: CommitHold;
 }
 
 /** The reserve is made this long after open, so that it does not delay a broker's start (spawning its helper takes milliseconds). */
