@@ -36,8 +36,8 @@ export function encodeExchange(r: ExchangeRecord): Buffer {
     .done();
 }
 
-export function decodeExchange(b: Buffer): ExchangeRecord {
-  const r = reader(b, 'exchange');
+export function decodeExchange(b: Buffer, end = b.length): ExchangeRecord {
+  const r = reader(b, 'exchange', end);
   const vhost = r.str();
   const name = r.str();
   const type = r.str();
@@ -49,12 +49,16 @@ export function encodeQueue(r: QueueRecord): Buffer {
   return new RecordWriter().u8(FORMAT).str(r.vhost).str(r.name).u8(r.autoDelete ? 1 : 0).buf(r.arguments).done();
 }
 
-export function decodeQueue(b: Buffer): QueueRecord {
-  const r = reader(b, 'queue');
+/** The arguments of a queue record without any (an empty table), shared: never written to. */
+export const NO_ARGUMENTS_RECORD: Buffer = Buffer.alloc(4);
+
+export function decodeQueue(b: Buffer, end = b.length): QueueRecord {
+  const r = reader(b, 'queue', end);
   const vhost = r.str();
   const name = r.str();
   const autoDelete = (r.u8() & 1) !== 0;
-  return { vhost, name, durable: true, autoDelete, arguments: r.buf() };
+  // Most queues have no arguments: no copy of the empty table for each (100,000 recovered).
+  return { vhost, name, durable: true, autoDelete, arguments: r.buf(NO_ARGUMENTS_RECORD) };
 }
 
 export function encodeBinding(r: BindingRecord): Buffer {
@@ -73,8 +77,8 @@ export function bindingKey(r: BindingRecord): Buffer {
   return createHash('sha256').update(encodeBinding(r)).digest();
 }
 
-export function decodeBinding(b: Buffer): BindingRecord {
-  const r = reader(b, 'binding');
+export function decodeBinding(b: Buffer, end = b.length): BindingRecord {
+  const r = reader(b, 'binding', end);
   const vhost = r.str();
   const source = r.str();
   const destination = r.str();
@@ -108,8 +112,8 @@ export function decodeDelayedMessage(b: Buffer): PersistedMessage {
   return decodeMessage(id, Buffer.from(r.rest()));
 }
 
-function reader(b: Buffer, what: string): RecordReader {
-  const r = new RecordReader(b);
+function reader(b: Buffer, what: string, end: number): RecordReader {
+  const r = new RecordReader(b, end);
   const format = r.u8();
   if (format !== FORMAT) throw new Error(`stored ${what} record has unknown format ${format}`);
   return r;

@@ -344,7 +344,11 @@ export class RecordWriter {
 
 export class RecordReader {
   private p = 0;
-  constructor(private readonly b: Buffer) {}
+  /** `end`: where the record ends in b (rest() stops there): a stored value's checksum follows it. */
+  constructor(
+    private readonly b: Buffer,
+    private readonly end = b.length,
+  ) {}
 
   str(): string {
     const len = this.b.readUInt16BE(this.p);
@@ -354,13 +358,13 @@ export class RecordReader {
     return s;
   }
 
-  /** A copy, so the result outlives LMDB's buffers. */
-  buf(): Buffer {
+  /** A copy, so the result outlives LMDB's buffers; or `common` itself, uncopied, when the bytes are its. */
+  buf(common?: Buffer): Buffer {
     const len = this.b.readUInt32BE(this.p);
-    this.p += 4;
-    const out = Buffer.from(this.b.subarray(this.p, this.p + len));
-    this.p += len;
-    return out;
+    const start = this.p + 4;
+    this.p = start + len;
+    if (common !== undefined && len === common.length && this.b.compare(common, 0, len, start, start + len) === 0) return common;
+    return Buffer.from(this.b.subarray(start, start + len));
   }
 
   u8(): number {
@@ -380,8 +384,8 @@ export class RecordReader {
   }
 
   rest(): Buffer {
-    const out = this.b.subarray(this.p);
-    this.p = this.b.length;
+    const out = this.b.subarray(this.p, this.end);
+    this.p = this.end;
     return out;
   }
 }

@@ -423,6 +423,25 @@ export function describeStoreContract(name: string, harness: () => StoreHarness)
         expect(store.metadata.load().exchanges.map((e) => e.name)).to.deep.equal(['int-ex']);
       });
 
+      it("loads a queue's arguments as they were put: the empty table, four other octets, none, a longer table", async () => {
+        const md = store.metadata;
+        const given: Record<string, Buffer> = {
+          empty: Buffer.alloc(4), // an encoded empty field table: most queues (shared when loaded)
+          four: Buffer.from([0, 0, 0, 1]),
+          none: Buffer.alloc(0),
+          long: Buffer.from('\u0000\u0000\u0000\u000cx-max-lengthI'),
+        };
+        for (const [name, a] of Object.entries(given)) md.putQueue({ ...q(name), arguments: Buffer.from(a) });
+        const check = (): void => {
+          const loaded = Object.fromEntries(store.metadata.load().queues.map((r) => [r.name, r.arguments.toString('hex')]));
+          expect(loaded).to.deep.equal(Object.fromEntries(Object.entries(given).map(([n, a]) => [n, a.toString('hex')])));
+        };
+        await md.sync();
+        check();
+        await reopenIfPersistent();
+        check();
+      });
+
       it('keeps delayed messages in due order until deleted', async () => {
         const md = store.metadata;
         const m1 = makeMessage(ms.nextMessageId(), 'late');
