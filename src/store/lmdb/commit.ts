@@ -21,10 +21,12 @@
  *   resolved, so that a transaction carries about twice as many messages: half the fsyncs, each
  *   of which costs as much CPU as a few hundred small messages on a virtual disk (BENCHMARKS.md,
  *   thirteenth session). A publisher with a confirm window keeps sending meanwhile, so it loses
- *   nothing but the wait; publishers that wait for each confirm before sending again (however
- *   many) have all stopped by the time the commit resolves, and their batch goes at once as
- *   before. A held turn in which no sync() came naps `napMs` (as read coalescing does) instead
- *   of spinning the event loop until the next input.
+ *   nothing but the wait. Publishers that wait for each confirm before sending again (however
+ *   many) have all stopped by the time a commit that took longer than `quietMs` resolves (an
+ *   fsync on this machine's virtual disk takes about a millisecond), and their batch goes at
+ *   once as before; on a disk that commits faster than that they can be held, for at most
+ *   twice that short commit. A held turn in which no sync() came naps `napMs` (as read
+ *   coalescing does) instead of spinning the event loop until the next input.
  *
  * - Durability: the environment is opened with `overlappingSync: false` (and the default
  *   `noSync: false`), so LMDB fsyncs inside mdb_txn_commit and lmdb-js resolves the write
@@ -93,7 +95,7 @@ export interface CommitHold {
 }
 
 /** A held batch waits at most this many times as long as the commit it waited for took. */
-export const HOLD_FACTOR = 2;
+const HOLD_FACTOR = 2;
 
 const STORED_ENTRY_SIZE = ENTRY_VALUE_SIZE + SUM_SIZE;
 const MESSAGE_KEY_SIZE = 8;
