@@ -166,7 +166,7 @@ export class Broker implements BrokerContext, PrometheusSource {
         commitHold: napMs > 0 ? { quietMs: HOLD_QUIET_NAPS * napMs, napMs } : undefined,
       });
     } else {
-      this.store = openMemoryStore({ onError: (err) => this.storeFailed(err) });
+      this.store = openMemoryStore({ log: (m) => this.log.info(m), onError: (err) => this.storeFailed(err) });
     }
     // The cluster name and the persistent cluster id, before anything reports them.
     this.globalParameters = new GlobalParameters({ metadata: this.store.metadata, log: this.log });

@@ -16,6 +16,7 @@ import type {
   MetadataStore,
   QueueRecord,
 } from './metadata-store.js';
+import { CommitWriters } from './commit-writers.js';
 import { bindingKey, definitionKey, delayedKey, MAX_STATE_KEY, nameKey, stateKeyFits } from './metadata-codec.js';
 import { checkEntry, checkEntryOf, checkMessage, publicEntry, sameMessage, sharedRewriteError, storedEntry } from './record-codec.js';
 import type { Store } from './store.js';
@@ -40,6 +41,8 @@ const RESOLVED = Promise.resolve();
 export interface MemoryStoreOptions {
   /** Called once when a commit fails (only ever by Store.failNextCommit). */
   onError?: (err: Error) => void;
+  /** Where a beforeCommit writer that threw is reported. */
+  log?: (msg: string) => void;
 }
 
 class MemoryMessageStore implements MessageStore {
@@ -48,7 +51,10 @@ class MemoryMessageStore implements MessageStore {
   failNext = false;
   failure: Error | undefined;
 
-  constructor(private readonly onError: ((err: Error) => void) | undefined) {}
+  constructor(
+    private readonly onError: ((err: Error) => void) | undefined,
+    private readonly log: ((msg: string) => void) | undefined,
+  ) {}
   private readonly queueMap = new Map<string, MemQueue>();
   private readonly messageMap = new Map<number, MemMessage>();
 
@@ -98,17 +104,13 @@ class MemoryMessageStore implements MessageStore {
   }
 
   /** beforeCommit's writers, run at the end of the turn they were registered in or by a sync() before. */
-  private writers: Array<() => void> = [];
+  private readonly writers = new CommitWriters();
   private readonly runWriters = (): void => {
-    while (this.writers.length > 0) {
-      const writers = this.writers;
-      this.writers = [];
-      for (const write of writers) write();
-    }
+    this.writers.run((err) => this.log?.(`memory store: a write held for the commit failed: ${String(err)}`));
   };
 
   beforeCommit(write: () => void): void {
-    if (this.writers.push(write) === 1) queueMicrotask(this.runWriters);
+    if (this.writers.add(write)) queueMicrotask(this.runWriters);
   }
 
   sync(): Promise<void> {
@@ -298,7 +300,7 @@ class MemoryMetadataStore implements MetadataStore {
 }
 
 export function openMemoryStore(options: MemoryStoreOptions = {}): Store {
-  const messages = new MemoryMessageStore(options.onError);
+  const messages = new MemoryMessageStore(options.onError, options.log);
   const metadata = new MemoryMetadataStore(messages);
   return {
     messages,

@@ -8,7 +8,7 @@ describeStoreContract('lmdb', () => {
   const dir = makeTmpDir();
   const dataDir = path.join(dir, 'store');
   return {
-    open: () => openLmdbStore(dataDir),
+    open: (opts) => openLmdbStore(dataDir, { log: opts?.log }),
     reopen: async (store: Store) => {
       await store.close();
       const reopened = openLmdbStore(dataDir);

@@ -11,7 +11,8 @@ import type { BindingRecord, ExchangeRecord, QueueRecord } from '../../src/store
 import type { Store } from '../../src/store/store.js';
 
 export interface StoreHarness {
-  open(): Store | Promise<Store>;
+  /** `log`: where the store reports what it logs (a writer that threw). */
+  open(opts?: { log?: (msg: string) => void }): Store | Promise<Store>;
   /** Closes and opens the same store again; undefined for backends that do not persist. */
   reopen?: (store: Store) => Promise<Store>;
   cleanup?: () => void | Promise<void>;
@@ -111,6 +112,26 @@ export function describeStoreContract(name: string, harness: () => StoreHarness)
       await ms.sync();
       await reopenIfPersistent();
       expect(seqs(ms, 'held')).to.deep.equal([0, 1, 2]);
+    });
+
+    it('reports a beforeCommit writer that throws, and still runs the others and resolves the sync', async () => {
+      const logs: string[] = [];
+      await store.close();
+      store = await h.open({ log: (m) => logs.push(m) });
+      ms = store.messages;
+      const ran: string[] = [];
+      ms.beforeCommit(() => {
+        ran.push('broken');
+        throw new Error('the writer broke');
+      });
+      ms.beforeCommit(() => {
+        ran.push('sound');
+        publish(ms, ['written'], 1);
+      });
+      await ms.sync();
+      expect(ran).to.deep.equal(['broken', 'sound']);
+      expect(seqs(ms, 'written')).to.deep.equal([1]);
+      expect(logs.filter((l) => l.includes('a write held for the commit failed: Error: the writer broke'))).to.have.length(1);
     });
 
     it('counts messages and body bytes per queue and knows the last seq', async () => {

@@ -43,6 +43,7 @@
  */
 
 import { nap } from '../../nap.js';
+import { CommitWriters } from '../commit-writers.js';
 import { encodeMessageInto, ENTRY_KEY_SIZE, ENTRY_VALUE_SIZE, entryKeyInto, messageSize, readU64, writeEntryValue, writeInlineEntryValue, writeU64 } from '../record-codec.js';
 import { Batch, Overlay, RESOLVED, type BatchSource } from './batch.js';
 import { sealed, sealIn, SUM_SIZE } from './checksum.js';
@@ -161,7 +162,7 @@ export class CommitEngine implements BatchSource {
   private flushedAt = 0;
   private holdUntil = 0;
   /** Writers to run as the open batch is flushed, their writes joining it (MessageStore.beforeCommit). */
-  private writers: Array<() => void> = [];
+  private readonly writers = new CommitWriters();
   failure: StoreFailedError | undefined;
   /** A test fault (Store.failNextCommit): the next write fails as ENOSPC does. */
   failNextCommit = false;
@@ -330,23 +331,12 @@ export class CommitEngine implements BatchSource {
   beforeFlush(write: () => void): void {
     this.writable();
     this.batch();
-    this.writers.push(write);
+    this.writers.add(write);
   }
 
   flush(): void {
     // A writer may register another (a stream's chunk full again): every one runs into this batch.
-    while (this.writers.length > 0) {
-      const writers = this.writers;
-      this.writers = [];
-      for (const write of writers) {
-        try {
-          write();
-        } catch (err) {
-          // Runs outside its caller's stack (a setImmediate of its own): reported, not thrown.
-          this.log(`store ${this.dbs.dir}: a write held for the commit failed: ${String(err)}`);
-        }
-      }
-    }
+    this.writers.run((err) => this.log(`store ${this.dbs.dir}: a write held for the commit failed: ${String(err)}`));
     const b = this.current;
     if (this.flushTimer) clearImmediate(this.flushTimer);
     this.flushTimer = undefined;
@@ -579,7 +569,7 @@ export class CommitEngine implements BatchSource {
     const parked = [...this.unwritten].sort((a, b) => a.turn - b.turn);
     const diskTurn = this.dbs.meta.getEntry(TURN_KEY)?.version ?? 0;
     if (!parked.every((p, i) => p.turn === diskTurn + i) || diskTurn + parked.length !== this.turn) {
-      return Promise.reject(new Error(`store ${this.dbs.dir} cannot resume: a failed commit is still in flight or another process wrote to the file`, { cause: this.failure }));
+      return Promise.reject(new Error(`store ${this.dbs.dir} cannot resume: the file is not as this store left it (another process wrote to the file)`, { cause: this.failure }));
     }
     // The space for all of it first: the reserve renewed, now that the disk may have room.
     const reserve = this.opts.reserve;
