@@ -200,6 +200,15 @@ describe('LMDB store', () => {
       return ms.sync();
     };
 
+    /** A held store with a big commit in flight, handed to LMDB at clock 1000; `before`: its batch count before that. */
+    const behindBigCommit = async (): Promise<{ s: LmdbStore; ms: MessageStore; before: number; big: ReturnType<typeof bigCommit> }> => {
+      const s = (store = openHeld());
+      const before = s.counters.batches;
+      const big = bigCommit(s.messages);
+      await turn();
+      return { s, ms: s.messages, before, big };
+    };
+
     beforeEach(() => {
       clock = 1000;
       naps = [];
@@ -207,11 +216,7 @@ describe('LMDB store', () => {
     });
 
     it('holds it while syncs keep coming, and lets it go once they stop for quietMs, napping through the quiet turns', async () => {
-      const s = (store = openHeld());
-      const ms = s.messages;
-      const before = s.counters.batches;
-      const big = bigCommit(ms); // flushed at clock 1000
-      await turn();
+      const { s, ms, before, big } = await behindBigCommit();
       const held = [publish(ms)];
       // The commit in flight ends at clock 1050, a publisher having synced just then: held up to 1050 + 2 × 50.
       clock = 1050;
@@ -240,11 +245,7 @@ describe('LMDB store', () => {
     });
 
     it('lets it go after twice the duration of the commit it waited for, however busy the publishers', async () => {
-      const s = (store = openHeld());
-      const ms = s.messages;
-      const before = s.counters.batches;
-      const big = bigCommit(ms); // flushed at clock 1000
-      await turn();
+      const { s, ms, before, big } = await behindBigCommit();
       clock = 1008; // the commit ends at 1008: held until 1024 at the latest
       const held = [publish(ms)];
       await big.synced;
@@ -264,11 +265,7 @@ describe('LMDB store', () => {
     });
 
     it('lets it go at once when no sync came for quietMs before the commit ended (publishers that wait for each confirm)', async () => {
-      const s = (store = openHeld());
-      const ms = s.messages;
-      const before = s.counters.batches;
-      const big = bigCommit(ms); // flushed at clock 1000
-      await turn();
+      const { s, ms, before, big } = await behindBigCommit();
       const held = publish(ms); // at 1000; nothing more: this publisher waits for its confirm
       clock = 1030;
       await big.synced;
