@@ -116,8 +116,8 @@ export interface MessageStore {
    * theirs: for a writer that holds its writes back to make one record of many (a stream's open
    * chunk), for as long as the store lets it. A sync() called after this call resolves only once
    * what `write` wrote is durable too. The LMDB store runs it as it flushes the batch (a batch of
-   * one turn, or of every turn while the commit before it was in flight: a chunk a commit); the
-   * memory store at the end of the turn, or in a sync() before that.
+   * one turn, or of every turn while the commit before it was in flight or held after it: a
+   * chunk a commit); the memory store at the end of the turn, or in a sync() before that.
    */
   beforeCommit(write: () => void): void;
   /** Reads a queue's entries in seq order starting at seq >= fromSeq, at most limit of them, without bodies. */

@@ -107,9 +107,9 @@ export class StreamQueue extends Queue {
    * Appends the message (every message a stream takes is written, whatever its delivery mode),
    * with the x-stream-offset header its deliveries carry. The open chunk is closed (and
    * written) as the store commits (MessageStore.beforeCommit): with the LMDB store, a chunk
-   * holds what came while the commit before it was in flight, as osiris' chunks hold what came
-   * while it wrote the last. The sync its publishers' confirms wait on covers it; readers see
-   * it once its commit is done.
+   * holds what came while the commit before it was in flight (or held after it, CommitHold), as
+   * osiris' chunks hold what came while it wrote the last. The sync its publishers' confirms
+   * wait on covers it; readers see it once its commit is done.
    */
   override enqueue(msg: MessageType): EnqueueResult {
     if (this.deleted) return EnqueueResult.Transient;
