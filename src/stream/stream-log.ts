@@ -1,11 +1,11 @@
 /**
- * A stream's append-only log, kept in the message store behind its contract (src/store). The
- * log is cut into chunks (what was appended until the store's next commit: osiris' write
- * batches) and segments (chunks up to the segment size: the unit retention deletes). A chunk's
- * messages are one store record (stream-chunk.ts), written when the chunk closes together with
- * its summary and its segment's, so one commit holds all three. Only the segment summaries are held in
- * memory; chunks are read from the store when a reader needs them, from the offset it asks for
- * (an LMDB range read), never from the start.
+ * A stream's append-only log, kept in the message store behind its contract (src/store). The log is
+ * cut into chunks (what was appended until the store's next commit: osiris' write batches) and
+ * segments (chunks up to the segment size: the unit retention deletes). A chunk's messages are one
+ * store record (stream-chunk.ts), written when the chunk closes together with its summary and its
+ * segment's, so one commit holds all three. Only the segment summaries are held in memory; chunks
+ * are read from the store when a reader needs them, from the offset it asks for (an LMDB range
+ * read), never from the start.
  *
  * Layout (store key → entries):
  *   K \0 log     seq = last offset    → the chunk's messages as delivered (x-stream-offset header added)
