@@ -53,21 +53,27 @@ function publishWindowed(ch: ConfirmChannel, queue: string, count: number, body:
     let published = 0;
     let confirmed = 0;
     let scheduled = false;
+    const canSend = (): boolean => published < count && published - confirmed < window;
     const pump = (): void => {
       scheduled = false;
-      for (let n = 0; n < 500 && published < count && published - confirmed < window; n++) {
+      for (let n = 0; n < 500; n++) {
+        if (!canSend()) return;
         published++;
         ch.publish('', queue, body, { persistent }, onConfirm);
+      }
+      kick();
+    };
+    const kick = (): void => {
+      if (!scheduled && canSend()) {
+        scheduled = true;
+        setImmediate(pump);
       }
     };
     const onConfirm = (err: unknown): void => {
       if (err) return reject(new Error('a publish was nacked'));
       confirmed++;
       if (confirmed === count) resolve();
-      else if (!scheduled) {
-        scheduled = true;
-        setImmediate(pump);
-      }
+      else kick();
     };
     pump();
   });
@@ -121,6 +127,9 @@ async function measured(): Promise<void> {
   const threads0 = threadCpuMs(process.pid);
   const cpu0 = process.cpuUsage();
   const commits0 = counters();
+  const coalescing = warren.broker.readCoalescing!;
+  const reads0 = coalescing.reads;
+  const naps0 = coalescing.naps;
   const t0 = performance.now();
   await publish('measured', messages);
   const ms = performance.now() - t0;
@@ -137,6 +146,8 @@ async function measured(): Promise<void> {
   }
   console.log(`${what}: ${Math.round((messages * 1000) / ms).toLocaleString('en-US')} msg/s`);
   console.log(`  broker CPU ${us(cpu.user + cpu.system)} µs/msg (user ${us(cpu.user)}, system ${us(cpu.system)}); main thread ${us(main * 1000)}, other threads ${us(others * 1000)} (clock ticks: 10 ms)`);
+  const reads = coalescing.reads - reads0;
+  console.log(`  reads ${reads.toLocaleString('en-US')} (${(messages / reads).toFixed(1)} messages each), read-coalescing naps after ${(((coalescing.naps - naps0) * 100) / reads).toFixed(0)} % of them`);
   if (commits0 && commits1) console.log(`  store: ${commits1.batches - commits0.batches} batches, ${commits1.transactions - commits0.transactions} LMDB transactions`);
 }
 
