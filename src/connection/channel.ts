@@ -6,8 +6,9 @@ import { basicDeliverPrefix } from '../frame/fast.js';
 import { copyTable, F } from '../frame/field-table.js';
 import { encodeContentHeaderPayload } from '../frame/generated/properties.js';
 import { ChannelCounters, type ChannelQueueCounters } from '../metrics/counters.js';
+import { refuseOnStream } from '../stream/stream-refusals.js';
 import type { Consumer, ConsumerHost } from '../queue/consumer.js';
-import type { Queue } from '../queue/queue.js';
+import { REMOVE_CHUNK, type Queue } from '../queue/queue.js';
 import type { QueuedMessage } from '../queue/queued-message.js';
 import type { VHost } from '../vhost/vhost.js';
 import type { Authorizer } from '../access/authorizer.js';
@@ -19,8 +20,9 @@ import { UnackedDeliveries, type Delivery } from './unacked-deliveries.js';
 
 export type { Delivery } from './unacked-deliveries.js';
 
-/** Deliveries one basic.ack settles in a turn; a larger ack goes on in later turns (Channel.ackTag). */
+/** Deliveries one basic.ack (or drop) settles in a turn; a larger one goes on in later turns (Channel.ackTag, rejectTag). */
 export const ACK_CHUNK = 1024;
+const NACK_REFUSED = 'basic.nack and basic.reject';
 
 /**
  * One AMQP channel: consumers and their unacked deliveries, prefetch limits, acknowledgements
@@ -223,6 +225,27 @@ export class Channel implements ConsumerHost {
       this.ack(this.takeDeliveries(tag, multiple));
       return;
     }
+    this.settleTag(tag, multiple, false);
+  }
+
+  /**
+   * basic.nack and basic.reject. Requeued, or inside a transaction, the deliveries are taken at
+   * once (a requeue puts them all back at their original positions in one go: Queue.requeue).
+   * Dropped (requeue=false) they are settled as an ack is (ackTag), REMOVE_CHUNK a turn, each
+   * chunk discarded as it is settled (dead-lettered where the queue says: Queue.discard): a nack
+   * of a hundred thousand deliveries does not hold every other client while they are all taken
+   * and grouped. A delivery from a stream refuses the whole nack before anything is settled.
+   */
+  rejectTag(tag: number, multiple: boolean, requeue: boolean): void {
+    if (this.txMode || requeue) {
+      this.reject(this.notFromStreams(this.takeDeliveries(tag, multiple)), requeue);
+      return;
+    }
+    this.settleTag(tag, multiple, true);
+  }
+
+  /** The deliveries an ack or a drop (tag, multiple) names, settled from their slots, in later turns beyond a chunk. */
+  private settleTag(tag: number, multiple: boolean, discard: boolean): void {
     // (Its connection reads nothing while an ack is being settled; anything else first finishes it.)
     this.finishSettling();
     const unacked = this.unacked;
@@ -237,19 +260,41 @@ export class Channel implements ConsumerHost {
       if (to < 0) throw preconditionFailed(`unknown delivery tag ${tag}`);
       from = multiple ? unacked.first : to;
     }
-    if (this.settleSlots(from, unacked.tagAt(to))) return;
+    const upTo = unacked.tagAt(to);
+    if (discard) this.refuseStreamsIn(from, upTo);
+    this.settlingDiscards = discard;
+    if (this.settleSlots(from, upTo)) return;
     this.conn.settlingStarted();
     this.conn.broker.later.schedule(this.settleOn);
   }
 
+  /** A nack or reject of a stream's delivery is refused (540 on the connection), as rabbit_stream_queue refuses settle. */
+  private notFromStreams(deliveries: Delivery[]): Delivery[] {
+    for (const d of deliveries) refuseOnStream(d.queue, this.vhost.name, NACK_REFUSED);
+    return deliveries;
+  }
+
+  /** notFromStreams for the live deliveries from slot `from` on with tags up to upTo. */
+  private refuseStreamsIn(from: number, upTo: number): void {
+    const unacked = this.unacked;
+    for (let i = from, end = unacked.last; i < end && unacked.tagAt(i) <= upTo; i++) {
+      if (unacked.entryAt(i) !== undefined) refuseOnStream(unacked.counterAt(i).queue, this.vhost.name, NACK_REFUSED);
+    }
+  }
+
   /**
    * Settles the live deliveries from slot `from` on with tags up to upTo, at most ACK_CHUNK of
-   * them; then each queue concerned dispatches once, in first-acked order. Returns true when
-   * none is left; otherwise upTo is kept in settlingTo for settleOn.
+   * them as acks or REMOVE_CHUNK as drops (settlingDiscards); then each queue concerned dispatches once (a
+   * drop: discards its chunk), in first-settled order. Returns true when none is left;
+   * otherwise upTo is kept in settlingTo for settleOn.
    */
   private settleSlots(from: number, upTo: number): boolean {
     const unacked = this.unacked;
     const queues = this.ackedQueues;
+    const discard = this.settlingDiscards;
+    const dropped = discard ? new Map<Queue, QueuedMessage[]>() : undefined;
+    // A drop is dead-lettered as it is settled: as many a turn as a queue removes (REMOVE_CHUNK).
+    const chunk = discard ? REMOVE_CHUNK : ACK_CHUNK;
     const end = unacked.last;
     let n = 0;
     let settled = 0;
@@ -259,7 +304,7 @@ export class Channel implements ConsumerHost {
     for (; i < end && unacked.tagAt(i) <= upTo; i++) {
       const entry = unacked.entryAt(i);
       if (entry === undefined) continue;
-      if (settled === ACK_CHUNK && !this.finishingSettling) break;
+      if (settled === chunk && !this.finishingSettling) break;
       settled++;
       const consumer = unacked.consumerAt(i);
       if (consumer !== null) {
@@ -269,6 +314,12 @@ export class Channel implements ConsumerHost {
       const counters = unacked.counterAt(i);
       const q = counters.queue;
       unacked.clear(i);
+      if (dropped !== undefined) {
+        const list = dropped.get(q);
+        if (list === undefined) dropped.set(q, [entry]);
+        else list.push(entry);
+        continue;
+      }
       q.ack(entry, false);
       q.counters.ack++;
       counters.ack++;
@@ -289,6 +340,7 @@ export class Channel implements ConsumerHost {
     const done = i === end || unacked.tagAt(i) > upTo;
     this.settlingTo = done ? -1 : upTo;
     unacked.removed();
+    if (dropped !== undefined) for (const [q, entries] of dropped) q.discard(entries);
     for (let k = 0; k < n; k++) {
       const q = queues[k]!;
       queues[k] = undefined;
@@ -325,6 +377,8 @@ export class Channel implements ConsumerHost {
 
   /** The highest tag of an ack still being settled in later turns, or -1. */
   private settlingTo = -1;
+  /** What is being settled is dropped (rejectTag), not acknowledged. */
+  private settlingDiscards = false;
   /** finishSettling is running: the whole ack is settled at once. */
   private finishingSettling = false;
 

@@ -1,18 +1,18 @@
 import { expect } from 'chai';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import { ACK_CHUNK } from '../../src/connection/channel.js';
-import { REMOVE_CHUNK } from '../../src/queue/queue.js';
+import { MARK_CHUNK, REMOVE_CHUNK } from '../../src/queue/queue.js';
 import { channel, connect, type Channel, type ChannelModel, type ConsumeMessage } from '../support/amqp.js';
 import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 /**
  * A consumer with thousands of persistent messages unacknowledged can settle them all with one
- * frame: a basic.ack (multiple), or closing its channel, which requeues them. Both used to be
- * done in one turn, every other client waiting: 0.57 s each for 100,000 persistent messages
- * (bench/event-loop-holds.ts). Now an ack settles ACK_CHUNK deliveries a turn while its
- * connection reads nothing more, and a requeue puts the messages back at once but writes their
- * redelivered marks to the store REMOVE_CHUNK a turn. What the client observes is as if all of
- * it were done at once.
+ * frame: a basic.ack (multiple), a basic.nack (multiple) that drops them, or closing its channel,
+ * which requeues them. All used to be done in one turn, every other client waiting: 0.57 s each
+ * for 100,000 persistent messages (bench/event-loop-holds.ts). Now an ack settles ACK_CHUNK
+ * deliveries a turn and a drop REMOVE_CHUNK while its connection reads nothing more, and a
+ * requeue puts the messages back at once but writes their redelivered marks to the store
+ * MARK_CHUNK a turn. What the client observes is as if all of it were done at once.
  */
 describe('large acks and requeues spread over turns', function () {
   this.timeout(60000);
@@ -52,9 +52,9 @@ describe('large acks and requeues spread over turns', function () {
    * Fills durable queue q with N persistent messages and has them all delivered to a new
    * channel, unacknowledged; `until(n)` resolves once n deliveries arrived on it.
    */
-  async function deliveredUnacked(conn: ChannelModel, q: string): Promise<{ consumer: Channel; got: ConsumeMessage[]; until: (n: number) => Promise<void> }> {
+  async function deliveredUnacked(conn: ChannelModel, q: string, args: Record<string, unknown> = {}): Promise<{ consumer: Channel; got: ConsumeMessage[]; until: (n: number) => Promise<void> }> {
     const ch = await channel(conn);
-    await ch.assertQueue(q, { durable: true });
+    await ch.assertQueue(q, { durable: true, arguments: args });
     for (let i = 0; i < N; i++) ch.sendToQueue(q, Buffer.from(`m${i}`), { persistent: true });
     await ch.checkQueue(q); // a round trip: every publish is in
     const consumer = await channel(conn);
@@ -96,6 +96,36 @@ describe('large acks and requeues spread over turns', function () {
     }
   });
 
+  it('a nack (multiple, requeue=false) of thousands drops REMOVE_CHUNK a turn, each dead-lettered once and in order, and the frames after it see all of it settled', async () => {
+    const conn = await connect(broker.url);
+    try {
+      await (await channel(conn)).assertQueue('dropped-dead', { durable: true });
+      const { consumer, got } = await deliveredUnacked(conn, 'dropped', { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': 'dropped-dead' });
+      let unackedAtFirstTurn = -1;
+      atFirstTurn = () => (unackedAtFirstTurn = unacked('dropped'));
+      consumer.nack(got.at(-1)!, true, false);
+      // Read after the nack settled, basic.recover finds nothing to give back.
+      await consumer.recover();
+      await broker.broker.settle();
+      expect(unackedAtFirstTurn, 'unacknowledged once the nack frame was handled').to.equal(N - REMOVE_CHUNK);
+      expect(turns).to.be.at.least(Math.ceil(N / REMOVE_CHUNK) - 1);
+      expect(got.length, 'nothing redelivered').to.equal(N);
+      expect(broker.inspect.queue('dropped')!.messages).to.equal(0);
+      const dead: ConsumeMessage[] = [];
+      let all!: () => void;
+      const done = new Promise<void>((resolve) => (all = resolve));
+      await (await channel(conn)).consume('dropped-dead', (m) => {
+        dead.push(m!);
+        if (dead.length === N) all();
+      }, { noAck: true });
+      await done;
+      expect(bodies(dead)).to.deep.equal(expected);
+      expect(dead.every((m) => (m.properties.headers?.['x-death'] as Array<{ reason: string }>)[0]!.reason === 'rejected')).to.equal(true);
+    } finally {
+      await conn.close();
+    }
+  });
+
   it('a connection lost while its ack is being settled requeues none of what it acknowledged', async () => {
     const conn = await connect(broker.url);
     conn.on('error', () => {});
@@ -126,7 +156,7 @@ describe('large acks and requeues spread over turns', function () {
     await consumer.close();
     await broker.broker.settle();
     expect(readyAtFirstTurn, 'ready once the channel was closed').to.equal(N);
-    expect(turns).to.be.at.least(Math.ceil(N / REMOVE_CHUNK) - 1);
+    expect(turns).to.be.at.least(Math.ceil(N / MARK_CHUNK) - 1);
     await conn.close();
 
     // The marks are in the store: after a clean restart every message comes back redelivered, in order.

@@ -1,7 +1,7 @@
 import { accessRefused, ConnectionError, internalError, ReplyCode, resourceName } from '../../errors.js';
 import { Consumer } from '../../queue/consumer.js';
 import { parseConsumerPriority } from '../../queue/queue-arguments.js';
-import type { Channel, Delivery } from '../channel.js';
+import type { Channel } from '../channel.js';
 import type { MethodArgsByName } from '../../frame/generated/methods.js';
 import { checkReadable, parseStreamConsumeArguments } from '../../stream/stream-arguments.js';
 import type { StreamQueue } from '../../stream/stream-queue.js';
@@ -70,8 +70,8 @@ export const basicHandlers: ChannelHandlers = {
   },
 
   'basic.ack': (ch, args) => ch.ackTag(args.deliveryTag, args.multiple),
-  'basic.reject': (ch, args) => ch.reject(notFromStreams(ch, ch.takeDeliveries(args.deliveryTag, false)), args.requeue),
-  'basic.nack': (ch, args) => ch.reject(notFromStreams(ch, ch.takeDeliveries(args.deliveryTag, args.multiple)), args.requeue),
+  'basic.reject': (ch, args) => ch.rejectTag(args.deliveryTag, false, args.requeue),
+  'basic.nack': (ch, args) => ch.rejectTag(args.deliveryTag, args.multiple, args.requeue),
 
   'basic.qos': (ch, args) => {
     if (args.prefetchSize !== 0) {
@@ -95,12 +95,6 @@ export const basicHandlers: ChannelHandlers = {
   },
   'basic.recover-async': (ch, args) => recover(ch, args.requeue),
 };
-
-/** basic.nack and basic.reject of a stream's deliveries are refused (rabbit_stream_queue:settle). */
-function notFromStreams(ch: Channel, deliveries: Delivery[]): Delivery[] {
-  for (const d of deliveries) refuseOnStream(d.queue, ch.vhost.name, 'basic.nack and basic.reject');
-  return deliveries;
-}
 
 /** basic.consume on a stream: offset, then prefetch and no-ack checks; the consumer reads from its offset. */
 function consumeStream(ch: Channel, queue: StreamQueue, args: MethodArgsByName['basic.consume'], rs: string): void {
