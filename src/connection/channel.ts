@@ -20,7 +20,7 @@ import { UnackedDeliveries, type Delivery } from './unacked-deliveries.js';
 
 export type { Delivery } from './unacked-deliveries.js';
 
-/** Deliveries one basic.ack (or drop) settles in a turn; a larger one goes on in later turns (Channel.ackTag, rejectTag). */
+/** Deliveries one basic.ack settles in a turn; a larger ack goes on in later turns (Channel.ackTag; a drop: rejectTag). */
 export const ACK_CHUNK = 1024;
 const NACK_REFUSED = 'basic.nack and basic.reject';
 
@@ -284,9 +284,9 @@ export class Channel implements ConsumerHost {
 
   /**
    * Settles the live deliveries from slot `from` on with tags up to upTo, at most ACK_CHUNK of
-   * them as acks or REMOVE_CHUNK as drops (settlingDiscards); then each queue concerned dispatches once (a
-   * drop: discards its chunk), in first-settled order. Returns true when none is left;
-   * otherwise upTo is kept in settlingTo for settleOn.
+   * them as acks, or REMOVE_CHUNK as drops (settlingDiscards); then each queue concerned
+   * dispatches once (for drops: discards its share), in first-settled order. Returns true when
+   * none is left; otherwise upTo is kept in settlingTo for settleOn.
    */
   private settleSlots(from: number, upTo: number): boolean {
     const unacked = this.unacked;
