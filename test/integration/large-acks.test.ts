@@ -75,21 +75,43 @@ describe('large acks and requeues spread over turns', function () {
   const bodies = (ms: ConsumeMessage[]): string[] => ms.map((m) => m.content.toString());
   const expected = Array.from({ length: N }, (_, i) => `m${i}`);
 
+  /**
+   * Has N persistent messages of durable queue q (with args) delivered unacknowledged, settles
+   * them all with one frame (`settle`), then asks the channel to recover: read after the
+   * settling, basic.recover finds nothing to give back. Checks that `chunk` of them were settled
+   * in the frame's own turn and the rest in later turns, that nothing came back, and that the
+   * queue is empty.
+   */
+  async function settledInTurns(conn: ChannelModel, q: string, chunk: number, settle: (consumer: Channel, last: ConsumeMessage) => void, args: Record<string, unknown> = {}): Promise<void> {
+    const { consumer, got } = await deliveredUnacked(conn, q, args);
+    let unackedAtFirstTurn = -1;
+    atFirstTurn = () => (unackedAtFirstTurn = unacked(q));
+    settle(consumer, got.at(-1)!);
+    await consumer.recover();
+    await broker.broker.settle();
+    expect(unackedAtFirstTurn, 'unacknowledged once the frame was handled').to.equal(N - chunk);
+    expect(turns).to.be.at.least(Math.ceil(N / chunk) - 1);
+    expect(got.length, 'nothing redelivered').to.equal(N);
+    expect(broker.inspect.queue(q)!.messages).to.equal(0);
+  }
+
+  /** The first n messages a new channel of conn consumes from q, without acknowledgements. */
+  async function consumeAll(conn: ChannelModel, q: string, n: number): Promise<ConsumeMessage[]> {
+    const got: ConsumeMessage[] = [];
+    let all!: () => void;
+    const done = new Promise<void>((resolve) => (all = resolve));
+    await (await channel(conn)).consume(q, (m) => {
+      got.push(m!);
+      if (got.length === n) all();
+    }, { noAck: true });
+    await done;
+    return got;
+  }
+
   it('an ack (multiple) of thousands settles ACK_CHUNK a turn, and the frames after it see all of it settled', async () => {
     const conn = await connect(broker.url);
     try {
-      const { consumer, got } = await deliveredUnacked(conn, 'acked');
-      let unackedAtFirstTurn = -1;
-      atFirstTurn = () => (unackedAtFirstTurn = unacked('acked'));
-      // basic.recover requeues what is unacknowledged on the channel: read after the ack
-      // settled, it finds nothing to give back.
-      consumer.ack(got.at(-1)!, true);
-      await consumer.recover();
-      await broker.broker.settle();
-      expect(unackedAtFirstTurn, 'unacknowledged once the ack frame was handled').to.equal(N - ACK_CHUNK);
-      expect(turns).to.be.at.least(Math.ceil(N / ACK_CHUNK) - 1);
-      expect(got.length, 'nothing redelivered').to.equal(N);
-      expect(broker.inspect.queue('acked')!.messages).to.equal(0);
+      await settledInTurns(conn, 'acked', ACK_CHUNK, (consumer, last) => consumer.ack(last, true));
       expect(broker.broker.store.messages.countEntries('/\u0000acked').messages, 'nothing left in the store').to.equal(0);
     } finally {
       await conn.close();
@@ -100,25 +122,9 @@ describe('large acks and requeues spread over turns', function () {
     const conn = await connect(broker.url);
     try {
       await (await channel(conn)).assertQueue('dropped-dead', { durable: true });
-      const { consumer, got } = await deliveredUnacked(conn, 'dropped', { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': 'dropped-dead' });
-      let unackedAtFirstTurn = -1;
-      atFirstTurn = () => (unackedAtFirstTurn = unacked('dropped'));
-      consumer.nack(got.at(-1)!, true, false);
-      // Read after the nack settled, basic.recover finds nothing to give back.
-      await consumer.recover();
-      await broker.broker.settle();
-      expect(unackedAtFirstTurn, 'unacknowledged once the nack frame was handled').to.equal(N - REMOVE_CHUNK);
-      expect(turns).to.be.at.least(Math.ceil(N / REMOVE_CHUNK) - 1);
-      expect(got.length, 'nothing redelivered').to.equal(N);
-      expect(broker.inspect.queue('dropped')!.messages).to.equal(0);
-      const dead: ConsumeMessage[] = [];
-      let all!: () => void;
-      const done = new Promise<void>((resolve) => (all = resolve));
-      await (await channel(conn)).consume('dropped-dead', (m) => {
-        dead.push(m!);
-        if (dead.length === N) all();
-      }, { noAck: true });
-      await done;
+      const deadLetters = { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': 'dropped-dead' };
+      await settledInTurns(conn, 'dropped', REMOVE_CHUNK, (consumer, last) => consumer.nack(last, true, false), deadLetters);
+      const dead = await consumeAll(conn, 'dropped-dead', N);
       expect(bodies(dead)).to.deep.equal(expected);
       expect(dead.every((m) => (m.properties.headers?.['x-death'] as Array<{ reason: string }>)[0]!.reason === 'rejected')).to.equal(true);
     } finally {
@@ -164,15 +170,7 @@ describe('large acks and requeues spread over turns', function () {
     broker = await start();
     conn = await connect(broker.url);
     try {
-      const ch = await channel(conn);
-      const again: ConsumeMessage[] = [];
-      let all!: () => void;
-      const done = new Promise<void>((resolve) => (all = resolve));
-      await ch.consume('closed', (m) => {
-        again.push(m!);
-        if (again.length === N) all();
-      }, { noAck: true });
-      await done;
+      const again = await consumeAll(conn, 'closed', N);
       expect(bodies(again)).to.deep.equal(expected);
       expect(again.filter((m) => !m.fields.redelivered).map((m) => m.content.toString()), 'not marked redelivered').to.deep.equal([]);
     } finally {
