@@ -6,7 +6,7 @@ import { basicDeliverPrefix } from '../frame/fast.js';
 import { copyTable, F } from '../frame/field-table.js';
 import { encodeContentHeaderPayload } from '../frame/generated/properties.js';
 import { ChannelCounters, type ChannelQueueCounters } from '../metrics/counters.js';
-import { refuseOnStream } from '../stream/stream-refusals.js';
+import { isStream, refuseOnStream } from '../stream/stream-refusals.js';
 import type { Consumer, ConsumerHost } from '../queue/consumer.js';
 import { REMOVE_CHUNK, type Queue } from '../queue/queue.js';
 import type { QueuedMessage } from '../queue/queued-message.js';
@@ -22,7 +22,6 @@ export type { Delivery } from './unacked-deliveries.js';
 
 /** Deliveries one basic.ack settles in a turn; a larger ack goes on in later turns (Channel.ackTag; a drop: rejectTag). */
 export const ACK_CHUNK = 1024;
-const NACK_REFUSED = 'basic.nack and basic.reject';
 
 /**
  * One AMQP channel: consumers and their unacked deliveries, prefetch limits, acknowledgements
@@ -207,9 +206,8 @@ export class Channel implements ConsumerHost {
     this.finishSettling();
     const unacked = this.unacked;
     if (multiple && tag === 0) return unacked.takeAll();
-    const i = unacked.indexOf(tag);
-    if (i < 0) throw preconditionFailed(`unknown delivery tag ${tag}`);
-    return unacked.take(multiple ? unacked.first : i, i);
+    const { from, to } = this.slotsNamed(tag, multiple)!;
+    return unacked.take(from, to);
   }
 
   /**
@@ -234,11 +232,22 @@ export class Channel implements ConsumerHost {
    * Dropped (requeue=false) they are settled as an ack is (ackTag), REMOVE_CHUNK a turn, each
    * chunk discarded as it is settled (dead-lettered where the queue says: Queue.discard): a nack
    * of a hundred thousand deliveries does not hold every other client while they are all taken
-   * and grouped. A delivery from a stream refuses the whole nack before anything is settled.
+   * and grouped.
+   *
+   * A stream's delivery among them is refused with 540 on the connection. RabbitMQ 3.10 settles
+   * the deliveries of the other queues first, as asked (observed: a classic queue's delivery
+   * named with a stream's is requeued, or dropped, before the connection closes); inside a
+   * transaction nothing is taken before the refusal, so the channel's closing gives all back.
    */
   rejectTag(tag: number, multiple: boolean, requeue: boolean): void {
+    this.finishSettling();
+    const stream = this.streamAmong(tag, multiple);
+    if (stream !== undefined) {
+      if (!this.txMode) this.reject(this.takeDeliveries(tag, multiple).filter((d) => !isStream(d.queue)), requeue);
+      refuseOnStream(stream, this.vhost.name, 'basic.nack and basic.reject');
+    }
     if (this.txMode || requeue) {
-      this.reject(this.notFromStreams(this.takeDeliveries(tag, multiple)), requeue);
+      this.reject(this.takeDeliveries(tag, multiple), requeue);
       return;
     }
     this.settleTag(tag, multiple, true);
@@ -248,38 +257,37 @@ export class Channel implements ConsumerHost {
   private settleTag(tag: number, multiple: boolean, discard: boolean): void {
     // (Its connection reads nothing while an ack is being settled; anything else first finishes it.)
     this.finishSettling();
-    const unacked = this.unacked;
-    let from: number;
-    let to: number;
-    if (multiple && tag === 0) {
-      if (unacked.size === 0) return;
-      from = unacked.first;
-      to = unacked.last - 1;
-    } else {
-      to = unacked.indexOf(tag);
-      if (to < 0) throw preconditionFailed(`unknown delivery tag ${tag}`);
-      from = multiple ? unacked.first : to;
-    }
-    const upTo = unacked.tagAt(to);
-    if (discard) this.refuseStreamsIn(from, upTo);
+    const slots = this.slotsNamed(tag, multiple);
+    if (slots === undefined) return;
     this.settlingDiscards = discard;
-    if (this.settleSlots(from, upTo)) return;
+    if (this.settleSlots(slots.from, this.unacked.tagAt(slots.to))) return;
     this.conn.settlingStarted();
     this.conn.broker.later.schedule(this.settleOn);
   }
 
-  /** A nack or reject of a stream's delivery is refused (540 on the connection), as rabbit_stream_queue refuses settle. */
-  private notFromStreams(deliveries: Delivery[]): Delivery[] {
-    for (const d of deliveries) refuseOnStream(d.queue, this.vhost.name, NACK_REFUSED);
-    return deliveries;
+  /**
+   * The slots, from..to, of the deliveries an ack or nack with (tag, multiple) names
+   * (collect_acks); undefined when it names none (tag 0, multiple, nothing unacknowledged).
+   */
+  private slotsNamed(tag: number, multiple: boolean): { from: number; to: number } | undefined {
+    const unacked = this.unacked;
+    if (multiple && tag === 0) return unacked.size === 0 ? undefined : { from: unacked.first, to: unacked.last - 1 };
+    const to = unacked.indexOf(tag);
+    if (to < 0) throw preconditionFailed(`unknown delivery tag ${tag}`);
+    return { from: multiple ? unacked.first : to, to };
   }
 
-  /** notFromStreams for the live deliveries from slot `from` on with tags up to upTo. */
-  private refuseStreamsIn(from: number, upTo: number): void {
+  /** The first stream among the queues of the deliveries (tag, multiple) names, if any; nothing is taken. */
+  private streamAmong(tag: number, multiple: boolean): Queue | undefined {
+    const slots = this.slotsNamed(tag, multiple);
+    if (slots === undefined) return undefined;
     const unacked = this.unacked;
-    for (let i = from, end = unacked.last; i < end && unacked.tagAt(i) <= upTo; i++) {
-      if (unacked.entryAt(i) !== undefined) refuseOnStream(unacked.counterAt(i).queue, this.vhost.name, NACK_REFUSED);
+    for (let i = slots.from; i <= slots.to; i++) {
+      if (unacked.entryAt(i) === undefined) continue;
+      const q = unacked.counterAt(i).queue;
+      if (isStream(q)) return q;
     }
+    return undefined;
   }
 
   /**

@@ -257,6 +257,34 @@ describe('stream queues (rabbitmq.com/streams.html)', function () {
     expect((await (await channel(await open())).checkQueue(q)).messageCount).to.equal(1);
   });
 
+  it('a nack (multiple) naming a classic queue\'s delivery and a stream\'s settles the classic one as asked, then closes the connection with 540, as RabbitMQ 3.10 does', async () => {
+    for (const requeue of [true, false]) {
+      const s = uniq('s-mixed');
+      const c = uniq('c-mixed');
+      await publishEach(await publisher(s), s, ['s0']);
+      const conn = await open();
+      const ch = await channel(conn);
+      await ch.assertQueue(c, { durable: true });
+      ch.sendToQueue(c, Buffer.from('c0'), { persistent: true });
+      await ch.checkQueue(c);
+      await ch.prefetch(10);
+      const got: ConsumeMessage[] = [];
+      await ch.consume(c, (m) => m && got.push(m));
+      await until(() => got.length === 1, 'the classic delivery');
+      await ch.consume(s, (m) => m && got.push(m), { arguments: { 'x-stream-offset': 'first' } });
+      await until(() => got.length === 2, 'the stream delivery');
+      const why = new Promise<string>((resolve) => conn.once('close', (e: Error) => resolve(e.message)));
+      ch.nack(got[1]!, true, requeue);
+      expect(await why).to.contain(`540 (NOT-IMPLEMENTED) with message "NOT_IMPLEMENTED - basic.nack and basic.reject not supported by stream queues queue '${s}' in vhost '/'"`);
+      // Requeued, the classic message is back (redelivered); dropped, it is gone, not held by a closed channel.
+      const other = await channel(await open());
+      const back = await other.get(c, { noAck: true });
+      if (requeue) expect(back && [back.content.toString(), back.fields.redelivered]).to.deep.equal(['c0', true]);
+      else expect(back).to.equal(false);
+      expect(broker.running.inspect.queue(c), `requeue=${String(requeue)}`).to.deep.include({ messages: 0, unacked: 0 });
+    }
+  });
+
   it('takes nothing a queue dead-letters into it, as RabbitMQ 3.10 (whose stream client drops it)', async () => {
     const q = uniq('s-dlx');
     const pub = await publisher(q);
