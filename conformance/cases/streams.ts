@@ -236,6 +236,31 @@ test('nack-reject-refused', `${DOC}#consuming: basic.nack and basic.reject are n
   }
 });
 
+test('nack-mixed-with-classic', `${DOC}#consuming: a nack (multiple) naming a classic queue's delivery and a stream's: the classic one is settled as asked, then 540`, async (t) => {
+  for (const requeue of [true, false]) {
+    const { ch, q } = await stream(t);
+    await publishEach(ch, q, ['s0']);
+    const c = t.q(requeue ? 'requeued' : 'dropped');
+    const conn = await t.connect();
+    const cons = await t.channel(conn);
+    await cons.assertQueue(c, { durable: true });
+    cons.sendToQueue(c, Buffer.from('c0'), { persistent: true });
+    await cons.checkQueue(c);
+    await cons.prefetch(10);
+    const got: ConsumeMessage[] = [];
+    await cons.consume(c, (m) => { if (m) got.push(m); });
+    await t.waitFor(() => got.length >= 1, 1000);
+    await cons.consume(q, (m) => { if (m) got.push(m); }, { arguments: { 'x-stream-offset': 'first' } });
+    await t.waitFor(() => got.length >= 2, 1000);
+    cons.nack(got[1]!, true, requeue);
+    t.log(`requeue=${String(requeue)}`, await t.closeOf(cons));
+    const other = await t.channel();
+    const back = await other.get(c, { noAck: true });
+    t.log(`requeue=${String(requeue)}: classic queue after`, back ? { body: back.content.toString(), redelivered: back.fields.redelivered } : 'empty');
+    await other.deleteQueue(c);
+  }
+});
+
 test('cancel-then-ack', `${DOC}#consuming: basic.cancel ends a stream consumer; its deliveries can still be acked`, async (t) => {
   const { ch, q } = await stream(t);
   await publishEach(ch, q, ['m0', 'm1', 'm2']);
