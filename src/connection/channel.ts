@@ -539,9 +539,8 @@ export class Channel implements ConsumerHost {
     cancelReplyTo(this);
     // Requeue before the consumers go, so the next (single active) consumer sees the returned
     // messages first, in their original order.
-    const all = this.unacked.takeAll();
     this.consumerUnacked = 0;
-    for (const [queue, entries] of groupByQueue(all)) queue.requeue(entries);
+    for (const [queue, entries] of this.unacked.takeAllByQueue()) queue.requeue(entries);
     for (const c of this.consumers.values()) c.queue.removeConsumer(c);
     this.consumers.clear();
   }

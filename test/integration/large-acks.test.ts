@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import { ACK_CHUNK } from '../../src/connection/channel.js';
-import { MARK_CHUNK, REMOVE_CHUNK } from '../../src/queue/queue.js';
+import { MARK_CHUNK, REMOVE_CHUNK, RETURN_CHUNK } from '../../src/queue/queue.js';
 import { channel, connect, type Channel, type ChannelModel, type ConsumeMessage } from '../support/amqp.js';
 import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
@@ -11,8 +11,9 @@ import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
  * which requeues them. All used to be done in one turn, every other client waiting: 0.57 s each
  * for 100,000 persistent messages (bench/event-loop-holds.ts). Now an ack settles ACK_CHUNK
  * deliveries a turn and a drop REMOVE_CHUNK while its connection reads nothing more, and a
- * requeue puts the messages back at once but writes their redelivered marks to the store
- * MARK_CHUNK a turn. What the client observes is as if all of it were done at once.
+ * requeue writes their redelivered marks to the store MARK_CHUNK a turn, and puts them back
+ * RETURN_CHUNK a turn when there are more, delivering nothing from the queue meanwhile. What the
+ * client observes is as if all of it were done at once.
  */
 describe('large acks and requeues spread over turns', function () {
   this.timeout(60000);
@@ -20,7 +21,13 @@ describe('large acks and requeues spread over turns', function () {
   let dataDir: string;
   let broker: RunningBroker;
   let turns: number;
+  /** Turns of a queue putting requeued messages back (its `nextReturns`). */
+  let returnTurns: number;
   let atFirstTurn: (() => void) | undefined;
+  /** Runs at the start of the next such turn (before the chunk goes back). */
+  let beforeReturnTurn: (() => void) | undefined;
+  /** The next such turn is asked for once this resolves. */
+  let holdReturnTurn: Promise<void> | undefined;
 
   const start = (): Promise<RunningBroker> => startBroker({ port: 0, logLevel: 'silent', dataDir, heartbeat: 0 });
   beforeEach(async () => {
@@ -33,15 +40,29 @@ describe('large acks and requeues spread over turns', function () {
     removeDir(dataDir);
   });
 
-  /** Counts the turns broker.later is asked for, and runs atFirstTurn in the first one. */
+  /** Counts the turns broker.later is asked for (and the queues' return turns), and runs atFirstTurn in the first one. */
   function spyOnLaterTurns(): void {
     const later = broker.broker.later;
     const schedule = later.schedule;
     turns = 0;
+    returnTurns = 0;
     atFirstTurn = undefined;
+    beforeReturnTurn = undefined;
+    holdReturnTurn = undefined;
     later.schedule = (fn) => {
       if (turns++ === 0) atFirstTurn?.();
-      schedule.call(later, fn);
+      if (fn.name !== 'nextReturns') return schedule.call(later, fn);
+      returnTurns++;
+      const turn = (): void => {
+        const before = beforeReturnTurn;
+        beforeReturnTurn = undefined;
+        before?.();
+        fn();
+      };
+      const held = holdReturnTurn;
+      holdReturnTurn = undefined;
+      if (held === undefined) schedule.call(later, turn);
+      else void held.then(() => schedule.call(later, turn));
     };
   }
 
@@ -49,18 +70,18 @@ describe('large acks and requeues spread over turns', function () {
   const ready = (q: string): number => broker.inspect.queue(q)!.ready;
 
   /**
-   * Fills durable queue q with N persistent messages and has them all delivered to a new
-   * channel, unacknowledged; `until(n)` resolves once n deliveries arrived on it.
+   * Fills durable queue q with n (N) persistent messages and has them all delivered to a new
+   * channel, unacknowledged; `until(k)` resolves once k deliveries arrived on it.
    */
-  async function deliveredUnacked(conn: ChannelModel, q: string, args: Record<string, unknown> = {}): Promise<{ consumer: Channel; got: ConsumeMessage[]; until: (n: number) => Promise<void> }> {
+  async function deliveredUnacked(conn: ChannelModel, q: string, args: Record<string, unknown> = {}, n = N): Promise<{ consumer: Channel; got: ConsumeMessage[]; until: (k: number) => Promise<void> }> {
     const ch = await channel(conn);
     await ch.assertQueue(q, { durable: true, arguments: args });
-    for (let i = 0; i < N; i++) ch.sendToQueue(q, Buffer.from(`m${i}`), { persistent: true });
+    for (let i = 0; i < n; i++) ch.sendToQueue(q, Buffer.from(`m${i}`), { persistent: true });
     await ch.checkQueue(q); // a round trip: every publish is in
     const consumer = await channel(conn);
     const got: ConsumeMessage[] = [];
     const waiting: Array<{ n: number; resolve: () => void }> = [];
-    const until = (n: number): Promise<void> => (got.length >= n ? Promise.resolve() : new Promise((resolve) => waiting.push({ n, resolve })));
+    const until = (k: number): Promise<void> => (got.length >= k ? Promise.resolve() : new Promise((resolve) => waiting.push({ n: k, resolve })));
     await consumer.consume(q, (m) => {
       got.push(m!);
       for (const w of waiting.filter((x) => got.length >= x.n)) {
@@ -68,7 +89,7 @@ describe('large acks and requeues spread over turns', function () {
         w.resolve();
       }
     });
-    await until(N);
+    await until(n);
     return { consumer, got, until };
   }
 
@@ -173,6 +194,86 @@ describe('large acks and requeues spread over turns', function () {
       const again = await consumeAll(conn, 'closed', N);
       expect(bodies(again)).to.deep.equal(expected);
       expect(again.filter((m) => !m.fields.redelivered).map((m) => m.content.toString()), 'not marked redelivered').to.deep.equal([]);
+    } finally {
+      await conn.close();
+    }
+  });
+
+  /** More than two chunks of returns. */
+  const MANY = 2 * RETURN_CHUNK + 500;
+  const manyExpected = Array.from({ length: MANY }, (_, i) => `m${i}`);
+
+  it('a channel closed with more than RETURN_CHUNK unacknowledged puts them back a chunk a turn, and another consumer gets them all in order before what was published after', async () => {
+    let conn = await connect(broker.url);
+    const other = await connect(broker.url);
+    try {
+      const { consumer } = await deliveredUnacked(conn, 'returned', {}, MANY);
+      // A second consumer, attached while the queue has nothing ready, and a publisher on the
+      // same connection (a round trip on it follows what it delivers).
+      const watcher = await channel(other);
+      const seen: ConsumeMessage[] = [];
+      let all!: () => void;
+      const allSeen = new Promise<void>((resolve) => (all = resolve));
+      await watcher.consume('returned', (m) => {
+        seen.push(m!);
+        if (seen.length === MANY + 3) all();
+      }, { noAck: true });
+      const publisher = await channel(other);
+      let unackedAtFirstTurn = -1;
+      let readyAtFirstTurn = -1;
+      atFirstTurn = () => {
+        unackedAtFirstTurn = unacked('returned');
+        readyAtFirstTurn = ready('returned');
+      };
+      // The second chunk waits until three more messages are in the queue, behind the first.
+      let goOn!: () => void;
+      holdReturnTurn = new Promise((resolve) => (goOn = resolve));
+      await consumer.close();
+      for (const body of ['late0', 'late1', 'late2']) publisher.sendToQueue('returned', Buffer.from(body), { persistent: true });
+      await publisher.checkQueue('returned');
+      expect(seen.length, 'delivered while some are still going back').to.equal(0);
+      goOn();
+      await allSeen;
+      await broker.broker.settle();
+      expect(returnTurns, 'turns putting messages back').to.be.at.least(Math.ceil(MANY / RETURN_CHUNK) - 1);
+      expect(unackedAtFirstTurn, 'unacknowledged once the channel was closed').to.equal(0);
+      expect(readyAtFirstTurn, 'ready (those still going back included) once the channel was closed').to.equal(MANY);
+      expect(bodies(seen)).to.deep.equal([...manyExpected, 'late0', 'late1', 'late2']);
+      expect(seen.slice(0, MANY).every((m) => m.fields.redelivered), 'requeued ones redelivered').to.equal(true);
+      expect(seen.slice(MANY).some((m) => m.fields.redelivered), 'late ones not redelivered').to.equal(false);
+      await conn.close();
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('a basic.get or a purge right behind such a close, or a policy applied while they go back, sees every requeued message back', async () => {
+    const conn = await connect(broker.url);
+    try {
+      const ch = await channel(conn);
+      // Sent right behind the close: read while the requeued messages are still going back.
+      const { consumer } = await deliveredUnacked(conn, 'got', {}, MANY);
+      const closed = consumer.close();
+      const head = await ch.get('got', { noAck: true });
+      await closed;
+      expect(head && head.content.toString(), 'the head').to.equal('m0');
+      expect(head && head.fields.redelivered).to.equal(true);
+      expect(head && head.fields.messageCount, 'the rest, ready').to.equal(MANY - 1);
+
+      const { consumer: purged } = await deliveredUnacked(conn, 'purged', {}, MANY);
+      const closedToo = purged.close();
+      expect((await ch.purgeQueue('purged')).messageCount).to.equal(MANY);
+      await closedToo;
+
+      // A max-length policy applied between two chunks drops from the head of all of them.
+      const { consumer: capped } = await deliveredUnacked(conn, 'capped', {}, MANY);
+      beforeReturnTurn = () => void broker.broker.policies.put('policy', '/', 'cap', { pattern: '^capped$', definition: { 'max-length': 10 }, applyTo: 'queues' });
+      await capped.close();
+      await broker.broker.settle();
+      expect(beforeReturnTurn, 'applied while they went back').to.equal(undefined);
+      expect(broker.inspect.queue('capped')!.messages).to.equal(10);
+      const left = await consumeAll(conn, 'capped', 10);
+      expect(bodies(left)).to.deep.equal(manyExpected.slice(MANY - 10));
     } finally {
       await conn.close();
     }
