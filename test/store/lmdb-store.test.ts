@@ -264,6 +264,23 @@ describe('LMDB store', () => {
       await Promise.all(held);
     });
 
+    it('does not nap in a held turn that had a sync, even when the clock read the same as at the last one', async () => {
+      const { s, ms, before, big } = await behindBigCommit();
+      clock = 1008; // held until 1024 at the latest
+      const held = [publish(ms)];
+      await big.synced;
+      // A coarse clock: five turns of a streaming publisher read the same time.
+      for (let i = 0; i < 5; i++) {
+        held.push(publish(ms));
+        await turn();
+      }
+      expect([s.counters.batches - before, naps.length]).to.deep.equal([1, 0]);
+      clock = 1030;
+      await turn();
+      await Promise.all(held);
+      expect(s.counters.batches - before).to.equal(2);
+    });
+
     it('lets it go at once when no sync came for quietMs before the commit ended (publishers that wait for each confirm)', async () => {
       const { s, ms, before, big } = await behindBigCommit();
       const held = publish(ms); // at 1000; nothing more: this publisher waits for its confirm

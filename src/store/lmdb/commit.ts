@@ -155,9 +155,11 @@ export class CommitEngine implements BatchSource {
   private inFlight = 0;
   /** The hold, with its defaults filled in; undefined: a batch held in flight goes at the end of the turn that learns of the commit. */
   private readonly hold: Required<CommitHold> | undefined;
-  /** hold.now() of the last sync(), and of the last one a held turn saw. */
+  /** hold.now() of the last sync(). */
   private lastSyncAt = -Infinity;
-  private heldSyncAt = -Infinity;
+  /** sync() calls so far, and as many as the last held turn had seen (a turn without one naps). */
+  private syncs = 0;
+  private heldSyncs = 0;
   /** hold.now() when the batch in flight was handed to LMDB, and until when a held batch may wait. */
   private flushedAt = 0;
   private holdUntil = 0;
@@ -268,7 +270,7 @@ export class CommitEngine implements BatchSource {
       const now = hold.now();
       if (now - this.lastSyncAt < hold.quietMs) {
         this.holdUntil = now + HOLD_FACTOR * (now - this.flushedAt);
-        this.heldSyncAt = this.lastSyncAt;
+        this.heldSyncs = this.syncs;
         this.flushTimer = setImmediate(this.holding);
         return;
       }
@@ -284,8 +286,8 @@ export class CommitEngine implements BatchSource {
       this.flush();
       return;
     }
-    if (this.lastSyncAt === this.heldSyncAt) hold.sleep(Math.min(hold.napMs, this.holdUntil - now));
-    this.heldSyncAt = this.lastSyncAt;
+    if (this.syncs === this.heldSyncs) hold.sleep(Math.min(hold.napMs, this.holdUntil - now));
+    this.heldSyncs = this.syncs;
     this.flushTimer = setImmediate(this.holding);
   };
 
@@ -321,7 +323,10 @@ export class CommitEngine implements BatchSource {
   }
 
   sync(): Promise<void> {
-    if (this.hold !== undefined) this.lastSyncAt = this.hold.now();
+    if (this.hold !== undefined) {
+      this.lastSyncAt = this.hold.now();
+      this.syncs++;
+    }
     if (this.failure) return Promise.reject(this.failure);
     const b = this.current ?? this.lastFlushed;
     return b ? b.wait() : RESOLVED;
