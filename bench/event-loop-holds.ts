@@ -3,7 +3,7 @@
  * that long): operations that dead-letter many messages at once, each on a broker of its own
  * in this process, with amqplib clients.
  *
- *   npx tsx bench/event-loop-holds.ts [MESSAGES=100000]
+ *   npx tsx bench/event-loop-holds.ts [MESSAGES=100000] [CASE: only the cases whose name contains it]
  *
  * For each case: the longest gap between the ticks of a 2 ms interval timer while the broker
  * does the work (what any other connection would wait at most), the 99th percentile of those
@@ -14,6 +14,8 @@
  *   transient);
  * - nack-multiple: a consumer nacks (multiple, requeue=false) MESSAGES unacknowledged persistent
  *   messages of a queue with a dead-letter exchange;
+ * - nack-requeue: a consumer, cancelled, nacks (multiple, requeue=true) MESSAGES unacknowledged
+ *   persistent messages, which go back to the queue;
  * - mass-expiry: MESSAGES transient messages with the same deadline expire at once (a FakeClock
  *   advanced past it) into a dead-letter exchange;
  * - ack-multiple: a consumer acks MESSAGES unacknowledged persistent messages with one basic.ack
@@ -30,6 +32,8 @@ import { FakeClock } from '../src/clock.js';
 import { publishConfirmed } from './lib/publish-confirmed.js';
 
 const messages = Number(process.argv[2] ?? 100_000);
+/** Only the cases whose name contains this (all when absent). */
+const only = process.argv[3];
 const BODY = Buffer.alloc(16);
 
 interface Holds {
@@ -97,6 +101,15 @@ async function nackMultiple(): Promise<Holds> {
   });
 }
 
+async function nackRequeue(): Promise<Holds> {
+  return withBroker({ persistent: true }, async (b, ch, conn) => {
+    const { consumer, last } = await allUnacked(b, ch, conn);
+    // Cancelled first: the requeued messages stay in the queue (not redelivered at once).
+    await consumer.cancel(last.fields.consumerTag);
+    return measure(() => consumer.nack(last, true, true), () => b.until.queueLength('q', messages, { timeout: 600_000 }).then(() => b.broker.settle()));
+  });
+}
+
 async function massExpiry(): Promise<Holds> {
   const clock = new FakeClock(1_700_000_000_000);
   return withBroker({ persistent: false, clock }, async (b, ch) => {
@@ -144,6 +157,7 @@ const cases: Array<[string, () => Promise<Holds>]> = [
   ['maxlen-policy, durable, persistent', () => maxlenPolicy(true)],
   ['maxlen-policy, transient', () => maxlenPolicy(false)],
   ['nack-multiple, persistent', nackMultiple],
+  ['nack-requeue, persistent', nackRequeue],
   ['mass-expiry, transient', massExpiry],
   ['ack-multiple, persistent', ackMultiple],
   ['channel-close, persistent', channelClose],
@@ -152,7 +166,7 @@ const cases: Array<[string, () => Promise<Holds>]> = [
 console.log(`event-loop holds, ${messages.toLocaleString('en-US')} messages at once (ms)`);
 console.log('| case | longest hold | p99 hold | until all done |');
 console.log('| --- | --- | --- | --- |');
-for (const [name, run] of cases) {
+for (const [name, run] of cases.filter(([name]) => only === undefined || name.includes(only))) {
   const h = await run();
   console.log(`| ${name} | ${h.longestMs.toFixed(0)} | ${h.p99Ms.toFixed(0)} | ${h.totalMs.toFixed(0)} |`);
 }

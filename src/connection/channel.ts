@@ -227,12 +227,13 @@ export class Channel implements ConsumerHost {
   }
 
   /**
-   * basic.nack and basic.reject. Requeued, or inside a transaction, the deliveries are taken at
-   * once (a requeue puts them all back at their original positions in one go: Queue.requeue).
-   * Dropped (requeue=false) they are settled as an ack is (ackTag), REMOVE_CHUNK a turn, each
-   * chunk discarded as it is settled (dead-lettered where the queue says: Queue.discard): a nack
-   * of a hundred thousand deliveries does not hold every other client while they are all taken
-   * and grouped.
+   * basic.nack and basic.reject. Requeued, they go back to their queues straight from their
+   * slots (requeueSlots: each queue puts them back at their original positions, more than
+   * RETURN_CHUNK over turns: Queue.requeue); inside a transaction they are taken as objects,
+   * held until tx.commit. Dropped (requeue=false) they are settled as an ack is (ackTag),
+   * REMOVE_CHUNK a turn, each chunk discarded as it is settled (dead-lettered where the queue
+   * says: Queue.discard). Either way a nack of a hundred thousand deliveries does not hold
+   * every other client while they are all taken and grouped.
    *
    * A stream's delivery among them is refused with 540 on the connection. RabbitMQ 3.10 settles
    * the deliveries of the other queues first, as asked (observed: a classic queue's delivery
@@ -246,11 +247,31 @@ export class Channel implements ConsumerHost {
       if (!this.txMode) this.reject(this.takeDeliveries(tag, multiple).filter((d) => !isStream(d.queue)), requeue);
       refuseOnStream(stream, this.vhost.name, 'basic.nack and basic.reject');
     }
-    if (this.txMode || requeue) {
+    if (this.txMode) {
       this.reject(this.takeDeliveries(tag, multiple), requeue);
       return;
     }
+    if (requeue) {
+      const slots = this.slotsNamed(tag, multiple);
+      if (slots !== undefined) this.requeueSlots(slots.from, slots.to);
+      return;
+    }
     this.settleTag(tag, multiple, true);
+  }
+
+  /** Gives the live deliveries in slots from..to back to their queues, and their consumers the credit. */
+  private requeueSlots(from: number, to: number): void {
+    const unacked = this.unacked;
+    for (let i = from; i <= to; i++) {
+      if (unacked.entryAt(i) === undefined) continue;
+      const consumer = unacked.consumerAt(i);
+      if (consumer !== null) {
+        consumer.unacked--;
+        this.consumerUnacked--;
+      }
+    }
+    for (const [queue, entries] of unacked.takeByQueue(from, to)) queue.requeue(entries);
+    this.afterCreditReleased();
   }
 
   /** The deliveries an ack or a drop (tag, multiple) names, settled from their slots, in later turns beyond a chunk. */
@@ -444,7 +465,8 @@ export class Channel implements ConsumerHost {
 
   /** basic.recover: every unacked delivery goes back to its queue now, transaction or not. */
   recoverAll(): void {
-    this.applyReject(this.takeDeliveries(0, true), true);
+    this.finishSettling();
+    if (this.unacked.size > 0) this.requeueSlots(this.unacked.first, this.unacked.last - 1);
   }
 
   private applyReject(deliveries: Delivery[], requeue: boolean): void {

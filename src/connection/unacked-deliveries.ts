@@ -168,16 +168,16 @@ export class UnackedDeliveries {
   }
 
   /**
-   * Removes every live delivery and returns their entries by queue, each list in tag order,
-   * the queues in the order of their first delivery: no object per delivery (a channel closing
-   * with a hundred thousand unacknowledged).
+   * Removes the live deliveries in slots [from, to] and returns their entries by queue, each
+   * list in tag order, the queues in the order of their first delivery: no object per delivery
+   * (a requeue of a hundred thousand unacknowledged).
    */
-  takeAllByQueue(): Map<Queue, QueuedMessage[]> {
+  takeByQueue(from: number, to: number): Map<Queue, QueuedMessage[]> {
     const byQueue = new Map<Queue, QueuedMessage[]>();
     const { entries, counters } = this;
     let lastQueue: Queue | undefined;
     let list: QueuedMessage[] | undefined;
-    for (let i = this.head; i < this.end; i++) {
+    for (let i = from; i <= to; i++) {
       const entry = entries[i];
       if (entry === undefined) continue;
       const q = counters[i]!.queue;
@@ -191,6 +191,11 @@ export class UnackedDeliveries {
     }
     this.removed();
     return byQueue;
+  }
+
+  /** takeByQueue of every live delivery (a channel closing). */
+  takeAllByQueue(): Map<Queue, QueuedMessage[]> {
+    return this.takeByQueue(this.head, this.end - 1);
   }
 
   /** Removes and returns every live delivery, in tag order. */

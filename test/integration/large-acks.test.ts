@@ -279,6 +279,27 @@ describe('large acks and requeues spread over turns', function () {
     }
   });
 
+  it('a nack (multiple, requeue) and a basic.recover of more than RETURN_CHUNK give them back to the consumer in order, redelivered', async () => {
+    const conn = await connect(broker.url);
+    try {
+      const { consumer, got, until } = await deliveredUnacked(conn, 'nacked', {}, MANY);
+      consumer.nack(got.at(-1)!, true, true);
+      await until(2 * MANY);
+      expect(returnTurns, 'turns putting messages back').to.be.at.least(Math.ceil(MANY / RETURN_CHUNK) - 1);
+      expect(bodies(got.slice(MANY))).to.deep.equal(manyExpected);
+      expect(got.slice(MANY).every((m) => m.fields.redelivered)).to.equal(true);
+      await consumer.recover();
+      await until(3 * MANY);
+      expect(bodies(got.slice(2 * MANY))).to.deep.equal(manyExpected);
+      consumer.ack(got.at(-1)!, true);
+      await consumer.checkQueue('nacked');
+      await broker.broker.settle();
+      expect(broker.inspect.queue('nacked')!.messages).to.equal(0);
+    } finally {
+      await conn.close();
+    }
+  });
+
   it('the same channel goes on delivering, in order, what it requeues after a large ack', async () => {
     const conn = await connect(broker.url);
     try {
