@@ -16,6 +16,7 @@
  *   messages of a queue with a dead-letter exchange;
  * - nack-requeue: a consumer, cancelled, nacks (multiple, requeue=true) MESSAGES unacknowledged
  *   persistent messages, which go back to the queue;
+ * - tx-commit publishes: a transactional channel commits MESSAGES persistent publishes;
  * - mass-expiry: MESSAGES transient messages with the same deadline expire at once (a FakeClock
  *   advanced past it) into a dead-letter exchange;
  * - ack-multiple: a consumer acks MESSAGES unacknowledged persistent messages with one basic.ack
@@ -110,6 +111,27 @@ async function nackRequeue(): Promise<Holds> {
   });
 }
 
+/** amqplib has no transactions in its API: its channel's rpc with tx.select's and tx.commit's method ids (amqplib/lib/defs.js). */
+const TX_SELECT = 5898250;
+const TX_SELECT_OK = 5898251;
+const TX_COMMIT = 5898260;
+const TX_COMMIT_OK = 5898261;
+const rpc = (ch: amqp.Channel, method: number, expect: number): Promise<unknown> =>
+  (ch as unknown as { rpc(method: number, fields: object, expect: number): Promise<unknown> }).rpc(method, {}, expect);
+
+async function txCommitPublishes(): Promise<Holds> {
+  return withBroker({ persistent: true }, async (b, _ch, conn) => {
+    const tx = await conn.createChannel();
+    await tx.assertQueue('q', { durable: true });
+    await tx.assertQueue('other', { durable: true });
+    await rpc(tx, TX_SELECT, TX_SELECT_OK);
+    for (let i = 0; i < messages; i++) tx.sendToQueue('q', BODY, { persistent: true });
+    await tx.checkQueue('other'); // a round trip: every publish is held by the transaction
+    await b.broker.settle();
+    return measure(() => void rpc(tx, TX_COMMIT, TX_COMMIT_OK), () => b.until.queueLength('q', messages, { timeout: 600_000 }).then(() => b.broker.settle()));
+  });
+}
+
 async function massExpiry(): Promise<Holds> {
   const clock = new FakeClock(1_700_000_000_000);
   return withBroker({ persistent: false, clock }, async (b, ch) => {
@@ -158,6 +180,7 @@ const cases: Array<[string, () => Promise<Holds>]> = [
   ['maxlen-policy, transient', () => maxlenPolicy(false)],
   ['nack-multiple, persistent', nackMultiple],
   ['nack-requeue, persistent', nackRequeue],
+  ['tx-commit publishes, persistent', txCommitPublishes],
   ['mass-expiry, transient', massExpiry],
   ['ack-multiple, persistent', ackMultiple],
   ['channel-close, persistent', channelClose],

@@ -2,11 +2,11 @@
  * Work spread over event-loop turns so that no single turn holds the broker for long: a queue
  * that must dead-letter a large part of itself at once (a lowered max-length, a mass expiry,
  * recovery after downtime, a nack of many delivered messages) does it a chunk per turn
- * (Queue.removeWhile, Queue.removeInTurns); a channel settles an ack of many deliveries a chunk
- * per turn (Channel.ackTag); a queue puts many requeued messages back, and writes their
- * redelivered marks, a chunk per turn (Queue.requeue). The broker has one of these; `settle()`
- * (Broker.settle, hence FakeClock.advance in tests) waits until nothing is left, so a test sees
- * all of it.
+ * (Queue.removeWhile, Queue.removeInTurns); a channel settles an ack of many deliveries, and
+ * applies a large tx.commit, a chunk per turn (Channel.ackTag, commitTx); a queue puts many
+ * requeued messages back, and writes their redelivered marks, a chunk per turn (Queue.requeue).
+ * The broker has one of these; `settle()` (Broker.settle, hence FakeClock.advance in tests)
+ * waits until nothing is left, so a test sees all of it.
  */
 export class LaterTurns {
   private readonly queued: Array<() => void> = [];

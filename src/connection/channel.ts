@@ -23,6 +23,23 @@ export type { Delivery } from './unacked-deliveries.js';
 /** Deliveries one basic.ack settles in a turn; a larger ack goes on in later turns (Channel.ackTag; a drop: rejectTag). */
 export const ACK_CHUNK = 1024;
 
+/** Publishes and acknowledgements a tx.commit applies in a turn; a larger one goes on in later turns (Channel.commitTx). */
+export const TX_CHUNK = 1024;
+
+/** Acknowledgements (ack, or nack/reject with or without requeue) a transaction holds. */
+interface TxAck {
+  requeue: boolean | 'ack';
+  deliveries: Delivery[];
+}
+
+/** A tx.commit being applied: its publishes (Publisher.commitNext) until `published`, then its acknowledgements from acks[ack], deliveries[at]. */
+interface TxCommit {
+  acks: TxAck[];
+  ack: number;
+  at: number;
+  published: boolean;
+}
+
 /**
  * One AMQP channel: consumers and their unacked deliveries, prefetch limits, acknowledgements
  * (held in a transaction until tx.commit), the delivery-acknowledgement timeout and closing.
@@ -34,7 +51,7 @@ export class Channel implements ConsumerHost {
   opened = false;
   /** tx.select was seen: publishes and acknowledgements wait for tx.commit. */
   txMode = false;
-  private txAcks: Array<{ requeue: boolean | 'ack'; deliveries: Delivery[] }> = [];
+  private txAcks: TxAck[] = [];
   /** Set once the server sent channel.close; everything but close/close-ok is ignored. */
   closing = false;
   private released = false;
@@ -522,15 +539,88 @@ export class Channel implements ConsumerHost {
   // ---- transactions -------------------------------------------------------------------------
 
 
-  /** tx.commit: applies the acknowledgements held by the transaction, in order. */
-  commitAcks(): void {
-    const acks = this.txAcks;
+  /**
+   * tx.commit: the publishes first (checked and routed at basic.publish; returns go out now),
+   * then the acknowledgements, in order. commit-ok goes out once the publishes are enqueued
+   * (when the store has them, if it holds any), before the queues redeliver what the
+   * acknowledgements make room for, as RabbitMQ's does. A publish a queue refused fails the
+   * commit with 406 "partial tx completion", the acknowledgements applied all the same.
+   *
+   * TX_CHUNK publishes and acknowledgements are applied a turn, the rest in later turns
+   * (commitOn) while the connection reads nothing more, so a transaction of a hundred thousand
+   * does not hold every other client; the client's next frames find the commit done. Throws the
+   * 406 when the commit is done in the frame's own turn.
+   */
+  commitTx(): void {
+    this.publisher.startCommit();
+    const commit: TxCommit = { acks: this.txAcks, ack: 0, at: 0, published: false };
     this.txAcks = [];
-    for (const a of acks) {
-      if (a.requeue === 'ack') this.applyAck(a.deliveries);
-      else this.applyReject(a.deliveries, a.requeue);
+    if (!this.applyCommit(commit, TX_CHUNK)) {
+      this.txCommit = commit;
+      this.conn.settlingStarted();
+      this.conn.broker.later.schedule(this.commitOn);
+      return;
     }
+    if (this.publisher.commitOutcome.rejected) throw preconditionFailed('partial tx completion');
   }
+
+  /** The next part of a tx.commit spread over turns; reading goes on once it is all applied. */
+  private readonly commitOn = (): void => {
+    const commit = this.txCommit;
+    if (commit === undefined) return; // finished at once (finishCommit)
+    if (!this.applyCommit(commit, TX_CHUNK)) {
+      this.conn.broker.later.schedule(this.commitOn);
+      return;
+    }
+    this.txCommit = undefined;
+    this.conn.settlingDone();
+    if (this.publisher.commitOutcome.rejected && !this.released) {
+      this.conn.closeChannel(this, preconditionFailed('partial tx completion').at(90, 20));
+    }
+  };
+
+  /** A tx.commit spread over turns is applied now (the channel closing: nothing of it is lost). */
+  private finishCommit(): void {
+    const commit = this.txCommit;
+    if (commit === undefined) return;
+    this.txCommit = undefined;
+    this.applyCommit(commit, Number.POSITIVE_INFINITY);
+    this.conn.settlingDone();
+  }
+
+  /**
+   * Applies up to `budget` more publishes and acknowledgements of the commit, answering
+   * commit-ok once the publishes are in (unless one was refused); true once all is applied.
+   */
+  private applyCommit(commit: TxCommit, budget: number): boolean {
+    if (!commit.published) {
+      budget = this.publisher.commitNext(budget);
+      if (!this.publisher.commitDone) return false;
+      commit.published = true;
+      const { durable, rejected } = this.publisher.commitOutcome;
+      if (!rejected) {
+        if (durable) this.conn.broker.commits.whenDurable(() => this.send('tx.commit-ok', {}));
+        else this.send('tx.commit-ok', {});
+      }
+    }
+    const acks = commit.acks;
+    while (commit.ack < acks.length && budget > 0) {
+      const a = acks[commit.ack]!;
+      const end = Math.min(a.deliveries.length, commit.at + budget);
+      const part = commit.at === 0 && end === a.deliveries.length ? a.deliveries : a.deliveries.slice(commit.at, end);
+      budget -= part.length;
+      if (end === a.deliveries.length) {
+        commit.ack++;
+        commit.at = 0;
+      } else commit.at = end;
+      if (a.requeue === 'ack') this.applyAck(part);
+      else this.applyReject(part, a.requeue);
+    }
+    return commit.ack === acks.length;
+  }
+
+  /** The tx.commit being applied over turns (commitTx). */
+  private txCommit: TxCommit | undefined;
 
   /** tx.rollback: the held acknowledgements are undone (the deliveries stay unacked). */
   rollbackAcks(): void {
@@ -549,8 +639,9 @@ export class Channel implements ConsumerHost {
   /** Cancels consumers and requeues unacked messages, in order (channel or connection closed). */
   release(): void {
     if (this.released) return;
-    // What the client acknowledged is not requeued.
+    // What the client acknowledged, or committed, is not requeued.
     this.finishSettling();
+    this.finishCommit();
     this.released = true;
     if (this.opened) this.conn.broker.metrics.churn.channelsClosed++;
     this.assembler.reset();

@@ -61,6 +61,10 @@ export class Publisher {
   /** Set by confirm.select. */
   private confirms: PublisherConfirms | undefined;
   private held: HeldPublish[] = [];
+  /** The publishes of the tx.commit being applied (startCommit, commitNext), from committingAt on, and how it goes. */
+  private committing: HeldPublish[] = [];
+  private committingAt = 0;
+  private committed: Committed = { durable: false, rejected: false };
   /** The header and routing key of the last message kept (keptHeader, keptRoutingKey). */
   private lastHeader: Buffer | undefined;
   /** lastHeader decoded. */
@@ -270,27 +274,56 @@ export class Publisher {
     return { connection: this.conn.name, channel: this.channelId, user: this.conn.username };
   }
 
-  /** tx.commit: enqueues the held publishes in order; returns go out now. */
-  commit(): Committed {
-    const vhost = this.conn.vhost!;
-    const held = this.held;
+  /**
+   * tx.commit: takes the held publishes, for commitNext to enqueue in order (a publish the
+   * transaction holds from now on is the next commit's).
+   */
+  startCommit(): void {
+    this.committing = this.held;
+    this.committingAt = 0;
+    this.committed = { durable: false, rejected: false };
     this.held = [];
-    const committed: Committed = { durable: false, rejected: false };
-    for (const h of held) {
-      const queues = new Set<Queue>();
-      for (const name of h.queues) {
-        const q = vhost.queues.get(name);
-        if (q) queues.add(q);
-      }
-      const { durable, rejected } = vhost.offer(h.message, queues);
-      // A duplicate held back by a deduplication exchange is not unroutable: no basic.return.
-      const returns = h.args.mandatory && h.duplicate !== true;
-      this.countRouted(h.exchange, this.counters.exchange(h.exchange), queues, returns);
-      if (queues.size === 0 && returns) this.sendReturn(h.args, h.message);
-      if (durable || h.durable) committed.durable = true;
-      if (rejected) committed.rejected = true;
+  }
+
+  /**
+   * Enqueues up to `budget` of the publishes startCommit took, in order (returns go out now),
+   * and returns the budget left. Once all are (commitDone), commitOutcome says how it went.
+   */
+  commitNext(budget: number): number {
+    const all = this.committing;
+    const end = Math.min(all.length, this.committingAt + budget);
+    for (let i = this.committingAt; i < end; i++) this.enqueueHeld(all[i]!, this.committed);
+    budget -= end - this.committingAt;
+    this.committingAt = end;
+    if (end === all.length) this.committing = [];
+    return budget;
+  }
+
+  /** commitNext enqueued every publish startCommit took. */
+  get commitDone(): boolean {
+    return this.committing.length === 0;
+  }
+
+  /** How the commit startCommit began went, once commitNext enqueued everything. */
+  get commitOutcome(): Committed {
+    return this.committed;
+  }
+
+  /** Enqueues a held publish (tx.commit): to the queues it was routed to that still exist. */
+  private enqueueHeld(h: HeldPublish, committed: Committed): void {
+    const vhost = this.conn.vhost!;
+    const queues = new Set<Queue>();
+    for (const name of h.queues) {
+      const q = vhost.queues.get(name);
+      if (q) queues.add(q);
     }
-    return committed;
+    const { durable, rejected } = vhost.offer(h.message, queues);
+    // A duplicate held back by a deduplication exchange is not unroutable: no basic.return.
+    const returns = h.args.mandatory && h.duplicate !== true;
+    this.countRouted(h.exchange, this.counters.exchange(h.exchange), queues, returns);
+    if (queues.size === 0 && returns) this.sendReturn(h.args, h.message);
+    if (durable || h.durable) committed.durable = true;
+    if (rejected) committed.rejected = true;
   }
 
   /** tx.rollback: the held publishes are dropped. */

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
-import { ACK_CHUNK } from '../../src/connection/channel.js';
+import { ACK_CHUNK, TX_CHUNK } from '../../src/connection/channel.js';
 import { MARK_CHUNK, REMOVE_CHUNK, RETURN_CHUNK } from '../../src/queue/queue.js';
 import { channel, connect, type Channel, type ChannelModel, type ConsumeMessage } from '../support/amqp.js';
 import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
@@ -21,8 +21,9 @@ describe('large acks and requeues spread over turns', function () {
   let dataDir: string;
   let broker: RunningBroker;
   let turns: number;
-  /** Turns of a queue putting requeued messages back (its `nextReturns`). */
+  /** Turns of a queue putting requeued messages back (its `nextReturns`), and of a channel applying a tx.commit (`commitOn`). */
   let returnTurns: number;
+  let commitTurns: number;
   let atFirstTurn: (() => void) | undefined;
   /** Runs at the start of the next such turn (before the chunk goes back). */
   let beforeReturnTurn: (() => void) | undefined;
@@ -46,11 +47,13 @@ describe('large acks and requeues spread over turns', function () {
     const schedule = later.schedule;
     turns = 0;
     returnTurns = 0;
+    commitTurns = 0;
     atFirstTurn = undefined;
     beforeReturnTurn = undefined;
     holdReturnTurn = undefined;
     later.schedule = (fn) => {
       if (turns++ === 0) atFirstTurn?.();
+      if (fn.name === 'commitOn') commitTurns++;
       if (fn.name !== 'nextReturns') return schedule.call(later, fn);
       returnTurns++;
       const turn = (): void => {
@@ -298,6 +301,70 @@ describe('large acks and requeues spread over turns', function () {
     } finally {
       await conn.close();
     }
+  });
+
+  /** amqplib has no transactions in its API: its channel's rpc, with the method ids of amqplib/lib/defs.js. */
+  const TX = { select: [5898250, 5898251], commit: [5898260, 5898261] } as const;
+  const tx = (ch: Channel, [method, ok]: readonly [number, number]): Promise<unknown> =>
+    (ch as unknown as { rpc(method: number, fields: object, expect: number): Promise<unknown> }).rpc(method, {}, ok);
+
+  it('a tx.commit of more than TX_CHUNK publishes and acknowledgements applies them a chunk a turn, and the frames after it find all of it applied', async () => {
+    const conn = await connect(broker.url);
+    try {
+      const { consumer, got } = await deliveredUnacked(conn, 'tx-acked');
+      await consumer.assertQueue('tx-published', { durable: true });
+      await tx(consumer, TX.select);
+      for (let i = 0; i < MANY; i++) consumer.sendToQueue('tx-published', Buffer.from(`m${i}`), { persistent: true });
+      consumer.ack(got.at(-1)!, true);
+      await tx(consumer, TX.commit);
+      // Read once the commit is applied: everything is in, and everything acknowledged gone.
+      expect((await consumer.checkQueue('tx-published')).messageCount).to.equal(MANY);
+      expect([ready('tx-acked'), unacked('tx-acked')]).to.deep.equal([0, 0]);
+      expect(commitTurns, 'turns applying the commit').to.be.at.least(Math.ceil((MANY + N) / TX_CHUNK) - 1);
+      await broker.broker.settle();
+      expect(bodies(await consumeAll(conn, 'tx-published', MANY))).to.deep.equal(manyExpected);
+    } finally {
+      await conn.close();
+    }
+  });
+
+  it('such a tx.commit refused by a queue applies all of it, then closes the channel with 406 partial tx completion', async () => {
+    const conn = await connect(broker.url);
+    try {
+      const { consumer, got } = await deliveredUnacked(conn, 'tx-acked-too');
+      await consumer.assertQueue('tx-limited', { durable: true, arguments: { 'x-max-length': MANY - 10, 'x-overflow': 'reject-publish' } });
+      await tx(consumer, TX.select);
+      for (let i = 0; i < MANY; i++) consumer.sendToQueue('tx-limited', Buffer.from(`m${i}`), { persistent: true });
+      consumer.ack(got.at(-1)!, true);
+      const refused = await tx(consumer, TX.commit).then(() => undefined, (err: Error) => err.message);
+      expect(refused).to.match(/PRECONDITION_FAILED - partial tx completion/);
+      expect(commitTurns, 'turns applying the commit').to.be.at.least(Math.ceil((MANY + N) / TX_CHUNK) - 1);
+      const other = await channel(conn);
+      expect((await other.checkQueue('tx-limited')).messageCount).to.equal(MANY - 10);
+      expect([ready('tx-acked-too'), unacked('tx-acked-too')], 'acknowledged, not requeued by the close').to.deep.equal([0, 0]);
+    } finally {
+      await conn.close();
+    }
+  });
+
+  it('a connection lost while such a tx.commit is being applied applies all of it: nothing committed is lost, nothing acknowledged requeued', async () => {
+    const conn = await connect(broker.url);
+    conn.on('error', () => {});
+    const { consumer, got } = await deliveredUnacked(conn, 'tx-gone');
+    await consumer.assertQueue('tx-gone-published', { durable: true });
+    await tx(consumer, TX.select);
+    for (let i = 0; i < MANY; i++) consumer.sendToQueue('tx-gone-published', Buffer.from(`m${i}`), { persistent: true });
+    consumer.ack(got.at(-1)!, true);
+    await consumer.checkQueue('tx-gone-published'); // a round trip: all of it is held
+    const closed = new Promise((resolve) => conn.once('close', resolve));
+    // The socket is reset right after the tx.commit frame is handled, before its later turns ran.
+    broker.faults.dropConnection(() => true, { afterFrames: 1 });
+    void tx(consumer, TX.commit).catch(() => {});
+    await closed;
+    await broker.broker.settle();
+    expect(commitTurns, 'the commit was spread over turns').to.be.at.least(1);
+    expect(broker.inspect.queue('tx-gone-published')!.ready).to.equal(MANY);
+    expect([ready('tx-gone'), unacked('tx-gone')], 'acknowledged, not requeued').to.deep.equal([0, 0]);
   });
 
   it('the same channel goes on delivering, in order, what it requeues after a large ack', async () => {

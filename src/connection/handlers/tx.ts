@@ -10,20 +10,7 @@ export const txHandlers: ChannelHandlers = {
   },
   'tx.commit': (ch) => {
     if (!ch.txMode) throw preconditionFailed('channel is not transactional');
-    // Publishes first (they were checked and routed at basic.publish; returns go out now), then
-    // acknowledgements. A publish a queue refused fails the commit, its acknowledgements
-    // applied all the same.
-    const { durable, rejected } = ch.publisher.commit();
-    if (rejected) {
-      ch.commitAcks();
-      throw preconditionFailed('partial tx completion');
-    }
-    // commit-ok waits for the store when it holds a persistent message of the transaction;
-    // otherwise it goes out, as RabbitMQ's does, before the queues redeliver what the
-    // acknowledgements make room for.
-    if (durable) ch.conn.broker.commits.whenDurable(() => ch.send('tx.commit-ok', {}));
-    else ch.send('tx.commit-ok', {});
-    ch.commitAcks();
+    ch.commitTx();
   },
   'tx.rollback': (ch) => {
     if (!ch.txMode) throw preconditionFailed('channel is not transactional');
