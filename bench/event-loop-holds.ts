@@ -1,7 +1,7 @@
 /**
  * How long one client's request can hold the broker's event loop (every other client waits
- * that long): operations that dead-letter many messages at once, each on a broker of its own
- * in this process, with amqplib clients.
+ * that long): operations on many messages at once (dead-lettering, settling, requeueing,
+ * committing them), each on a broker of its own in this process, with amqplib clients.
  *
  *   npx tsx bench/event-loop-holds.ts [MESSAGES=100000] [CASE: only the cases whose name contains it]
  *

@@ -292,10 +292,13 @@ export class Publisher {
   commitNext(budget: number): number {
     const all = this.committing;
     const end = Math.min(all.length, this.committingAt + budget);
-    for (let i = this.committingAt; i < end; i++) this.enqueueHeld(all[i]!, this.committed);
+    for (let i = this.committingAt; i < end; i++) this.enqueueHeld(all[i]!);
     budget -= end - this.committingAt;
     this.committingAt = end;
-    if (end === all.length) this.committing = [];
+    if (end === all.length) {
+      this.committing = [];
+      this.committingAt = 0;
+    }
     return budget;
   }
 
@@ -309,8 +312,9 @@ export class Publisher {
     return this.committed;
   }
 
-  /** Enqueues a held publish (tx.commit): to the queues it was routed to that still exist. */
-  private enqueueHeld(h: HeldPublish, committed: Committed): void {
+  /** Enqueues a held publish (tx.commit) to the queues it was routed to that still exist, noting how it went in `committed`. */
+  private enqueueHeld(h: HeldPublish): void {
+    const committed = this.committed;
     const vhost = this.conn.vhost!;
     const queues = new Set<Queue>();
     for (const name of h.queues) {

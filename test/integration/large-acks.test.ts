@@ -119,6 +119,13 @@ describe('large acks and requeues spread over turns', function () {
     expect(broker.inspect.queue(q)!.messages).to.equal(0);
   }
 
+  /** The socket of conn is reset right after the broker handles its next frame; resolves once conn is closed. */
+  function lostAfterNextFrame(conn: ChannelModel): Promise<unknown> {
+    const closed = new Promise((resolve) => conn.once('close', resolve));
+    broker.faults.dropConnection(() => true, { afterFrames: 1 });
+    return closed;
+  }
+
   /** The first n messages a new channel of conn consumes from q, without acknowledgements. */
   async function consumeAll(conn: ChannelModel, q: string, n: number): Promise<ConsumeMessage[]> {
     const got: ConsumeMessage[] = [];
@@ -160,10 +167,9 @@ describe('large acks and requeues spread over turns', function () {
     const conn = await connect(broker.url);
     conn.on('error', () => {});
     const { consumer, got } = await deliveredUnacked(conn, 'gone');
-    const closed = new Promise((resolve) => conn.once('close', resolve));
-    // The socket is reset right after the ack frame is handled, before the ack's later turns
-    // ran: what is left of the ack is settled before the channel requeues.
-    broker.faults.dropConnection(() => true, { afterFrames: 1 });
+    // Right after the ack frame, before the ack's later turns ran: what is left of the ack is
+    // settled before the channel requeues.
+    const closed = lostAfterNextFrame(conn);
     consumer.ack(got.at(-2)!, true);
     await closed;
     await broker.broker.settle();
@@ -356,9 +362,8 @@ describe('large acks and requeues spread over turns', function () {
     for (let i = 0; i < MANY; i++) consumer.sendToQueue('tx-gone-published', Buffer.from(`m${i}`), { persistent: true });
     consumer.ack(got.at(-1)!, true);
     await consumer.checkQueue('tx-gone-published'); // a round trip: all of it is held
-    const closed = new Promise((resolve) => conn.once('close', resolve));
-    // The socket is reset right after the tx.commit frame is handled, before its later turns ran.
-    broker.faults.dropConnection(() => true, { afterFrames: 1 });
+    // Right after the tx.commit frame, before its later turns ran.
+    const closed = lostAfterNextFrame(conn);
     void tx(consumer, TX.commit).catch(() => {});
     await closed;
     await broker.broker.settle();
