@@ -12,10 +12,11 @@ import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
  * for 100,000 persistent messages (bench/event-loop-holds.ts). Now an ack settles ACK_CHUNK
  * deliveries a turn and a drop REMOVE_CHUNK while its connection reads nothing more, and a
  * requeue writes their redelivered marks to the store MARK_CHUNK a turn, and puts them back
- * RETURN_CHUNK a turn when there are more, delivering nothing from the queue meanwhile. What the
- * client observes is as if all of it were done at once.
+ * RETURN_CHUNK a turn when there are more, delivering nothing from the queue meanwhile. A
+ * tx.commit applies TX_CHUNK publishes and acknowledgements a turn, its connection reading
+ * nothing more. What the client observes is as if all of it were done at once.
  */
-describe('large acks and requeues spread over turns', function () {
+describe('large acks, requeues and transactions spread over turns', function () {
   this.timeout(60000);
   const N = 3 * ACK_CHUNK + 500;
   let dataDir: string;
