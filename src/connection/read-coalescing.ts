@@ -45,8 +45,7 @@ export interface ReadPace {
 }
 
 export class ReadCoalescing {
-  /** Reads seen and naps taken so far (bench/publish-profile.ts prints them per message). */
-  reads = 0;
+  /** Naps taken so far (bench/publish-profile.ts prints them per read). */
   naps = 0;
   private readonly napMs: number;
   /** Reads closer together than this are a stream. */
@@ -74,7 +73,6 @@ export class ReadCoalescing {
    * (FrameWriter.bytesWritten): schedules a nap when one is due, and notes the read in `pace`.
    */
   afterRead(pace: ReadPace, bytes: number, written: number): void {
-    this.reads++;
     const now = this.now();
     if (!this.pending && bytes < SMALL_READ && written === pace.writtenAtLastRead && now - pace.lastReadAt < this.streamGapMs) {
       this.pending = true;
