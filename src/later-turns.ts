@@ -74,3 +74,28 @@ export class LaterTurns {
     for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 }
+
+/** A list of items handed on a part at a time, over turns: `at` is where its next part starts. */
+export interface TakenInParts<T> {
+  readonly entries: T[];
+  at: number;
+}
+
+/**
+ * Takes the next parts of `lists`, in order, up to `budget` items in all (Infinity: all that is
+ * left), handing each part to `use` with its list; a list taken to its end leaves `lists` first.
+ * A list taken whole at once is handed on as itself, not copied. Returns the budget left.
+ */
+export function takeParts<L extends TakenInParts<unknown>>(lists: L[], budget: number, use: (part: L['entries'], list: L) => void): number {
+  while (lists.length > 0 && budget > 0) {
+    const list = lists[0]!;
+    const { entries, at } = list;
+    const end = Math.min(entries.length, at + budget);
+    const part = at === 0 && end === entries.length ? entries : entries.slice(at, end);
+    budget -= end - at;
+    list.at = end;
+    if (end === entries.length) lists.shift();
+    use(part, list);
+  }
+  return budget;
+}

@@ -5,6 +5,7 @@ import { encodeMethodFrame, type MethodArgsInput, type MethodName } from '../fra
 import { basicDeliverPrefix } from '../frame/fast.js';
 import { copyTable, F } from '../frame/field-table.js';
 import { encodeContentHeaderPayload } from '../frame/generated/properties.js';
+import { takeParts, type TakenInParts } from '../later-turns.js';
 import { ChannelCounters, type ChannelQueueCounters } from '../metrics/counters.js';
 import { isStream, refuseOnStream } from '../stream/stream-refusals.js';
 import type { Consumer, ConsumerHost } from '../queue/consumer.js';
@@ -32,11 +33,9 @@ interface TxAck {
   deliveries: Delivery[];
 }
 
-/** A tx.commit being applied: its publishes (Publisher.commitNext) until `published`, then its acknowledgements from acks[ack], deliveries[at]. */
+/** A tx.commit being applied: its publishes (Publisher.commitNext) until `published`, then its acknowledgements, a part at a time. */
 interface TxCommit {
-  acks: TxAck[];
-  ack: number;
-  at: number;
+  acks: Array<TakenInParts<Delivery> & { requeue: TxAck['requeue'] }>;
   published: boolean;
 }
 
@@ -553,7 +552,7 @@ export class Channel implements ConsumerHost {
    */
   commitTx(): void {
     this.publisher.startCommit();
-    const commit: TxCommit = { acks: this.txAcks, ack: 0, at: 0, published: false };
+    const commit: TxCommit = { acks: this.txAcks.map((a) => ({ entries: a.deliveries, at: 0, requeue: a.requeue })), published: false };
     this.txAcks = [];
     if (!this.applyCommit(commit, TX_CHUNK)) {
       this.txCommit = commit;
@@ -603,20 +602,11 @@ export class Channel implements ConsumerHost {
         else this.send('tx.commit-ok', {});
       }
     }
-    const acks = commit.acks;
-    while (commit.ack < acks.length && budget > 0) {
-      const a = acks[commit.ack]!;
-      const end = Math.min(a.deliveries.length, commit.at + budget);
-      const part = commit.at === 0 && end === a.deliveries.length ? a.deliveries : a.deliveries.slice(commit.at, end);
-      budget -= part.length;
-      if (end === a.deliveries.length) {
-        commit.ack++;
-        commit.at = 0;
-      } else commit.at = end;
+    takeParts(commit.acks, budget, (part, a) => {
       if (a.requeue === 'ack') this.applyAck(part);
       else this.applyReject(part, a.requeue);
-    }
-    return commit.ack === acks.length;
+    });
+    return commit.acks.length === 0;
   }
 
   /** The tx.commit being applied over turns (commitTx). */

@@ -12,7 +12,7 @@ import type { QueueSettings } from './queue-arguments.js';
 import { isDue, QueuedMessage } from './queued-message.js';
 import { KeyedMessages, lastValueSpace, type KeyedOffer, type VersionStore } from './keyed-messages.js';
 import { PriorityReadyList, ReadyList, ReturnsFirstList } from './ready-list.js';
-import type { LaterTurns } from '../later-turns.js';
+import { takeParts, type LaterTurns, type TakenInParts } from '../later-turns.js';
 
 export interface QueueOptions {
   vhost: string;
@@ -154,7 +154,7 @@ export class Queue {
    * Delivered messages rejected without requeue, or returned past the delivery limit, beyond
    * REMOVE_CHUNK: still to remove, in order (removeInTurns).
    */
-  private readonly handingOn: Array<{ entries: QueuedMessage[]; at: number; reason: DeadLetterReason; unacked: boolean }> = [];
+  private readonly handingOn: Array<TakenInParts<QueuedMessage> & { reason: DeadLetterReason; unacked: boolean }> = [];
   /** finishRemoving is running: everything is removed at once. */
   private finishing = false;
   /**
@@ -171,7 +171,7 @@ export class Queue {
    * drop-head, a policy change, the toolkit's look inside) puts them all back first
    * (finishReturns).
    */
-  private readonly returning: Array<{ entries: QueuedMessage[]; at: number }> = [];
+  private readonly returning: Array<TakenInParts<QueuedMessage>> = [];
   private returnsLeft = 0;
   private returnsBytes = 0;
   private returnScheduled = false;
@@ -510,16 +510,8 @@ export class Queue {
     if (reason === 'maxlen') this.dropHeadOverLimit();
     else if (reason === 'expired') this.expireHead();
     if (this.continuing) return this.changed();
-    let budget = reason === undefined || this.finishing ? REMOVE_CHUNK : 0;
-    while (this.handingOn.length > 0 && (budget > 0 || this.finishing)) {
-      const h = this.handingOn[0]!;
-      const end = this.finishing ? h.entries.length : Math.min(h.entries.length, h.at + budget);
-      budget -= end - h.at;
-      const part = h.entries.slice(h.at, end);
-      h.at = end;
-      if (end === h.entries.length) this.handingOn.shift();
-      this.remove(part, h.reason, h.unacked);
-    }
+    const budget = this.finishing ? Number.POSITIVE_INFINITY : reason === undefined ? REMOVE_CHUNK : 0;
+    takeParts(this.handingOn, budget, (part, h) => this.remove(part, h.reason, h.unacked));
     if (this.handingOn.length > 0) {
       this.continueLater();
       return this.changed();
@@ -705,17 +697,11 @@ export class Queue {
 
   /** Puts back up to `budget` requeued messages; then the next chunk's turn, or what waited for them all. */
   private returnOn(budget: number): void {
-    while (this.returning.length > 0 && budget > 0) {
-      const r = this.returning[0]!;
-      const end = Math.min(r.entries.length, r.at + budget);
-      const part = r.at === 0 && end === r.entries.length ? r.entries : r.entries.slice(r.at, end);
-      r.at = end;
-      if (end === r.entries.length) this.returning.shift();
-      budget -= part.length;
+    takeParts(this.returning, budget, (part) => {
       this.returnsLeft -= part.length;
       for (const e of part) this.returnsBytes -= e.msg.size;
       this.putBack(part);
-    }
+    });
     if (this.returnsLeft > 0) {
       if (!this.returnScheduled) {
         this.returnScheduled = true;
