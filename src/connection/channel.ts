@@ -27,6 +27,12 @@ export const ACK_CHUNK = 1024;
 /** Publishes and acknowledgements a tx.commit applies in a turn; a larger one goes on in later turns (Channel.commitTx). */
 export const TX_CHUNK = 1024;
 
+/** The slots, from..to, of the unacknowledged deliveries an ack or nack names (Channel.slotsNamed). */
+interface Slots {
+  from: number;
+  to: number;
+}
+
 /** Acknowledgements (ack, or nack/reject with or without requeue) a transaction holds. */
 interface TxAck {
   requeue: boolean | 'ack';
@@ -220,10 +226,8 @@ export class Channel implements ConsumerHost {
   /** Removes and returns the deliveries an ack/nack with (tag, multiple) names (collect_acks). */
   takeDeliveries(tag: number, multiple: boolean): Delivery[] {
     this.finishSettling();
-    const unacked = this.unacked;
-    if (multiple && tag === 0) return unacked.takeAll();
-    const { from, to } = this.slotsNamed(tag, multiple)!;
-    return unacked.take(from, to);
+    const slots = this.slotsNamed(tag, multiple);
+    return slots === undefined ? [] : this.unacked.take(slots.from, slots.to);
   }
 
   /**
@@ -239,7 +243,10 @@ export class Channel implements ConsumerHost {
       this.ack(this.takeDeliveries(tag, multiple));
       return;
     }
-    this.settleTag(tag, multiple, false);
+    // (Its connection reads nothing while an ack is being settled; anything else first finishes it.)
+    this.finishSettling();
+    const slots = this.slotsNamed(tag, multiple);
+    if (slots !== undefined) this.settleInTurns(slots, false);
   }
 
   /**
@@ -258,25 +265,20 @@ export class Channel implements ConsumerHost {
    */
   rejectTag(tag: number, multiple: boolean, requeue: boolean): void {
     this.finishSettling();
-    const stream = this.streamAmong(tag, multiple);
+    const slots = this.slotsNamed(tag, multiple);
+    if (slots === undefined) return;
+    const stream = this.streamAmong(slots);
     if (stream !== undefined) {
-      if (!this.txMode) this.reject(this.takeDeliveries(tag, multiple).filter((d) => !isStream(d.queue)), requeue);
+      if (!this.txMode) this.reject(this.unacked.take(slots.from, slots.to).filter((d) => !isStream(d.queue)), requeue);
       refuseOnStream(stream, this.vhost.name, 'basic.nack and basic.reject');
     }
-    if (this.txMode) {
-      this.reject(this.takeDeliveries(tag, multiple), requeue);
-      return;
-    }
-    if (requeue) {
-      const slots = this.slotsNamed(tag, multiple);
-      if (slots !== undefined) this.requeueSlots(slots.from, slots.to);
-      return;
-    }
-    this.settleTag(tag, multiple, true);
+    if (this.txMode) this.reject(this.unacked.take(slots.from, slots.to), requeue);
+    else if (requeue) this.requeueSlots(slots);
+    else this.settleInTurns(slots, true);
   }
 
-  /** Gives the live deliveries in slots from..to back to their queues, and their consumers the credit. */
-  private requeueSlots(from: number, to: number): void {
+  /** Gives the live deliveries in slots back to their queues, and their consumers the credit. */
+  private requeueSlots({ from, to }: Slots): void {
     const unacked = this.unacked;
     for (let i = from; i <= to; i++) {
       if (unacked.entryAt(i) === undefined) continue;
@@ -290,12 +292,8 @@ export class Channel implements ConsumerHost {
     this.afterCreditReleased();
   }
 
-  /** The deliveries an ack or a drop (tag, multiple) names, settled from their slots, in later turns beyond a chunk. */
-  private settleTag(tag: number, multiple: boolean, discard: boolean): void {
-    // (Its connection reads nothing while an ack is being settled; anything else first finishes it.)
-    this.finishSettling();
-    const slots = this.slotsNamed(tag, multiple);
-    if (slots === undefined) return;
+  /** The deliveries an ack or a drop names, settled from their slots, in later turns beyond a chunk. */
+  private settleInTurns(slots: Slots, discard: boolean): void {
     this.settlingDiscards = discard;
     if (this.settleSlots(slots.from, this.unacked.tagAt(slots.to))) return;
     this.conn.settlingStarted();
@@ -306,7 +304,7 @@ export class Channel implements ConsumerHost {
    * The slots, from..to, of the deliveries an ack or nack with (tag, multiple) names
    * (collect_acks); undefined when it names none (tag 0, multiple, nothing unacknowledged).
    */
-  private slotsNamed(tag: number, multiple: boolean): { from: number; to: number } | undefined {
+  private slotsNamed(tag: number, multiple: boolean): Slots | undefined {
     const unacked = this.unacked;
     if (multiple && tag === 0) return unacked.size === 0 ? undefined : { from: unacked.first, to: unacked.last - 1 };
     const to = unacked.indexOf(tag);
@@ -314,12 +312,10 @@ export class Channel implements ConsumerHost {
     return { from: multiple ? unacked.first : to, to };
   }
 
-  /** The first stream among the queues of the deliveries (tag, multiple) names, if any; nothing is taken. */
-  private streamAmong(tag: number, multiple: boolean): Queue | undefined {
-    const slots = this.slotsNamed(tag, multiple);
-    if (slots === undefined) return undefined;
+  /** The first stream among the queues of the deliveries in slots, if any; nothing is taken. */
+  private streamAmong({ from, to }: Slots): Queue | undefined {
     const unacked = this.unacked;
-    for (let i = slots.from; i <= slots.to; i++) {
+    for (let i = from; i <= to; i++) {
       if (unacked.entryAt(i) === undefined) continue;
       const q = unacked.counterAt(i).queue;
       if (isStream(q)) return q;
@@ -482,7 +478,8 @@ export class Channel implements ConsumerHost {
   /** basic.recover: every unacked delivery goes back to its queue now, transaction or not. */
   recoverAll(): void {
     this.finishSettling();
-    if (this.unacked.size > 0) this.requeueSlots(this.unacked.first, this.unacked.last - 1);
+    const slots = this.slotsNamed(0, true);
+    if (slots !== undefined) this.requeueSlots(slots);
   }
 
   private applyReject(deliveries: Delivery[], requeue: boolean): void {
