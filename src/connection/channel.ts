@@ -280,14 +280,7 @@ export class Channel implements ConsumerHost {
   /** Gives the live deliveries in slots back to their queues, and their consumers the credit. */
   private requeueSlots({ from, to }: Slots): void {
     const unacked = this.unacked;
-    for (let i = from; i <= to; i++) {
-      if (unacked.entryAt(i) === undefined) continue;
-      const consumer = unacked.consumerAt(i);
-      if (consumer !== null) {
-        consumer.unacked--;
-        this.consumerUnacked--;
-      }
-    }
+    for (let i = from; i <= to; i++) if (unacked.entryAt(i) !== undefined) this.releaseCredit(unacked.consumerAt(i));
     for (const [queue, entries] of unacked.takeByQueue(from, to)) queue.requeue(entries);
     this.afterCreditReleased();
   }
@@ -347,11 +340,7 @@ export class Channel implements ConsumerHost {
       if (entry === undefined) continue;
       if (settled === chunk && !this.finishingSettling) break;
       settled++;
-      const consumer = unacked.consumerAt(i);
-      if (consumer !== null) {
-        consumer.unacked--;
-        this.consumerUnacked--;
-      }
+      this.releaseCredit(unacked.consumerAt(i));
       const counters = unacked.counterAt(i);
       const q = counters.queue;
       unacked.clear(i);
@@ -442,7 +431,7 @@ export class Channel implements ConsumerHost {
   private applyAck(deliveries: Delivery[]): void {
     if (deliveries.length === 1) {
       const d = deliveries[0]!;
-      this.releaseCredit(d);
+      this.releaseCredit(d.consumer);
       d.queue.ack(d.entry);
       d.queue.counters.ack++;
       d.counters.ack++;
@@ -451,7 +440,7 @@ export class Channel implements ConsumerHost {
       const queues = new Set<Queue>();
       let last: Queue | undefined;
       for (const d of deliveries) {
-        this.releaseCredit(d);
+        this.releaseCredit(d.consumer);
         const q = d.queue;
         q.ack(d.entry, false);
         q.counters.ack++;
@@ -483,7 +472,7 @@ export class Channel implements ConsumerHost {
   }
 
   private applyReject(deliveries: Delivery[], requeue: boolean): void {
-    for (const d of deliveries) this.releaseCredit(d);
+    for (const d of deliveries) this.releaseCredit(d.consumer);
     for (const [queue, entries] of groupByQueue(deliveries)) {
       if (requeue) queue.requeue(entries);
       else queue.discard(entries);
@@ -491,9 +480,10 @@ export class Channel implements ConsumerHost {
     this.afterCreditReleased();
   }
 
-  private releaseCredit(d: Delivery): void {
-    if (d.consumer) {
-      d.consumer.unacked--;
+  /** A delivery of consumer (null: of basic.get) is no longer unacknowledged: the consumer's credit back. */
+  private releaseCredit(consumer: Consumer | null): void {
+    if (consumer !== null) {
+      consumer.unacked--;
       this.consumerUnacked--;
     }
   }
