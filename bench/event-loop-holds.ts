@@ -30,6 +30,7 @@ import { join } from 'node:path';
 import amqp from 'amqplib';
 import { startBroker, type RunningBroker } from '../src/broker.js';
 import { FakeClock } from '../src/clock.js';
+import { txCommit, txSelect } from './lib/amqplib-tx.js';
 import { publishConfirmed } from './lib/publish-confirmed.js';
 
 const messages = Number(process.argv[2] ?? 100_000);
@@ -111,24 +112,16 @@ async function nackRequeue(): Promise<Holds> {
   });
 }
 
-/** amqplib has no transactions in its API: its channel's rpc with tx.select's and tx.commit's method ids (amqplib/lib/defs.js). */
-const TX_SELECT = 5898250;
-const TX_SELECT_OK = 5898251;
-const TX_COMMIT = 5898260;
-const TX_COMMIT_OK = 5898261;
-const rpc = (ch: amqp.Channel, method: number, expect: number): Promise<unknown> =>
-  (ch as unknown as { rpc(method: number, fields: object, expect: number): Promise<unknown> }).rpc(method, {}, expect);
-
 async function txCommitPublishes(): Promise<Holds> {
   return withBroker({ persistent: true }, async (b, _ch, conn) => {
     const tx = await conn.createChannel();
     await tx.assertQueue('q', { durable: true });
     await tx.assertQueue('other', { durable: true });
-    await rpc(tx, TX_SELECT, TX_SELECT_OK);
+    await txSelect(tx);
     for (let i = 0; i < messages; i++) tx.sendToQueue('q', BODY, { persistent: true });
     await tx.checkQueue('other'); // a round trip: every publish is held by the transaction
     await b.broker.settle();
-    return measure(() => void rpc(tx, TX_COMMIT, TX_COMMIT_OK), () => b.until.queueLength('q', messages, { timeout: 600_000 }).then(() => b.broker.settle()));
+    return measure(() => void txCommit(tx), () => b.until.queueLength('q', messages, { timeout: 600_000 }).then(() => b.broker.settle()));
   });
 }
 

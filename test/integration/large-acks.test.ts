@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { txCommit, txSelect } from '../../bench/lib/amqplib-tx.js';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import { ACK_CHUNK, TX_CHUNK } from '../../src/connection/channel.js';
 import { MARK_CHUNK, REMOVE_CHUNK, RETURN_CHUNK } from '../../src/queue/queue.js';
@@ -310,20 +311,15 @@ describe('large acks, requeues and transactions spread over turns', function () 
     }
   });
 
-  /** amqplib has no transactions in its API: its channel's rpc, with the method ids of amqplib/lib/defs.js. */
-  const TX = { select: [5898250, 5898251], commit: [5898260, 5898261] } as const;
-  const tx = (ch: Channel, [method, ok]: readonly [number, number]): Promise<unknown> =>
-    (ch as unknown as { rpc(method: number, fields: object, expect: number): Promise<unknown> }).rpc(method, {}, ok);
-
   it('a tx.commit of more than TX_CHUNK publishes and acknowledgements applies them a chunk a turn, and the frames after it find all of it applied', async () => {
     const conn = await connect(broker.url);
     try {
       const { consumer, got } = await deliveredUnacked(conn, 'tx-acked');
       await consumer.assertQueue('tx-published', { durable: true });
-      await tx(consumer, TX.select);
+      await txSelect(consumer);
       for (let i = 0; i < MANY; i++) consumer.sendToQueue('tx-published', Buffer.from(`m${i}`), { persistent: true });
       consumer.ack(got.at(-1)!, true);
-      await tx(consumer, TX.commit);
+      await txCommit(consumer);
       // Read once the commit is applied: everything is in, and everything acknowledged gone.
       expect((await consumer.checkQueue('tx-published')).messageCount).to.equal(MANY);
       expect([ready('tx-acked'), unacked('tx-acked')]).to.deep.equal([0, 0]);
@@ -340,10 +336,10 @@ describe('large acks, requeues and transactions spread over turns', function () 
     try {
       const { consumer, got } = await deliveredUnacked(conn, 'tx-acked-too');
       await consumer.assertQueue('tx-limited', { durable: true, arguments: { 'x-max-length': MANY - 10, 'x-overflow': 'reject-publish' } });
-      await tx(consumer, TX.select);
+      await txSelect(consumer);
       for (let i = 0; i < MANY; i++) consumer.sendToQueue('tx-limited', Buffer.from(`m${i}`), { persistent: true });
       consumer.ack(got.at(-1)!, true);
-      const refused = await tx(consumer, TX.commit).then(() => undefined, (err: Error) => err.message);
+      const refused = await txCommit(consumer).then(() => undefined, (err: Error) => err.message);
       expect(refused).to.match(/PRECONDITION_FAILED - partial tx completion/);
       expect(commitTurns, 'turns applying the commit').to.be.at.least(Math.ceil((MANY + N) / TX_CHUNK) - 1);
       const other = await channel(conn);
@@ -359,13 +355,13 @@ describe('large acks, requeues and transactions spread over turns', function () 
     conn.on('error', () => {});
     const { consumer, got } = await deliveredUnacked(conn, 'tx-gone');
     await consumer.assertQueue('tx-gone-published', { durable: true });
-    await tx(consumer, TX.select);
+    await txSelect(consumer);
     for (let i = 0; i < MANY; i++) consumer.sendToQueue('tx-gone-published', Buffer.from(`m${i}`), { persistent: true });
     consumer.ack(got.at(-1)!, true);
     await consumer.checkQueue('tx-gone-published'); // a round trip: all of it is held
     // Right after the tx.commit frame, before its later turns ran.
     const closed = lostAfterNextFrame(conn);
-    void tx(consumer, TX.commit).catch(() => {});
+    void txCommit(consumer).catch(() => {});
     await closed;
     await broker.broker.settle();
     expect(commitTurns, 'the commit was spread over turns').to.be.at.least(1);
