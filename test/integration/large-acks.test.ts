@@ -311,14 +311,23 @@ describe('large acks, requeues and transactions spread over turns', function () 
     }
   });
 
+  /**
+   * A transactional channel of conn holding MANY persistent publishes to durable queue
+   * `published` (with args) and an ack of all N deliveries of queue `acked`, not committed yet.
+   */
+  async function heldTransaction(conn: ChannelModel, acked: string, published: string, args: Record<string, unknown> = {}): Promise<Channel> {
+    const { consumer, got } = await deliveredUnacked(conn, acked);
+    await consumer.assertQueue(published, { durable: true, arguments: args });
+    await txSelect(consumer);
+    for (let i = 0; i < MANY; i++) consumer.sendToQueue(published, Buffer.from(`m${i}`), { persistent: true });
+    consumer.ack(got.at(-1)!, true);
+    return consumer;
+  }
+
   it('a tx.commit of more than TX_CHUNK publishes and acknowledgements applies them a chunk a turn, and the frames after it find all of it applied', async () => {
     const conn = await connect(broker.url);
     try {
-      const { consumer, got } = await deliveredUnacked(conn, 'tx-acked');
-      await consumer.assertQueue('tx-published', { durable: true });
-      await txSelect(consumer);
-      for (let i = 0; i < MANY; i++) consumer.sendToQueue('tx-published', Buffer.from(`m${i}`), { persistent: true });
-      consumer.ack(got.at(-1)!, true);
+      const consumer = await heldTransaction(conn, 'tx-acked', 'tx-published');
       await txCommit(consumer);
       // Read once the commit is applied: everything is in, and everything acknowledged gone.
       expect((await consumer.checkQueue('tx-published')).messageCount).to.equal(MANY);
@@ -334,11 +343,7 @@ describe('large acks, requeues and transactions spread over turns', function () 
   it('such a tx.commit refused by a queue applies all of it, then closes the channel with 406 partial tx completion', async () => {
     const conn = await connect(broker.url);
     try {
-      const { consumer, got } = await deliveredUnacked(conn, 'tx-acked-too');
-      await consumer.assertQueue('tx-limited', { durable: true, arguments: { 'x-max-length': MANY - 10, 'x-overflow': 'reject-publish' } });
-      await txSelect(consumer);
-      for (let i = 0; i < MANY; i++) consumer.sendToQueue('tx-limited', Buffer.from(`m${i}`), { persistent: true });
-      consumer.ack(got.at(-1)!, true);
+      const consumer = await heldTransaction(conn, 'tx-acked-too', 'tx-limited', { 'x-max-length': MANY - 10, 'x-overflow': 'reject-publish' });
       const refused = await txCommit(consumer).then(() => undefined, (err: Error) => err.message);
       expect(refused).to.match(/PRECONDITION_FAILED - partial tx completion/);
       expect(commitTurns, 'turns applying the commit').to.be.at.least(Math.ceil((MANY + N) / TX_CHUNK) - 1);
@@ -353,11 +358,7 @@ describe('large acks, requeues and transactions spread over turns', function () 
   it('a connection lost while such a tx.commit is being applied applies all of it: nothing committed is lost, nothing acknowledged requeued', async () => {
     const conn = await connect(broker.url);
     conn.on('error', () => {});
-    const { consumer, got } = await deliveredUnacked(conn, 'tx-gone');
-    await consumer.assertQueue('tx-gone-published', { durable: true });
-    await txSelect(consumer);
-    for (let i = 0; i < MANY; i++) consumer.sendToQueue('tx-gone-published', Buffer.from(`m${i}`), { persistent: true });
-    consumer.ack(got.at(-1)!, true);
+    const consumer = await heldTransaction(conn, 'tx-gone', 'tx-gone-published');
     await consumer.checkQueue('tx-gone-published'); // a round trip: all of it is held
     // Right after the tx.commit frame, before its later turns ran.
     const closed = lostAfterNextFrame(conn);
