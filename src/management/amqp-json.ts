@@ -61,9 +61,12 @@ function utf8Safe(b: Buffer): string {
  * rabbit_misc:to_amqp_table: a JSON object as a field table. RabbitMQ folds over the decoded
  * map, whose keys come in term order, so the table's keys are sorted bytewise (this decides
  * the hash in a binding's properties_key). Strings are longstr, integers long, other numbers
- * double, booleans bool, arrays array, objects table; null is refused.
+ * double, booleans bool, arrays array, objects table; null is refused. An empty array is an
+ * empty table.
  */
 export function jsonToTable(obj: unknown): FieldTable {
+  // An empty JSON array is also an empty proplist to RabbitMQ (what PHP's json_encode([]) sends).
+  if (Array.isArray(obj) && obj.length === 0) return Object.create(null) as FieldTable;
   if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) {
     throw badRequest(`arguments must be a JSON object, got ${JSON.stringify(obj)}`);
   }

@@ -35,7 +35,7 @@ export function s(text: string): string {
   return formatString(Buffer.from(text, 'utf8'));
 }
 
-const p = (v: JsonValue): { p: ErlTerm } => ({ p: jsonTerm(v) });
+const p = (v: JsonValue | undefined): { p: ErlTerm } => ({ p: jsonTerm(v) });
 
 /** rabbit_parameter_validation:integer/2 (a float is refused; JSON.parse makes 1.0 an integer). */
 export const integer: Validator = (key, v) =>
@@ -48,7 +48,7 @@ export const integer: Validator = (key, v) =>
  * the unrecognised entries first, then each constraint's error from the last constraint to the
  * first (its fold prepends each result).
  */
-export function proplistErrors(name: string, constraints: readonly Constraint[], value: JsonValue): ErrorParts[] {
+export function proplistErrors(name: string, constraints: readonly Constraint[], value: JsonValue | undefined): ErrorParts[] {
   let items: Array<{ key?: string; value: JsonValue; term: ErlTerm }>;
   if (isJsonObject(value)) items = Object.entries(value).map(([k, v]) => ({ key: k, value: v, term: tuple(binary(k), jsonTerm(v)) }));
   else if (Array.isArray(value)) items = value.map((v) => ({ value: v, term: jsonTerm(v) }));

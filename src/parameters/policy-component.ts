@@ -37,7 +37,7 @@ function constraints(kind: PolicyKind): Constraint[] {
  * rabbit_policy:validate/5 on a value given as a parameter: the errors in the order RabbitMQ
  * prints them. Throws PolicyInternalError where RabbitMQ's validators crash.
  */
-export function validatePolicyParameter(kind: PolicyKind, name: string, value: JsonValue): ErrorParts[] {
+export function validatePolicyParameter(kind: PolicyKind, name: string, value: JsonValue | undefined): ErrorParts[] {
   return proplistErrors(name, constraints(kind), value);
 }
 

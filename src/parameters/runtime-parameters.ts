@@ -29,7 +29,7 @@ export interface ActingUser {
 
 export interface ParameterComponent {
   /** The errors, in RabbitMQ's print order; may throw ParameterValidationError / ParameterInternalError. */
-  validate(vhost: string, name: string, value: JsonValue, user: ActingUser | undefined): ErrorParts[];
+  validate(vhost: string, name: string, value: JsonValue | undefined, user: ActingUser | undefined): ErrorParts[];
   /** The parameter was set (also at recovery). */
   notify(vhost: string, name: string, value: JsonValue): void;
   /** The parameter was cleared (deleted, its vhost deleted, broker reset). */
@@ -165,7 +165,7 @@ export class RuntimeParameters {
   }
 
   /** The component's validation (rabbit_runtime_parameters:set_any0), errors in print order. */
-  private validate(component: string, name: string, value: JsonValue, user: ActingUser | undefined): ErrorParts[] {
+  private validate(component: string, name: string, value: JsonValue | undefined, user: ActingUser | undefined): ErrorParts[] {
     if (component === VHOST_LIMITS) return validateVhostLimits(name, value);
     const registered = this.components.get(component);
     if (registered) return registered.validate('', name, value, user);
@@ -214,6 +214,11 @@ export class RuntimeParameters {
   apply(records: ReadonlyArray<{ vhost: string; component: string; name: string; value: unknown }>): void {
     for (const r of records) {
       try {
+        if (r.value === undefined) {
+          // RabbitMQ validates the atom undefined, which no component takes as a value.
+          const errors = this.validate(r.component, r.name, undefined, undefined);
+          throw errors.length > 0 ? new ParameterValidationError(validationFailedText(errors), true) : new ParameterInternalError('a parameter without a value');
+        }
         const value = storedValue(r.value);
         const v = this.deps.vhosts.get(r.vhost);
         if (v) {

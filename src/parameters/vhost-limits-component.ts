@@ -19,7 +19,7 @@ const CONSTRAINTS: readonly Constraint[] = [
 ];
 
 /** rabbit_vhost_limit:validate/5: the errors, in the order RabbitMQ prints them. */
-export function validateVhostLimits(name: string, value: JsonValue): ErrorParts[] {
+export function validateVhostLimits(name: string, value: JsonValue | undefined): ErrorParts[] {
   return proplistErrors(name, CONSTRAINTS, value);
 }
 

@@ -8,8 +8,10 @@ import { compareUtf8 } from '../sorted.js';
  * maps (whose entries Erlang orders by key). Used to print values into error texts with ~p.
  *
  * JSON.parse cannot tell `1.0` from `1`: a number with an integral value is an integer here.
+ * undefined is a key the body lacks, which RabbitMQ reads as the atom undefined.
  */
-export function jsonTerm(v: JsonValue): ErlTerm {
+export function jsonTerm(v: JsonValue | undefined): ErlTerm {
+  if (v === undefined) return atom('undefined');
   if (v === null) return atom('null');
   if (typeof v === 'boolean') return atom(String(v));
   if (typeof v === 'string') return binary(v);

@@ -43,6 +43,12 @@ export interface PolicyInput {
   priority?: unknown;
   /** Absent: "all". */
   applyTo?: unknown;
+  /**
+   * The definition is any term, validated as rabbit_policy:validation/3 takes it (definitionTermError),
+   * as a definitions import passes it; otherwise it must be a JSON object, as the policy API's
+   * handler needs (anything else crashes it: PolicyInternalError).
+   */
+  definitionTerm?: boolean;
 }
 
 function isJsonObject(v: unknown): v is Record<string, JsonValue> {
@@ -91,7 +97,7 @@ function definitionEntriesError(kind: PolicyKind, entries: Array<[string, JsonVa
  * no proplists) is "definition must be a dictionary"; anything else a parse error naming the
  * validator. Throws PolicyInternalError where a key's validator crashes.
  */
-export function definitionTermError(kind: PolicyKind, definition: JsonValue): ErrorParts | undefined {
+export function definitionTermError(kind: PolicyKind, definition: JsonValue | undefined): ErrorParts | undefined {
   if (isJsonObject(definition)) return definitionEntriesError(kind, sortedEntries(definition));
   if (Array.isArray(definition)) {
     return definition.length === 0 ? ['no policy provided'] : ['definition must be a dictionary: ', { p: jsonTerm(definition) }];
@@ -124,9 +130,9 @@ export function validatePolicy(kind: PolicyKind, vhost: string, name: string, in
   if (applyToErr) errors.push(applyToErr);
   // definition: the HTTP API passes maps:to_list(Definition), which crashes on anything but an object
   const definition = input.definition;
-  if (!isJsonObject(definition)) throw new PolicyInternalError('definition is not an object');
-  const entries = sortedEntries(definition);
-  const definitionErr = definitionEntriesError(kind, entries);
+  if (!isJsonObject(definition) && !input.definitionTerm) throw new PolicyInternalError('definition is not an object');
+  const entries = isJsonObject(definition) ? sortedEntries(definition) : [];
+  const definitionErr = isJsonObject(definition) ? definitionEntriesError(kind, entries) : definitionTermError(kind, definition as JsonValue | undefined);
   if (definitionErr) errors.push(definitionErr);
   if (errors.length > 0) throw new PolicyValidationError(validationFailedText(errors.reverse()), kind === 'policy');
   const sorted = Object.fromEntries(entries) as Record<string, JsonValue>;

@@ -139,7 +139,7 @@ const constraints = (user: ActingUser | undefined): readonly Constraint[] => {
  * dest-protocol that is neither amqp091 nor amqp10, crashes RabbitMQ's validator (500):
  * ParameterInternalError. AMQP 1.0 shovels are refused (Warren speaks AMQP 0-9-1 only).
  */
-export function validateShovel(name: string, value0: JsonValue, user?: ActingUser): ErrorParts[] {
+export function validateShovel(name: string, value0: JsonValue | undefined, user?: ActingUser): ErrorParts[] {
   // A top-level {} is kept as [] (src/parameters/value.ts): the empty proplist.
   const value = Array.isArray(value0) && value0.length === 0 ? {} : value0;
   if (!isJsonObject(value)) throw new ParameterInternalError('a shovel definition must be an object');

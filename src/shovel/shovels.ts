@@ -47,7 +47,7 @@ export class Shovels implements ParameterComponent {
 
   // ---- the runtime parameter component ---------------------------------------------------------
 
-  validate(_vhost: string, name: string, value: JsonValue, user: ActingUser | undefined) {
+  validate(_vhost: string, name: string, value: JsonValue | undefined, user: ActingUser | undefined) {
     return validateShovel(name, value, user);
   }
 

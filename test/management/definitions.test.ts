@@ -39,6 +39,10 @@ describe('definitions: GET/POST /api/definitions and definitions at boot', funct
       const vhost = (await b.api('GET', '/api/definitions/%2F')).json as Record<string, unknown[]>;
       expect(Object.keys(vhost)).to.deep.equal(['rabbit_version', 'parameters', 'policies', 'queues', 'exchanges', 'bindings']);
       expect(vhost['queues']).to.deep.equal([{ name: 'orders.created', durable: true, auto_delete: false, arguments: { 'x-message-ttl': 60000 } }]);
+      // As RabbitMQ 3.10.8 exports one vhost: its policies (and parameters) keep their vhost.
+      expect(vhost['policies']).to.deep.equal([{ vhost: '/', name: 'dlx-ttl', pattern: '^ttl\\.', 'apply-to': 'queues', definition: { 'message-ttl': 30000 }, priority: 5 }]);
+      const unknown = await b.api('GET', '/api/definitions/nope');
+      expect([unknown.status, unknown.text]).to.deep.equal([400, '{"error":"bad_request","reason":"vhost_not_found"}']);
       const download = await b.api('GET', '/api/definitions?download=defs.json');
       expect(download.headers.get('content-disposition')).to.equal('attachment; filename=defs.json');
       await conn.close();
@@ -109,6 +113,68 @@ describe('definitions: GET/POST /api/definitions and definitions at boot', funct
       expect(await post({ queues: [] }, '/api/definitions/nope')).to.deep.equal([404, { error: 'not_found', reason: 'vhost_not_found' }]);
       // A binding whose queue is missing is skipped, as RabbitMQ skips it.
       expect((await post({ bindings: [{ source: 'amq.direct', vhost: '/', destination: 'missing', destination_type: 'queue', routing_key: 'k', arguments: {} }] }))[0]).to.equal(204);
+    });
+
+    it('refuses malformed entries as RabbitMQ 3.10.8 does (recorded from it), changing nothing', async () => {
+      const before = (await b.api('GET', '/api/definitions')).json as Record<string, unknown>;
+      const fn = { error: 'bad_request', reason: 'function_clause' };
+      const badarg = { error: 'bad_request', reason: 'badarg' };
+      const invalidType = ['amqp_error', 'command_invalid', [...Buffer.from("invalid exchange type 'undefined'")], 'none'];
+      const cases: Array<[unknown, number, unknown]> = [
+        // A permission whose pattern is missing or not a string: none is set (it used to clear guest's access).
+        [{ permissions: [{ user: 'guest', vhost: '/', configure: '.*', write: '.*' }] }, 400, badarg],
+        [{ permissions: [{ user: 'guest', vhost: '/', configure: 5, write: '.*', read: '.*' }] }, 400, badarg],
+        [{ permissions: [{ vhost: '/', configure: '.*', write: '.*', read: '.*' }] }, 400, { error: 'bad_request', reason: ['no_such_user', 'undefined'] }],
+        [{ permissions: [{ user: 'guest', configure: '.*', write: '.*', read: '.*' }] }, 400, { error: 'bad_request', reason: ['no_such_vhost', 'undefined'] }],
+        [{ permissions: [{ user: 'guest', vhost: '/', configure: '(', write: '.*', read: '.*' }] }, 400, { error: 'bad_request', reason: ['invalid_regexp', [40], [[...Buffer.from('missing )')], 1]] }],
+        [{ topic_permissions: [{ user: 'guest', vhost: '/', exchange: 'amq.topic', write: '.*' }] }, 400, badarg],
+        [{ topic_permissions: [{ user: 'guest', vhost: '/', exchange: 'amq.topic', write: 5, read: '.*' }] }, 400, badarg],
+        // Queues: durable and auto_delete must be booleans ("true" too is refused), arguments an object.
+        [{ queues: [{ name: 'dq1', vhost: '/', durable: 'true', auto_delete: false, arguments: {} }] }, 400, fn],
+        [{ queues: [{ name: 'dq3', vhost: '/', durable: true, auto_delete: false, arguments: null }] }, 400, fn],
+        [{ queues: [{ name: 'dq4', vhost: '/', durable: true }] }, 400, fn],
+        [{ queues: [{ name: 'dq6', vhost: '/', durable: true, auto_delete: false, arguments: 5 }] }, 400, fn],
+        [{ queues: [{ name: 'dq5', durable: true, auto_delete: false, arguments: {} }] }, 400, { error: 'bad_request', reason: ['no_such_vhost', 'undefined'] }],
+        [{ queues: [{ vhost: '/' }] }, 400, fn],
+        [{ exchanges: [{ name: 'dx8', vhost: '/', durable: true, auto_delete: false, internal: false, arguments: {} }] }, 400, { error: 'bad_request', reason: invalidType }],
+        [{ exchanges: [{ name: 'dx9', vhost: '/', type: 'direct', durable: true, auto_delete: false, internal: false, arguments: 5 }] }, 400, fn],
+        // RabbitMQ crashes on an exchange without a boolean durable (and creates none).
+        [{ exchanges: [{ name: 'dx1', vhost: '/', type: 'direct', auto_delete: false, internal: false, arguments: {} }] }, 500, undefined], // an empty body
+        [{ bindings: [{ source: 'amq.direct', vhost: '/', destination: 'amq.fanout', destination_type: 'bogus', routing_key: 'k', arguments: {} }] }, 400, fn],
+        [{ bindings: [{ source: 'amq.direct', vhost: '/', destination: 'amq.fanout', routing_key: 'k', arguments: {} }] }, 400, fn],
+        [{ bindings: [{ source: 'amq.direct', vhost: '/', destination: 'amq.fanout', destination_type: 'exchange', routing_key: 'k', arguments: 5 }] }, 400, fn],
+        [{ users: [{ name: 'du1', password: 5, tags: '' }] }, 400, badarg],
+        [{ users: [{ name: 'du2', password: 'x', tags: 5 }] }, 400, fn],
+        [{ parameters: [{ vhost: '/' }] }, 400, { error: 'bad_request', reason: 'Validation failed\n\ncomponent undefined not found\n (//undefined/undefined)' }],
+        [{ parameters: [{ vhost: '/', component: 'vhost-limits', name: 'limits' }] }, 400, { error: 'bad_request', reason: 'Validation failed\n\nlimits not a list undefined\n (//vhost-limits/limits)' }],
+        [{ parameters: [{ component: 'vhost-limits', name: 'limits', value: { 'max-queues': 5 } }] }, 400, { error: 'bad_request', reason: ['no_such_vhost', 'undefined'] }],
+        [{ policies: [{ vhost: '/', name: 'p1' }] }, 400, { error: 'bad_request', reason: 'Validation failed\n\nparse error while reading policy definition: undefined. Validator: policy_validator.\npattern should be a binary but was undefined\n (//p1)' }],
+        [{ policies: [{ vhost: '/', name: 'p1', pattern: '^x', definition: [] }] }, 400, { error: 'bad_request', reason: 'Validation failed\n\nno policy provided\n (//p1)' }],
+        [{ policies: [{ name: 'p1', pattern: '^x', definition: { 'max-length': 1 } }] }, 400, { error: 'bad_request', reason: ['no_such_vhost', 'undefined'] }],
+      ];
+      for (const [body, status, json] of cases) {
+        const r = await call(b.base, 'POST', '/api/definitions', { body });
+        expect([r.status, r.json], JSON.stringify(body)).to.deep.equal([status, json]);
+      }
+      expect((await b.api('GET', '/api/definitions')).json).to.deep.equal(before);
+      // guest still has its access.
+      expect(await connectError(b.url)).to.equal('connected');
+    });
+
+    it('takes what RabbitMQ 3.10.8 takes: empty lists for arguments, entries without optional keys', async () => {
+      const body = {
+        queues: [{ name: 'arr.q', vhost: '/', durable: true, auto_delete: false, arguments: [] }, { name: 'noargs.q', vhost: '/', durable: true, auto_delete: false }],
+        exchanges: [{ name: 'arr.x', vhost: '/', type: 'direct', durable: true, auto_delete: false, internal: false, arguments: [] }],
+        bindings: [{ source: 'arr.x', vhost: '/', destination: 'arr.q', destination_type: 'queue', routing_key: 'k', arguments: [] }],
+        topic_permissions: [{ user: 'guest', vhost: '/', exchange: 'amq.topic', write: '^a', read: '^b' }],
+        global_parameters: [{ name: 'no-value' }],
+      };
+      expect((await call(b.base, 'POST', '/api/definitions', { body })).status).to.equal(204);
+      expect(((await b.api('GET', '/api/queues/%2F/arr.q')).json as Record<string, unknown>)['arguments']).to.deep.equal({});
+      expect((await b.api('GET', '/api/queues/%2F/noargs.q')).status).to.equal(200);
+      expect(((await b.api('GET', '/api/bindings/%2F/e/arr.x/q/arr.q')).json as unknown[]).length).to.equal(1);
+      // RabbitMQ stores the atom undefined where a global parameter has no value.
+      expect((await b.api('GET', '/api/global-parameters/no-value')).json).to.deep.equal({ value: 'undefined', name: 'no-value' });
     });
 
     it("round-trips through Debian's rabbitmqadmin export and import", async function () {

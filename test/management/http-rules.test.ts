@@ -120,6 +120,9 @@ describe('management API: HTTP rules', () => {
         ['"x"', '{"error":"bad_request","reason":"invalid payload: the request body JSON-decoded to a string. Is the input doubly-JSON-encoded?"}'],
         [{ durable: 'maybe' }, '{"error":"bad_request","reason":["not_boolean","maybe"]}'],
         [{ durable: 1 }, '{"error":"bad_request","reason":["not_boolean",1]}'],
+        // JSON null is a value to rabbit_mgmt_format:format_accept_content, and not a boolean.
+        [{ durable: null }, '{"error":"bad_request","reason":["not_boolean",null]}'],
+        [{ auto_delete: null }, '{"error":"bad_request","reason":["not_boolean",null]}'],
         [{ arguments: { 'x-max-length': '10' } }, `{"error":"bad_request","reason":"invalid arg 'x-max-length' for queue 'refused' in vhost '/': \\"expected integer, got longstr\\""}`],
       ];
       for (const [body, text] of cases) {
@@ -128,6 +131,19 @@ describe('management API: HTTP rules', () => {
       }
       const missing = await b.api('PUT', '/api/queues/nope/q', { body: {} });
       expect([missing.status, missing.text]).to.deep.equal([404, '{"error":"not_found","reason":"vhost_not_found"}']);
+      const internal = await b.api('PUT', '/api/exchanges/%2F/refused', { body: { type: 'direct', internal: null } });
+      expect([internal.status, internal.text]).to.deep.equal([400, '{"error":"bad_request","reason":["not_boolean",null]}']);
+    });
+
+    it('takes an empty JSON array as empty arguments or headers, as RabbitMQ does (what PHP sends for an empty map)', async () => {
+      expect((await b.api('PUT', '/api/queues/%2F/empty.args', { body: { durable: true, arguments: [] } })).status).to.equal(201);
+      expect((await b.api('GET', '/api/queues/%2F/empty.args')).json.arguments).to.deep.equal({});
+      expect((await b.api('PUT', '/api/exchanges/%2F/empty.args', { body: { type: 'direct', arguments: [] } })).status).to.equal(201);
+      const published = await b.api('POST', '/api/exchanges/%2F/amq.default/publish', { body: { routing_key: 'empty.args', payload: 'x', payload_encoding: 'string', properties: { headers: [] } } });
+      expect([published.status, published.text]).to.deep.equal([200, '{"routed":true}']);
+      // A list that is not empty is no table.
+      expect((await b.api('PUT', '/api/queues/%2F/list.args', { body: { arguments: [1] } })).status).to.equal(400);
+      for (const path of ['/api/queues/%2F/empty.args', '/api/exchanges/%2F/empty.args']) await b.api('DELETE', path);
     });
   });
 

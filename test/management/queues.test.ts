@@ -139,6 +139,11 @@ describe('management API: queues', () => {
       const missing = await getOver(b, 'nope', { count: 1, ackmode: 'ack_requeue_true' });
       expect([missing.status, missing.text]).to.deep.equal([404, `{"error":"not_found","reason":"NOT_FOUND - no queue 'nope' in vhost '/'"}`]);
       expect((await getOver(b, 'h.orders', { count: 1, ackmode: 'no_such_mode' })).status).to.equal(500);
+      // JSON null is a value there (get_or_missing), refused as any other.
+      expect((await getOver(b, 'h.orders', { count: 1, ackmode: 'ack_requeue_true', encoding: null })).text)
+        .to.equal('{"error":"bad_request","reason":"Unsupported encoding. Please use auto or base64."}');
+      expect((await getOver(b, 'h.orders', { count: 1, ackmode: 'ack_requeue_true', truncate: null })).text).to.equal('{"error":"bad_request","reason":["not_integer",null]}');
+      expect((await getOver(b, 'h.orders', { count: 1, ackmode: null })).status).to.equal(500);
     });
   });
 

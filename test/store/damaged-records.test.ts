@@ -166,6 +166,21 @@ describe('LMDB store: damaged records', () => {
     expect(await quarantined()).to.deep.equal(['entries']);
   });
 
+  it('an update (a redelivered mark) of an entry that holds its message keeps the message; of a damaged one quarantines it', async () => {
+    inlineMax = undefined;
+    const ids = await fill();
+    await tamper(dataDir, (db) => flipBit(db('entries'), entryKey(1), 40));
+    let s = await reopen();
+    s.messages.update(Q, makeEntry(0, ids[0]!, { redelivered: true, deliveryCount: 1 }));
+    s.messages.update(Q, makeEntry(1, ids[1]!, { redelivered: true, deliveryCount: 1 }));
+    expect(logs.join('\n')).to.match(/entry queue 'orders' in vhost '\/' seq 1 is damaged \(checksum mismatch\); quarantined/);
+    await s.messages.sync();
+    s = await reopen();
+    expect(s.messages.readEntries(Q, 0, 10).map((e) => [e.seq, e.redelivered, e.deliveryCount])).to.deep.equal([[0, true, 1], [2, false, 0]]);
+    expect(s.messages.readMessage(Q, { seq: 0, msgId: ids[0]! })!.body.toString()).to.equal(`body-${ids[0]}`);
+    expect(await quarantined()).to.deep.equal(['entries']);
+  });
+
   it('a damaged message is quarantined and never read; entries of other queues that hold it are dropped', async () => {
     const ids = await fill([Q, '/\u0000audit']);
     await tamper(dataDir, (db) => flipBit(db('messages'), u64(ids[1]!), 12));

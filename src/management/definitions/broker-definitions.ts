@@ -4,7 +4,6 @@
  * its state in RabbitMQ 3.10's shape (rabbit_mgmt_wm_definitions: only the keys of rw_state,
  * exclusive queues, the default and `amq.*` exchanges and implicit bindings left out).
  */
-import { AccessError } from '../../access/access-control.js';
 import { permissionJson, topicPermissionJson, userJson } from '../../access/records.js';
 import type { Broker } from '../../broker.js';
 import { Exchange } from '../../vhost/exchange.js';
@@ -12,28 +11,22 @@ import type { Binding } from '../../vhost/binding-table.js';
 import type { Queue } from '../../queue/queue.js';
 import { ParameterValidationError } from '../../parameters/errors.js';
 import { VHostNotFoundError } from '../../policy/policy-operations.js';
+import { accessFailure } from '../access-errors.js';
 import { jsonToTable, tableToJson } from '../amqp-json.js';
 import { JsonDocument, JsonItems, type Json } from '../json.js';
 import { putUserFromBody } from '../routes/users.js';
 import { DefinitionsError, tagList, type Definitions } from './format.js';
 import type { DefinitionsTarget } from './import.js';
 
-/** rabbit_misc:parse_bool as definitions use it: booleans, or the strings "true"/"false". */
-function bool(v: unknown, fallback = false): boolean {
-  if (v === true || v === 'true') return true;
-  if (v === false || v === 'false') return false;
-  return fallback;
-}
-
 /** Imports into broker as `actingUser` (who gets full permissions on the vhosts it creates). */
 export function brokerTarget(broker: Broker, actingUser?: string): DefinitionsTarget {
   const access = broker.access;
   const vhostOf = (name: string) => broker.vhosts.get(name)!;
-  const accessFailure = (err: unknown): unknown => (err instanceof AccessError ? new DefinitionsError(err.reason) : err);
   return {
     hasVhost: (name) => broker.vhosts.has(name),
     hasUser: (name) => access.hasUser(name),
     hasQueue: (vhost, name) => broker.vhosts.get(vhost)?.queues.has(name) ?? false,
+    hasExchange: (vhost, name) => broker.vhosts.get(vhost)?.exchanges.has(name) ?? false,
     checkQueueLimits(newQueues) {
       for (const [vhost, count] of newQueues) {
         const text = broker.vhostLimits.importQueueLimitError(vhost, count);
@@ -42,6 +35,9 @@ export function brokerTarget(broker: Broker, actingUser?: string): DefinitionsTa
     },
     putUser(u, version) {
       if (typeof u.name !== 'string') throw new DefinitionsError('user without a name');
+      // put_user hashes a password with a BIF (badarg) and reads tags with tag_list_from/1 (function_clause).
+      if (u.password !== undefined && typeof u.password !== 'string') throw DefinitionsError.erlang('badarg');
+      if (u.tags !== undefined && typeof u.tags !== 'string' && !Array.isArray(u.tags)) throw DefinitionsError.erlang('function_clause');
       putUserFromBody(access, u.name, u as unknown as Record<string, unknown>, version);
     },
     putVhost(v) {
@@ -59,61 +55,59 @@ export function brokerTarget(broker: Broker, actingUser?: string): DefinitionsTa
     },
     setPermission(p) {
       try {
-        access.setPermission(p.user, p.vhost, { configure: String(p.configure ?? ''), write: String(p.write ?? ''), read: String(p.read ?? '') });
+        access.setPermission(p.user, p.vhost, { configure: p.configure, write: p.write, read: p.read });
       } catch (err) {
-        throw accessFailure(err);
+        // An invalid pattern names it as the Erlang string set_permissions compiled.
+        accessFailure(err, { patternAsCharlist: true });
       }
     },
     setTopicPermission(p) {
       try {
-        access.setTopicPermission(p.user, p.vhost, String(p.exchange ?? ''), { write: String(p.write ?? ''), read: String(p.read ?? '') });
+        access.setTopicPermission(p.user, p.vhost, String(p.exchange), { write: p.write, read: p.read });
       } catch (err) {
-        throw accessFailure(err);
+        accessFailure(err);
       }
     },
     setGlobalParameter(name, value) {
       broker.globalParameters.apply([{ name, value }]);
     },
     setPolicy(vhost, p) {
-      broker.policies.putBody('policy', vhost, p.name, p as unknown as Record<string, unknown>);
+      // rabbit_definitions:add_policy passes what the entry has, the definition as any term.
+      broker.policies.put('policy', vhost, p.name, { pattern: p.pattern, definition: p.definition, priority: p.priority, applyTo: p['apply-to'], definitionTerm: true });
     },
     setParameter(vhost, p) {
       try {
         broker.parameters.apply([{ vhost, component: p.component, name: p.name, value: p.value }]);
       } catch (err) {
         if (err instanceof ParameterValidationError) throw new DefinitionsError(err.httpReason);
-        if (err instanceof VHostNotFoundError) throw new DefinitionsError(['no_such_vhost', err.vhost]);
+        if (err instanceof VHostNotFoundError) throw new DefinitionsError(['no_such_vhost', err.vhost ?? 'undefined']); // an entry without one: the atom undefined
         throw err;
       }
     },
     declareExchange(vhost, e) {
-      const v = vhostOf(vhost);
-      if (v.exchanges.has(e.name)) return;
-      v.declareExchange({
+      vhostOf(vhost).declareExchange({
         name: e.name,
-        type: String(e.type ?? 'direct'),
+        type: e.type,
         passive: false,
-        durable: bool(e.durable, true),
-        autoDelete: bool(e.auto_delete),
-        internal: bool(e.internal),
-        arguments: e.arguments ? jsonToTable(e.arguments) : {},
+        durable: e.durable,
+        autoDelete: e.auto_delete,
+        internal: e.internal,
+        arguments: jsonToTable(e.arguments),
         actingUser,
       });
     },
     declareQueue(vhost, q) {
-      const v = vhostOf(vhost);
-      if (v.queues.has(q.name)) return;
-      const args = q.arguments ? jsonToTable(q.arguments) : {};
+      const args = jsonToTable(q.arguments);
       // RabbitMQ 4.x exports carry `type`; it means x-queue-type.
       if (typeof q.type === 'string' && args['x-queue-type'] === undefined && q.type !== 'classic') args['x-queue-type'] = { type: 'S', value: Buffer.from(q.type) };
-      v.declareQueue({ name: q.name, passive: false, durable: bool(q.durable, true), exclusive: false, autoDelete: bool(q.auto_delete), arguments: args, owner: {} });
+      vhostOf(vhost).declareQueue({ name: q.name, passive: false, durable: q.durable, exclusive: false, autoDelete: q.auto_delete, arguments: args, owner: {} });
     },
     bind(vhost, b) {
       const v = vhostOf(vhost);
       const source = v.exchanges.get(b.source);
       const destination = b.destination_type === 'exchange' ? v.exchanges.get(b.destination) : v.queues.get(b.destination);
       if (!source || !destination) return;
-      v.bind(source, destination, String(b.routing_key ?? ''), b.arguments ? jsonToTable(b.arguments) : {});
+      v.bind(source, destination, String(b.routing_key ?? ''), jsonToTable(b.arguments));
     },
     warn: (message) => broker.log.warn(message),
   };
@@ -148,13 +142,15 @@ export function exportDefinitions(broker: Broker): Record<string, Json> {
   return definitionsDocument(broker).toJson();
 }
 
-/** GET /api/definitions/{vhost}: one vhost's parameters, policies and topology, without `vhost` keys. */
+/**
+ * GET /api/definitions/{vhost}: one vhost's parameters, policies and topology; the queues,
+ * exchanges and bindings without `vhost` keys (the parameters and policies keep theirs).
+ */
 export function vhostDefinitionsDocument(broker: Broker, vhost: string): JsonDocument {
-  const strip = (items: Json[]) => items.map((i) => Object.fromEntries(Object.entries(i as Record<string, Json>).filter(([k]) => k !== 'vhost')));
   return new JsonDocument([
     ['rabbit_version', broker.config.version],
     ['parameters', parameters(broker, vhost)],
-    ['policies', strip(broker.policies.list('policy', vhost) as unknown as Json[])],
+    ['policies', broker.policies.list('policy', vhost) as unknown as Json[]],
     ...topology(broker, [vhost], false),
   ]);
 }

@@ -121,10 +121,25 @@ export const CATEGORIES = [
 export class DefinitionsError extends Error {
   constructor(
     readonly reason: string | unknown[],
-    readonly status: 400 | 404 = 400,
-    readonly error: string = status === 404 ? 'not_found' : 'bad_request',
+    readonly status: 400 | 404 | 500 = 400,
+    /** The body's "error"; null for an empty body (500). */
+    readonly error: string | null = status === 404 ? 'not_found' : status === 500 ? null : 'bad_request',
   ) {
     super(typeof reason === 'string' ? reason : JSON.stringify(reason));
+  }
+
+  /**
+   * An Erlang error a malformed entry raises where RabbitMQ's import reads it, reported by its
+   * name: `badarg` (a BIF given the wrong type: a password or permission pattern that is not a
+   * string), `function_clause` (no clause or guard takes the value: a queue's name or durable).
+   */
+  static erlang(name: 'badarg' | 'function_clause'): DefinitionsError {
+    return new DefinitionsError(name);
+  }
+
+  /** An entry RabbitMQ's import crashes on without catching it: 500 with an empty body. */
+  static crashed(what: string): DefinitionsError {
+    return new DefinitionsError(what, 500);
   }
 }
 

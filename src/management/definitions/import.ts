@@ -8,7 +8,7 @@
  */
 
 import { escapeHtmlTags } from '../../erlang/format.js';
-import { AmqpError } from '../../errors.js';
+import { AmqpError, commandInvalid } from '../../errors.js';
 import {
   DefinitionsError,
   type BindingDefinition,
@@ -28,6 +28,7 @@ export interface DefinitionsTarget {
   hasVhost(name: string): boolean;
   hasUser(name: string): boolean;
   hasQueue(vhost: string, name: string): boolean;
+  hasExchange(vhost: string, name: string): boolean;
   /**
    * rabbit_auth_backend_internal:put_user/3: creates or updates a user from a plain password, a
    * hash, or neither (no password login); throws DefinitionsError (`tags_not_present`, ...).
@@ -67,17 +68,20 @@ export function importDefinitions(target: DefinitionsTarget, defs: Definitions):
   }
   target.checkQueueLimits(newQueues(target, list<QueueDefinition>(defs, 'queues'), undefined));
   for (const p of list<PermissionDefinition>(defs, 'permissions')) {
+    // set_permissions compiles each pattern (binary_to_list) before it looks for the user.
+    if (!allStrings(p.configure, p.write, p.read)) throw DefinitionsError.erlang('badarg');
     requireUser(target, p.user);
     requireVhost(target, p.vhost);
     apply(() => target.setPermission(p));
   }
   for (const p of list<TopicPermissionDefinition>(defs, 'topic_permissions')) {
+    if (!allStrings(p.write, p.read)) throw DefinitionsError.erlang('badarg'); // re:compile
     requireUser(target, p.user);
     requireVhost(target, p.vhost);
-    apply(() => target.setTopicPermission(p));
+    apply(() => target.setTopicPermission({ ...p, exchange: p.exchange ?? UNDEFINED }));
   }
   for (const e of list<ExchangeDefinition>(defs, 'exchanges')) importExchange(target, e.vhost, e);
-  for (const g of list<{ name: string; value: unknown }>(defs, 'global_parameters')) target.setGlobalParameter(g.name, g.value);
+  for (const g of list<{ name: string; value: unknown }>(defs, 'global_parameters')) target.setGlobalParameter(g.name ?? UNDEFINED, g.value ?? UNDEFINED);
   for (const p of list<PolicyDefinition>(defs, 'policies')) importPolicy(target, p.vhost, p);
   for (const p of list<ParameterDefinition>(defs, 'parameters')) importParameter(target, p.vhost, p);
   for (const q of list<QueueDefinition>(defs, 'queues')) importQueue(target, q.vhost, q);
@@ -98,28 +102,69 @@ export function importVhostDefinitions(target: DefinitionsTarget, vhost: string,
   for (const b of list<BindingDefinition>(defs, 'bindings')) importBinding(target, vhost, b);
 }
 
+/**
+ * rabbit_definitions:add_exchange_int. An exchange that exists is left as it is, whatever the
+ * entry says; a new one needs a known type (check_type: a missing one is "invalid exchange type
+ * 'undefined'") and a boolean durable (RabbitMQ crashes without one: 500). auto_delete and
+ * internal are true only when they are JSON true (RabbitMQ stores other values as they are,
+ * which then count as false).
+ */
 function importExchange(target: DefinitionsTarget, vhost: string, e: ExchangeDefinition): void {
   if (e.name === '') return target.warn('Not importing the default exchange');
-  if (typeof e.name === 'string' && e.name.startsWith('amq.')) {
+  // RabbitMQ makes an exchange of whatever else the name is (one HTTP cannot delete); not here.
+  if (typeof e.name !== 'string') throw DefinitionsError.erlang('function_clause');
+  if (e.name.startsWith('amq.')) {
     return target.warn(`Skipping import of an exchange whose name begins with 'amq.', name: ${e.name}`);
   }
   requireVhost(target, vhost);
-  apply(() => target.declareExchange(vhost, e));
+  if (target.hasExchange(vhost, e.name)) return;
+  if (e.type === undefined) {
+    throw new DefinitionsError(amqpErrorReason(commandInvalid("invalid exchange type 'undefined'")));
+  }
+  if (typeof e.type !== 'string') throw DefinitionsError.erlang('badarg');
+  const args = tableArgument(e.arguments);
+  if (typeof e.durable !== 'boolean') throw DefinitionsError.crashed(`exchange '${e.name}' in vhost '${vhost}': durable is not a boolean`);
+  apply(() => target.declareExchange(vhost, { ...e, auto_delete: e.auto_delete === true, internal: e.internal === true, arguments: args }));
 }
 
+/**
+ * rabbit_definitions:add_queue_int: the name must be a string (rabbit_misc:r), and a new queue's
+ * durable and auto_delete booleans (rabbit_amqqueue:declare's guards); a queue that exists is
+ * left as it is.
+ */
 function importQueue(target: DefinitionsTarget, vhost: string, q: QueueDefinition): void {
-  if (typeof q.name === 'string' && q.name.startsWith('amq.')) {
+  if (typeof q.name !== 'string') throw DefinitionsError.erlang('function_clause');
+  if (q.name.startsWith('amq.')) {
     return target.warn(`Skipping import of a queue whose name begins with 'amq.', name: ${q.name}`);
   }
   requireVhost(target, vhost);
-  apply(() => target.declareQueue(vhost, q));
+  if (target.hasQueue(vhost, q.name)) return;
+  const args = tableArgument(q.arguments);
+  if (typeof q.durable !== 'boolean' || typeof q.auto_delete !== 'boolean') throw DefinitionsError.erlang('function_clause');
+  apply(() => target.declareQueue(vhost, { ...q, arguments: args }));
 }
 
+/**
+ * rabbit_definitions:add_binding_int: destination_type must be "queue" or "exchange"
+ * (rabbit_misc:r). RabbitMQ ignores what rabbit_binding:add returns: a binding whose vhost,
+ * source or destination is missing is skipped without a word.
+ */
 function importBinding(target: DefinitionsTarget, vhost: string, b: BindingDefinition): void {
-  // RabbitMQ ignores what rabbit_binding:add returns: a binding whose vhost, source or
-  // destination is missing is skipped without a word.
+  if (b.destination_type !== 'queue' && b.destination_type !== 'exchange') throw DefinitionsError.erlang('function_clause');
+  const args = tableArgument(b.arguments);
   if (!target.hasVhost(vhost)) return;
-  apply(() => target.bind(vhost, b));
+  apply(() => target.bind(vhost, { ...b, arguments: args }));
+}
+
+/**
+ * rabbit_definitions:args/1: arguments absent, or an empty list (what a JSON encoder of an
+ * empty PHP array writes), are no arguments; an object is a table; anything else has no clause
+ * in rabbit_misc:to_amqp_table.
+ */
+function tableArgument(value: unknown): Record<string, unknown> {
+  if (value === undefined || (Array.isArray(value) && value.length === 0)) return {};
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw DefinitionsError.erlang('function_clause');
+  return value as Record<string, unknown>;
 }
 
 function importPolicy(target: DefinitionsTarget, vhost: string, p: PolicyDefinition): void {
@@ -129,7 +174,7 @@ function importPolicy(target: DefinitionsTarget, vhost: string, p: PolicyDefinit
 }
 
 function importParameter(target: DefinitionsTarget, vhost: string, p: ParameterDefinition): void {
-  target.setParameter(vhost, p);
+  target.setParameter(vhost, { ...p, component: p.component ?? UNDEFINED, name: p.name ?? UNDEFINED });
 }
 
 /** How many queues each vhost would gain (queues that exist already are not redeclared). */
@@ -142,12 +187,23 @@ function newQueues(target: DefinitionsTarget, queues: QueueDefinition[], vhost: 
   return out;
 }
 
-function requireVhost(target: DefinitionsTarget, vhost: string): void {
-  if (!target.hasVhost(vhost)) throw new DefinitionsError(['no_such_vhost', vhost]);
+/**
+ * What RabbitMQ's import reads for a key an entry lacks (maps:get(Key, Entry, undefined)): the
+ * atom undefined, which it prints, and stores where it takes any term (a topic permission's
+ * exchange, a global parameter), as "undefined".
+ */
+const UNDEFINED = 'undefined';
+
+function requireVhost(target: DefinitionsTarget, vhost: unknown): void {
+  if (typeof vhost !== 'string' || !target.hasVhost(vhost)) throw new DefinitionsError(['no_such_vhost', vhost ?? UNDEFINED]);
 }
 
-function requireUser(target: DefinitionsTarget, user: string): void {
-  if (!target.hasUser(user)) throw new DefinitionsError(['no_such_user', user]);
+function requireUser(target: DefinitionsTarget, user: unknown): void {
+  if (typeof user !== 'string' || !target.hasUser(user)) throw new DefinitionsError(['no_such_user', user ?? UNDEFINED]);
+}
+
+function allStrings(...values: unknown[]): boolean {
+  return values.every((v) => typeof v === 'string');
 }
 
 /** A category's entries; a category that is not a list is refused rather than half-read. */

@@ -6,7 +6,7 @@
 import { brokerTarget, definitionsDocument, vhostDefinitionsDocument } from '../definitions/broker-definitions.js';
 import { DefinitionsError, parseDefinitions } from '../definitions/format.js';
 import { importDefinitions, importVhostDefinitions } from '../definitions/import.js';
-import { HttpError, noContent, objectNotFound, ok, type Reply } from '../http.js';
+import { badRequest, HttpError, noContent, ok, type Reply } from '../http.js';
 import type { Json, JsonDocument } from '../json.js';
 import { objectReply } from '../query.js';
 import type { RequestContext, Route } from '../router.js';
@@ -58,7 +58,7 @@ export const definitionsRoutes: Route[] = [
     access: 'admin',
     GET: (ctx) => {
       const vhost = ctx.params['vhost']!;
-      if (!ctx.broker.vhosts.has(vhost)) throw objectNotFound();
+      if (!ctx.broker.vhosts.has(vhost)) throw badRequest('vhost_not_found');
       return reply(ctx, vhostDefinitionsDocument(ctx.broker, vhost));
     },
     POST: (ctx) => importBody(ctx, (defs) => importVhostDefinitions(brokerTarget(ctx.broker, ctx.user.name), ctx.params['vhost']!, defs)),

@@ -13,7 +13,7 @@ import { isStream, refuseOnStream } from '../../stream/stream-refusals.js';
 import { resourceName } from '../../errors.js';
 import { jsonToTable, propertiesToJson } from '../amqp-json.js';
 import { bindingFacts, formatBinding, formatQueue, implicitBinding } from '../format.js';
-import { HttpError, badRequest, noContent, notFound, objectNotFound, ok, parseBool, parseInt, requireKeys, type Reply } from '../http.js';
+import { HttpError, badRequest, noContent, notFound, objectNotFound, ok, parseBodyBool, parseBool, parseInt, requireKeys, type Reply } from '../http.js';
 import type { Json } from '../json.js';
 import { checkAccess, run } from '../ops.js';
 import { listReply, objectReply, sortedListReply } from '../query.js';
@@ -90,8 +90,8 @@ async function declare(ctx: RequestContext): Promise<Reply> {
   if (size > 255) throw badRequest(`queue should be less than 255 bytes, actually was ${size}\n`);
   const vhost = targetVhost(ctx);
   const body = await ctx.body();
-  const durable = parseBool(body['durable']) ?? false;
-  const autoDelete = parseBool(body['auto_delete']) ?? false;
+  const durable = parseBodyBool(body['durable']) ?? false;
+  const autoDelete = parseBodyBool(body['auto_delete']) ?? false;
   const exclusive = parseBool(body['exclusive']) ?? false;
   const passive = parseBool(body['passive']) ?? false;
   const args = body['arguments'] === undefined ? {} : jsonToTable(body['arguments']);
@@ -134,15 +134,19 @@ const ACKMODES = ['ack_requeue_true', 'ack_requeue_false', 'reject_requeue_true'
  */
 async function get(ctx: RequestContext): Promise<Reply> {
   const body = await ctx.body();
-  const [ackmode, countValue, encoding] = requireKeys(body, ['ackmode', 'count', 'encoding']);
+  // JSON null is a value here (get_or_missing), which the checks below refuse.
+  const [ackmode, countValue, encoding] = requireKeys(body, ['ackmode', 'count', 'encoding'], false);
   const vhostName = ctx.params['vhost']!;
   if (!ctx.broker.vhosts.has(vhostName)) throw new HttpError(500, null);
   checkAccess(ctx, 'channel', vhostName, []);
+  // Once the channel is open, in RabbitMQ's order: an ackmode that is not a string crashes the
+  // handler (binary_to_list), then the count, the encoding and truncate are checked, and an
+  // ackmode it does not know crashes it as the first get is made.
+  if (typeof ackmode !== 'string') throw new HttpError(500, null);
   const count = parseInt(countValue);
   if (encoding !== 'auto' && encoding !== 'base64') throw badRequest('Unsupported encoding. Please use auto or base64.');
-  const truncate = body['truncate'] === undefined || body['truncate'] === null ? undefined : parseInt(body['truncate']);
-  // An ackmode RabbitMQ does not know crashes its handler after the channel opened.
-  if (typeof ackmode !== 'string' || !ACKMODES.includes(ackmode)) throw new HttpError(500, null);
+  const truncate = body['truncate'] === undefined ? undefined : parseInt(body['truncate']);
+  if (!ACKMODES.includes(ackmode)) throw new HttpError(500, null);
   const vhost = ctx.broker.vhosts.get(vhostName)!;
   const name = ctx.params['queue']!;
   checkAccess(ctx, 'channel', vhostName, [{ kind: 'queue', name, permission: 'read' }]);

@@ -86,20 +86,14 @@ export class LmdbMessageStore implements MessageStore {
     if (!this.engine.writable()) return;
     const qs = this.queueState(queue);
     if (!qs) return;
-    const existing = this.getEntry(qs, entry.seq);
+    // An inline entry is written again whole, with its message.
+    const existing = this.getWholeEntry(qs, entry.seq);
     if (!existing) return;
-    // An inline entry is written again whole: with its message, read back if not in memory.
-    let inlineMsg = existing.inlineMsg;
-    if (existing.inline && inlineMsg === null) {
-      inlineMsg = this.readInline(qs, entry.seq, existing.msgId) ?? null;
-      if (inlineMsg === null) return; // damaged: quarantined, and gone from its queue
-    }
     const next: HeldEntry = {
       ...existing,
       redelivered: entry.redelivered,
       deliveryCount: entry.deliveryCount,
       expiresAt: entry.expiresAt,
-      inlineMsg,
     };
     this.overlay.setEntry(qs, entry.seq, next, true, existing.inline);
   }
@@ -372,6 +366,31 @@ export class LmdbMessageStore implements MessageStore {
     if (intact(key, v)) return readEntryValue(seq, v);
     this.quarantineEntry(qs, seq, key, v);
     return null;
+  }
+
+  /**
+   * The entry at seq with its message if it holds one inline (inlineMsg set): from the overlay,
+   * or read from the file once, as the caller's own copy. Null if there is none or it is damaged
+   * (then quarantined).
+   */
+  private getWholeEntry(qs: QueueState, seq: number): HeldEntry | null {
+    const item = qs.overlay.get(seq);
+    if (item) {
+      const e = item.entry;
+      if (e === null || !e.inline || e.inlineMsg !== null) return e;
+      const inlineMsg = this.readInline(qs, seq, e.msgId);
+      return inlineMsg ? { ...e, inlineMsg } : null;
+    }
+    const key = entryKeyInto(this.keyScratch, qs.id, seq);
+    const v = this.dbs.entriesDb.getBinary(key);
+    if (v === undefined) return null;
+    if (!intact(key, v)) {
+      this.quarantineEntry(qs, seq, key, v);
+      return null;
+    }
+    const e = readEntryValue(seq, v);
+    if (e.inline) e.inlineMsg = decodeInlineMessage(e.msgId, unsealed(v));
+    return e;
   }
 
   /**
