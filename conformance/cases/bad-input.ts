@@ -305,3 +305,47 @@ test('garbage-after-handshake', 'spec 4.2.3 framing; the broker must survive gar
   await ok.openChannel(1);
   t.log('other-client-fine', true);
 });
+
+test('client-sends-server-methods', 'rabbit_reader: connection.blocked/unblocked and secure-ok after open are unexpected (504); an unsolicited channel.flow-ok is unimplemented (503)', async (t) => {
+  const sends: Array<[string, (c: RawClient) => void]> = [
+    ['connection.blocked', (c) => c.method(0, 'connection.blocked', { reason: 'x' })],
+    ['connection.unblocked', (c) => c.method(0, 'connection.unblocked', {})],
+    ['connection.secure-ok', (c) => c.method(0, 'connection.secure-ok', { response: Buffer.from('x') })],
+    ['channel.flow-ok', (c) => c.method(1, 'channel.flow-ok', { active: true })],
+  ];
+  for (const [label, send] of sends) {
+    const c = await t.raw();
+    await c.openChannel(1);
+    send(c);
+    t.log(label, await c.connectionOutcome());
+  }
+});
+
+test('content-frames-on-channel-0', 'rabbit_reader: a content header or body on channel 0 is 505, naming the frame and its octets', async (t) => {
+  for (const [label, type, payload] of [
+    ['header', 2, encodeContentHeaderPayload(60, 1, {})],
+    ['body', 3, Buffer.from('x')],
+  ] as const) {
+    const c = await t.raw();
+    c.frame(type, 0, payload);
+    t.log(label, await c.connectionOutcome());
+  }
+});
+
+test('oversized-body-awaited', 'rabbit_channel:check_msg_size runs on the whole content: a body over max_message_size is awaited (a method meanwhile is 505), then 406', async (t) => {
+  const q = t.q();
+  const over = 134217729; // RabbitMQ 3.10's default max_message_size is 128 MiB
+  const c = await t.raw();
+  await c.openChannel(1);
+  c.method(1, 'basic.publish', { exchange: '', routingKey: q, mandatory: false, immediate: false });
+  c.write(encodeContentHeaderFrame(1, 60, over, {}));
+  c.frame(3, 1, Buffer.alloc(100));
+  const early = await c.next(() => true, 300);
+  t.log('while the body is incomplete', early ? summariseFrameName(early) : 'nothing');
+  c.method(1, 'basic.qos', { prefetchSize: 0, prefetchCount: 1, global: false });
+  t.log('a method meanwhile', await c.connectionOutcome());
+});
+
+function summariseFrameName(f: { method?: { name: string } }): string {
+  return f.method?.name ?? 'a frame';
+}

@@ -538,3 +538,44 @@ test('many-messages-order', 'spec 4.7: messages published on one channel to one 
   t.log('in-order', got.every((b, i) => b === `m${i}`));
   t.log('count', got.length);
 });
+
+test('recover-ok-before-redeliveries', 'spec 1.8.2.16 basic.recover: RabbitMQ answers recover-ok before the queue delivers what went back', async (t) => {
+  const q = t.q();
+  const c = await t.raw();
+  await c.openChannel(1);
+  c.method(1, 'queue.declare', { queue: q, passive: false, durable: false, exclusive: false, autoDelete: false, noWait: false, arguments: {} });
+  await c.expect('queue.declare-ok');
+  c.publish(1, '', q, 'm0');
+  c.publish(1, '', q, 'm1');
+  c.method(1, 'basic.consume', { queue: q, consumerTag: 'c1', noLocal: false, noAck: false, exclusive: false, noWait: false, arguments: {} });
+  await c.until(() => c.frames.filter((f) => f.method?.name === 'basic.deliver').length >= 2);
+  c.drain();
+  c.method(1, 'basic.recover', { requeue: true });
+  await c.until(() => c.frames.filter((f) => f.method?.name === 'basic.deliver').length >= 4 && c.frames.some((f) => f.method?.name === 'basic.recover-ok'));
+  t.log('after recover', c.drain().filter((f) => (f as { method?: string }).method !== undefined));
+});
+
+test('quorum-global-qos', 'rabbit_quorum_queue:consume (3.10): a channel-wide prefetch is refused (540 "does not support global qos")', async (t) => {
+  for (const [label, qos] of [['global 10', [[10, true]]], ['global 0', [[0, true]]], ['global then per-consumer', [[10, true], [5, false]]]] as const) {
+    const q = t.q(label.replace(/ /g, '-'));
+    const ch = await t.channel(await t.connect());
+    await ch.assertQueue(q, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
+    for (const [n, global] of qos) await ch.prefetch(n, global);
+    const r = await ch.consume(q, () => {}, { consumerTag: 'c1' }).then(() => 'consume-ok', () => 'refused');
+    t.log(label, r === 'refused' ? await t.closeOf(ch) : r);
+    const cleanup = await t.channel();
+    await cleanup.deleteQueue(q);
+  }
+});
+
+test('consume-cancel-on-ha-failover-types', 'rabbit_amqqueue:check_consume_arguments: x-cancel-on-ha-failover must be a boolean (classic queues; other types refuse it)', async (t) => {
+  for (const [label, type, value] of [['classic bool', 'classic', true], ['classic string', 'classic', 'yes'], ['quorum bool', 'quorum', true]] as const) {
+    const q = t.q(label.replace(/ /g, '-'));
+    const ch = await t.channel(await t.connect());
+    await ch.assertQueue(q, { durable: true, arguments: type === 'quorum' ? { 'x-queue-type': 'quorum' } : {} });
+    const r = await ch.consume(q, () => {}, { consumerTag: 'c1', arguments: { 'x-cancel-on-ha-failover': value } }).then(() => 'consume-ok', () => 'refused');
+    t.log(label, r === 'refused' ? await t.closeOf(ch) : r);
+    const cleanup = await t.channel();
+    await cleanup.deleteQueue(q);
+  }
+});

@@ -423,3 +423,68 @@ test('quorum-overflow-drop-head-and-reject-publish', 'rabbitmq.com/quorum-queues
   const ch = await t.channel();
   await t.step('declare', ch.assertQueue(t.q(), { durable: true, arguments: { 'x-queue-type': 'quorum', 'x-overflow': 'reject-publish-dlx' } }), counts);
 });
+
+// --- arguments by queue type (rabbit_amqqueue:check_declare_arguments) ---------------------
+
+/**
+ * Each type validates only the arguments it takes (its capabilities' queue_arguments), and
+ * refuses the ones another type takes. x-delivery-limit has no validator; an unknown classic
+ * x-queue-master-locator crashes the channel.
+ */
+for (const [name, type, args] of [
+  ['classic-dead-letter-strategy', 'classic', { 'x-dead-letter-strategy': F.str('at-least-once') }],
+  ['classic-delivery-limit-negative', 'classic', { 'x-delivery-limit': F.int32(-1) }],
+  ['classic-leader-locator', 'classic', { 'x-queue-leader-locator': F.str('balanced') }],
+  ['classic-initial-group-size', 'classic', { 'x-quorum-initial-group-size': F.int32(3) }],
+  ['classic-queue-version-3', 'classic', { 'x-queue-version': F.int32(3) }],
+  ['classic-queue-version-2', 'classic', { 'x-queue-version': F.int32(2) }],
+  ['classic-master-locator-unknown', 'classic', { 'x-queue-master-locator': F.str('bogus') }],
+  ['classic-master-locator-number', 'classic', { 'x-queue-master-locator': F.int32(1) }],
+  ['classic-master-locator-min-masters', 'classic', { 'x-queue-master-locator': F.str('min-masters') }],
+  ['quorum-master-locator', 'quorum', { 'x-queue-master-locator': F.str('client-local') }],
+  ['quorum-queue-version', 'quorum', { 'x-queue-version': F.int32(2) }],
+  ['quorum-dead-letter-strategy-unknown', 'quorum', { 'x-dead-letter-strategy': F.str('bogus') }],
+  ['quorum-dead-letter-strategy-number', 'quorum', { 'x-dead-letter-strategy': F.int32(1) }],
+  ['quorum-dead-letter-strategy-at-least-once', 'quorum', { 'x-dead-letter-strategy': F.str('at-least-once') }],
+  ['quorum-initial-group-size-zero', 'quorum', { 'x-quorum-initial-group-size': F.int32(0) }],
+  ['quorum-initial-group-size-negative', 'quorum', { 'x-quorum-initial-group-size': F.int32(-1) }],
+  ['quorum-initial-group-size-string', 'quorum', { 'x-quorum-initial-group-size': F.str('3') }],
+  ['quorum-max-in-memory-length-negative', 'quorum', { 'x-max-in-memory-length': F.int32(-1) }],
+  ['quorum-max-in-memory-length-string', 'quorum', { 'x-max-in-memory-length': F.str('1') }],
+  ['quorum-max-in-memory-bytes-negative', 'quorum', { 'x-max-in-memory-bytes': F.int32(-1) }],
+  ['quorum-leader-locator-unknown', 'quorum', { 'x-queue-leader-locator': F.str('nearest') }],
+  ['quorum-delivery-limit-negative', 'quorum', { 'x-delivery-limit': F.int32(-1) }],
+  ['quorum-delivery-limit-string', 'quorum', { 'x-delivery-limit': F.str('3') }],
+] as const) {
+  test(`argument-by-type-${name}`, 'rabbit_amqqueue:check_declare_arguments (3.10.8): a type validates its own queue_arguments and refuses the other types\'', async (t) => {
+    const typed = type === 'quorum' ? { 'x-queue-type': F.str('quorum'), ...args } : args;
+    const c = await t.raw();
+    await c.openChannel(1);
+    c.method(1, 'queue.declare', { queue: t.q(), passive: false, noWait: false, durable: true, exclusive: false, autoDelete: false, arguments: typed as never });
+    const m = await c.nextMethod(['queue.declare-ok', 'channel.close', 'connection.close'], 3000);
+    t.log('reply', m ? (m.name === 'queue.declare-ok' ? { name: m.name } : { name: m.name, args: m.args }) : null);
+  });
+}
+
+test('quorum-delivery-limit-any-integer', 'rabbitmq.com/quorum-queues.html#poison-message-handling: x-delivery-limit is not validated; a negative limit drops a message at its first return, a string is no limit', async (t) => {
+  const ch = await t.channel();
+  for (const [label, limit] of [['negative', -1], ['string', '3']] as const) {
+    const q = t.q(label);
+    await ch.assertQueue(q, { durable: true, arguments: { 'x-queue-type': 'quorum', 'x-delivery-limit': limit } });
+    ch.sendToQueue(q, Buffer.from('m'), { persistent: true });
+    await t.sleep(200); // a quorum queue takes it after its log has it
+    const seen: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const m = await ch.get(q);
+      if (!m) {
+        seen.push('empty');
+        break;
+      }
+      seen.push(`redelivered=${String(m.fields.redelivered)} x-delivery-count=${String(m.properties.headers?.['x-delivery-count'])}`);
+      ch.nack(m, false, true);
+      await t.sleep(150);
+    }
+    t.log(label, seen);
+    await ch.deleteQueue(q);
+  }
+});

@@ -1,6 +1,8 @@
 /** Stream queues over AMQP 0-9-1 (x-queue-type: stream): declare rules, offsets, credit, refusals. */
 import type { Channel, ConfirmChannel, ConsumeMessage } from 'amqplib';
+import { F } from '../../src/frame/field-table.js';
 import { area } from '../lib/case.js';
+import type { RawClient } from '../lib/raw-client.js';
 
 const test = area('streams');
 const DOC = 'rabbitmq.com/streams.html';
@@ -331,4 +333,74 @@ test('dead-letter-into-stream', `${DOC}: a message dead-lettered into a stream (
   const r = await reader(t, q, 10, 'first', 1);
   t.log('delivery', r.got.map((x) => t.msg(x, { props: true })));
   t.log('headers', r.got.map((x) => t.typedHeaders(r.ch, x)));
+});
+
+/** A raw connection consuming (prefetch 10) the classic queue c then the stream q from first, on channel 1; the deliveries in order. */
+async function rawMixedConsumer(t: Parameters<Parameters<typeof test>[2]>[0], q: string, c: string): Promise<RawClient> {
+  const r = await t.raw();
+  await r.openChannel(1);
+  r.method(1, 'basic.qos', { prefetchSize: 0, prefetchCount: 10, global: false });
+  await r.expect('basic.qos-ok');
+  r.method(1, 'basic.consume', { queue: c, consumerTag: 'tc', noLocal: false, noAck: false, exclusive: false, noWait: false, arguments: {} });
+  await r.until(() => r.frames.some((f) => f.method?.name === 'basic.deliver' && f.method.args.consumerTag === 'tc'));
+  r.method(1, 'basic.consume', { queue: q, consumerTag: 'ts', noLocal: false, noAck: false, exclusive: false, noWait: false, arguments: { 'x-stream-offset': F.str('first') } });
+  await r.until(() => r.frames.some((f) => f.method?.name === 'basic.deliver' && f.method.args.consumerTag === 'ts'));
+  r.drain();
+  return r;
+}
+
+test('tx-nack-mixed-refused-at-commit', `${DOC}#consuming: inside a transaction a nack naming a stream's delivery is held like any other; tx.commit settles the classic queue's delivery, then closes the connection with 540 (tx.commit)`, async (t) => {
+  const { ch, q } = await stream(t);
+  await publishEach(ch, q, ['s0']);
+  const c = t.q('classic');
+  await ch.assertQueue(c, { durable: true });
+  ch.sendToQueue(c, Buffer.from('c0'), { persistent: true });
+  await ch.waitForConfirms();
+  const r = await rawMixedConsumer(t, q, c);
+  r.method(1, 'tx.select', {});
+  await r.expect('tx.select-ok');
+  r.method(1, 'basic.nack', { deliveryTag: 2, multiple: true, requeue: false });
+  await t.sleep(200);
+  t.log('after the nack', r.drain());
+  r.method(1, 'tx.commit', {});
+  t.log('commit', await r.connectionOutcome());
+  const back = await ch.get(c, { noAck: true });
+  t.log('classic queue after', back ? back.content.toString() : 'empty');
+  await ch.deleteQueue(c);
+});
+
+test('tx-reject-rollback', `${DOC}#consuming: a reject of a stream's delivery inside a transaction is undone by tx.rollback; the delivery can then be acked`, async (t) => {
+  const { ch, q } = await stream(t);
+  await publishEach(ch, q, ['s0']);
+  const r = await t.raw();
+  await r.openChannel(1);
+  r.method(1, 'basic.qos', { prefetchSize: 0, prefetchCount: 10, global: false });
+  await r.expect('basic.qos-ok');
+  r.method(1, 'basic.consume', { queue: q, consumerTag: 'ts', noLocal: false, noAck: false, exclusive: false, noWait: false, arguments: { 'x-stream-offset': F.str('first') } });
+  await r.until(() => r.frames.some((f) => f.method?.name === 'basic.deliver'));
+  r.drain();
+  r.method(1, 'tx.select', {});
+  await r.expect('tx.select-ok');
+  r.method(1, 'basic.reject', { deliveryTag: 1, requeue: false });
+  r.method(1, 'tx.rollback', {});
+  t.log('rollback', (await r.nextMethod(['tx.rollback-ok', 'channel.close', 'connection.close']))?.name ?? null);
+  r.method(1, 'basic.ack', { deliveryTag: 1, multiple: false });
+  r.method(1, 'tx.commit', {});
+  t.log('commit', (await r.nextMethod(['tx.commit-ok', 'channel.close', 'connection.close']))?.name ?? null);
+});
+
+test('tx-commit-ok-after-delivery', `${DOC}: a transaction publishing into a stream its own channel consumes: the delivery comes before tx.commit-ok`, async (t) => {
+  const { q } = await stream(t);
+  const r = await t.raw();
+  await r.openChannel(1);
+  r.method(1, 'basic.qos', { prefetchSize: 0, prefetchCount: 10, global: false });
+  await r.expect('basic.qos-ok');
+  r.method(1, 'basic.consume', { queue: q, consumerTag: 'ts', noLocal: false, noAck: false, exclusive: false, noWait: false, arguments: { 'x-stream-offset': F.str('next') } });
+  await r.expect('basic.consume-ok');
+  r.method(1, 'tx.select', {});
+  await r.expect('tx.select-ok');
+  r.publish(1, '', q, 'm0');
+  r.method(1, 'tx.commit', {});
+  await r.until(() => r.frames.some((f) => f.method?.name === 'tx.commit-ok') && r.frames.some((f) => f.method?.name === 'basic.deliver'));
+  t.log('order', r.frames.map((f) => f.method?.name).filter((n) => n === 'tx.commit-ok' || n === 'basic.deliver'));
 });

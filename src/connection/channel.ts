@@ -7,7 +7,7 @@ import { copyTable, F } from '../frame/field-table.js';
 import { encodeContentHeaderPayload } from '../frame/generated/properties.js';
 import { takeParts, type TakenInParts } from '../later-turns.js';
 import { ChannelCounters, type ChannelQueueCounters } from '../metrics/counters.js';
-import { isStream, refuseOnStream } from '../stream/stream-refusals.js';
+import { isStream, refuseOnStream, streamRefusal } from '../stream/stream-refusals.js';
 import type { Consumer, ConsumerHost } from '../queue/consumer.js';
 import { REMOVE_CHUNK, type Queue } from '../queue/queue.js';
 import type { QueuedMessage } from '../queue/queued-message.js';
@@ -43,6 +43,8 @@ interface TxAck {
 interface TxCommit {
   acks: Array<TakenInParts<Delivery> & { requeue: TxAck['requeue'] }>;
   published: boolean;
+  /** A held nack or reject named a stream's delivery: the commit ends with this instead of commit-ok. */
+  refusal: AmqpError | undefined;
 }
 
 /**
@@ -260,20 +262,24 @@ export class Channel implements ConsumerHost {
    *
    * A stream's delivery among them is refused with 540 on the connection. RabbitMQ 3.10 settles
    * the deliveries of the other queues first, as asked (observed: a classic queue's delivery
-   * named with a stream's is requeued, or dropped, before the connection closes); inside a
-   * transaction nothing is taken before the refusal, so the channel's closing gives all back.
+   * named with a stream's is requeued, or dropped, before the connection closes). Inside a
+   * transaction the nack is held as any other, and refused at tx.commit (commitTx); a
+   * rollback undoes it.
    */
   rejectTag(tag: number, multiple: boolean, requeue: boolean): void {
     this.finishSettling();
     const slots = this.slotsNamed(tag, multiple);
     if (slots === undefined) return;
+    if (this.txMode) {
+      this.reject(this.unacked.take(slots.from, slots.to), requeue);
+      return;
+    }
     const stream = this.streamAmong(slots);
     if (stream !== undefined) {
-      if (!this.txMode) this.reject(this.unacked.take(slots.from, slots.to).filter((d) => !isStream(d.queue)), requeue);
+      this.reject(this.unacked.take(slots.from, slots.to).filter((d) => !isStream(d.queue)), requeue);
       refuseOnStream(stream, this.vhost.name, 'basic.nack and basic.reject');
     }
-    if (this.txMode) this.reject(this.unacked.take(slots.from, slots.to), requeue);
-    else if (requeue) this.requeueSlots(slots);
+    if (requeue) this.requeueSlots(slots);
     else this.settleInTurns(slots, true);
   }
 
@@ -539,14 +545,31 @@ export class Channel implements ConsumerHost {
    */
   commitTx(): void {
     this.publisher.startCommit();
-    const commit: TxCommit = { acks: this.txAcks.map((a) => ({ entries: a.deliveries, at: 0, requeue: a.requeue })), published: false };
+    const commit: TxCommit = { acks: [], published: false, refusal: undefined };
+    const held = this.txAcks;
     this.txAcks = [];
+    for (let i = 0; i < held.length; i++) {
+      const a = held[i]!;
+      const stream = a.requeue === 'ack' ? undefined : a.deliveries.find((d) => isStream(d.queue));
+      if (stream === undefined) {
+        commit.acks.push({ entries: a.deliveries, at: 0, requeue: a.requeue });
+        continue;
+      }
+      // rabbit_channel folds over the held acknowledgements and crashes at this one, once the
+      // other queues' deliveries in it are settled: what comes after is never applied, and the
+      // connection's close gives it back with the stream's delivery.
+      commit.acks.push({ entries: a.deliveries.filter((d) => !isStream(d.queue)), at: 0, requeue: a.requeue });
+      this.unacked.restore([...a.deliveries.filter((d) => isStream(d.queue)), ...held.slice(i + 1).flatMap((later) => later.deliveries)]);
+      commit.refusal = streamRefusal(stream.queue, this.vhost.name).at(90, 20);
+      break;
+    }
     if (!this.applyCommit(commit, TX_CHUNK)) {
       this.txCommit = commit;
       this.conn.settlingStarted();
       this.conn.broker.later.schedule(this.commitOn);
       return;
     }
+    if (commit.refusal) throw commit.refusal;
     if (this.publisher.commitOutcome.rejected) throw preconditionFailed('partial tx completion');
   }
 
@@ -560,9 +583,9 @@ export class Channel implements ConsumerHost {
     }
     this.txCommit = undefined;
     this.conn.settlingDone();
-    if (this.publisher.commitOutcome.rejected && !this.released) {
-      this.conn.closeChannel(this, preconditionFailed('partial tx completion').at(90, 20));
-    }
+    if (this.released) return;
+    if (commit.refusal) this.conn.fail(commit.refusal);
+    else if (this.publisher.commitOutcome.rejected) this.conn.closeChannel(this, preconditionFailed('partial tx completion').at(90, 20));
   };
 
   /** A tx.commit spread over turns is applied now (the channel closing: nothing of it is lost). */
@@ -584,8 +607,10 @@ export class Channel implements ConsumerHost {
       if (!this.publisher.commitDone) return false;
       commit.published = true;
       const { durable, rejected } = this.publisher.commitOutcome;
-      if (!rejected) {
-        if (durable) this.conn.broker.commits.whenDurable(() => this.send('tx.commit-ok', {}));
+      if (!rejected && commit.refusal === undefined) {
+        // Once on disk, and after what the commit's store write lets readers deliver (a
+        // stream's chunk: RabbitMQ delivers it to the channel's consumers before commit-ok).
+        if (durable) this.conn.broker.commits.whenDurable(() => setImmediate(() => this.send('tx.commit-ok', {})));
         else this.send('tx.commit-ok', {});
       }
     }

@@ -497,9 +497,11 @@ export class Connection implements HeartbeatPeer, ReadPace {
 
   private onContentFrame(type: number, channel: number, payload: Buffer): void {
     if (this.state !== 'open' && channel !== 0) return;
+    // rabbit_reader has no channel 0 process to hand it to: it names the frame and its octets.
+    if (channel === 0) throw unexpectedFrameError(type, payload);
     const ch = this.channels.get(channel);
-    if (!ch && channel !== 0) this.checkChannelLimit();
-    if (!ch || channel === 0) {
+    if (!ch) {
+      this.checkChannelLimit();
       throw new ConnectionError(ReplyCode.UNEXPECTED_FRAME, 'expected method frame, got non method frame instead');
     }
     if (type === FRAME_HEADER) dispatchHeader(ch, payload);

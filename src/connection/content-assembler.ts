@@ -60,6 +60,8 @@ export class ContentAssembler {
   private received = 0;
   /** The body so far when it takes more than one frame; received bytes are filled. */
   private buffer: Buffer | null = null;
+  /** The body is over maxMessageSize: its frames are counted, not kept. */
+  private oversized = false;
 
   constructor(private readonly maxMessageSize: number) {}
 
@@ -107,6 +109,7 @@ export class ContentAssembler {
     this.bodySize = 0;
     this.received = 0;
     this.buffer = null;
+    this.oversized = false;
   }
 
   /** rabbit_command_assembler's 505 for a frame that does not continue the pending content. */
@@ -129,15 +132,11 @@ export class ContentAssembler {
       throw unexpectedFrame(`expected content header for class ${this.classId}, got one for class ${classId} instead`).at(this.classId, this.methodId);
     }
     const bodySize = readBodySize(payload);
-    if (bodySize > this.maxMessageSize) {
-      // rabbit_channel:check_msg_size, checked as soon as the size is known so an oversized
-      // body is never buffered; its frames then arrive on a closing channel and are dropped.
-      const { classId: c, methodId: m } = this;
-      this.reset();
-      throw preconditionFailed(`message size ${bodySize} is larger than configured max size ${this.maxMessageSize}`).at(c, m);
-    }
     this.header = payload;
     this.bodySize = bodySize;
+    // rabbit_channel:check_msg_size runs on the whole content, as basic.publish is handled: an
+    // oversized body is awaited as any other (a method meanwhile is 505), but never kept.
+    this.oversized = bodySize > this.maxMessageSize;
     return bodySize === 0 ? this.completeWith(EMPTY, 0) : undefined;
   }
 
@@ -157,6 +156,13 @@ export class ContentAssembler {
     const received = this.received + n;
     // More body than the header announced: RabbitMQ 3.10 answers as for any stray frame.
     if (received > this.bodySize) throw this.unexpectedFrame();
+    if (this.oversized) {
+      this.received = received;
+      if (received < this.bodySize) return undefined;
+      const { classId: c, methodId: m } = this;
+      this.reset();
+      throw preconditionFailed(`message size ${received} is larger than configured max size ${this.maxMessageSize}`).at(c, m);
+    }
     if (received === this.bodySize && this.buffer === null) {
       keepBody(buf, start, end, this.completed);
       return this.complete();

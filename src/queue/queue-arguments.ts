@@ -1,8 +1,9 @@
-import { preconditionFailed } from '../errors.js';
+import { internalError, preconditionFailed } from '../errors.js';
 import { formatParts } from '../erlang/pretty.js';
 import { atom, int, tuple } from '../erlang/term.js';
 import { fieldInteger, fieldTypeName, type FieldTable, type FieldValue } from '../frame/field-table.js';
-import { parseStreamArguments, STREAM_ONLY_ARGS } from '../stream/stream-arguments.js';
+import { LEADER_LOCATORS, parseStreamArguments } from '../stream/stream-arguments.js';
+import { refuseOtherTypesArguments, refuseOtherTypesConsumerArguments } from './type-arguments.js';
 
 /** RabbitMQ 3.10's largest TTL / expiry value in ms (rabbit_misc:check_expiry: ten years). */
 const MAX_EXPIRY_TIMER = 315_360_000_000;
@@ -104,8 +105,12 @@ export function hasNoArguments(args: FieldTable): boolean {
 }
 
 /**
- * Parses and validates queue.declare arguments (rabbit_amqqueue:check_declare_arguments).
- * An invalid value is 406 "invalid arg 'x-…' for queue 'q' in vhost '/': {term}".
+ * Parses and validates queue.declare arguments as rabbit_amqqueue:check_declare_arguments does:
+ * x-queue-type first; then, in declare_args/0's order, the validators of the arguments the
+ * queue's type takes (its capabilities' queue_arguments), an invalid value being 406 "invalid
+ * arg 'x-…' for queue 'q' in vhost '/': {term}"; then, in the table's order, any argument another
+ * type takes and this one does not is 406 "invalid arg 'x-…' for queue 'q' in vhost '/' of queue
+ * type rabbit_…_queue". Other keys (x-foo, Warren's own) are not refused.
  */
 export function parseQueueArguments(args: FieldTable, resource: string): QueueSettings {
   if (hasNoArguments(args)) return NO_ARGUMENT_SETTINGS;
@@ -124,7 +129,6 @@ export function parseQueueArguments(args: FieldTable, resource: string): QueueSe
       throw err;
     }
   };
-  // rabbit_amqqueue:check_declare_arguments checks x-queue-type first, then the type's own arguments.
   check('x-queue-type', (v) => {
     const s = longstr(v);
     if (s !== 'classic' && s !== 'quorum' && s !== 'stream') throw new ArgError(`"unsupported queue type '${s}'"`);
@@ -134,6 +138,8 @@ export function parseQueueArguments(args: FieldTable, resource: string): QueueSe
     const stream = parseStreamArguments(args, resource);
     return { ...settings, maxLengthBytes: stream.maxLengthBytes, maxAge: stream.maxAge, streamMaxSegmentSizeBytes: stream.maxSegmentSizeBytes };
   }
+  const quorum = settings.queueType === 'quorum';
+  const classic = !quorum;
   check('x-expires', (v) => {
     const n = intValue(v);
     if (n === 0) throw new ArgError('{value_zero,0}');
@@ -145,55 +151,96 @@ export function parseQueueArguments(args: FieldTable, resource: string): QueueSe
     settings.deadLetterRoutingKey = longstr(v);
     if (args['x-dead-letter-exchange'] === undefined) throw new ArgError('routing_key_but_no_dlx_defined');
   });
+  if (quorum) {
+    check('x-dead-letter-strategy', (v) => {
+      if (!DLX_STRATEGIES.includes(longstr(v))) throw new ArgError('invalid_dlx_strategy');
+    });
+  }
   check('x-max-length', (v) => (settings.maxLength = nonNegInt(v)));
   check('x-max-length-bytes', (v) => (settings.maxLengthBytes = nonNegInt(v)));
-  check('x-max-priority', (v) => {
-    const n = nonNegInt(v);
-    if (n > MAX_SUPPORTED_PRIORITY) throw new ArgError(`{max_value_exceeded,${n}}`);
-    settings.maxPriority = n;
-  });
+  if (quorum) {
+    // Memory limits of rabbit_fifo's in-memory copies; Warren keeps no such copies.
+    check('x-max-in-memory-length', nonNegInt);
+    check('x-max-in-memory-bytes', nonNegInt);
+  }
+  if (classic) {
+    check('x-max-priority', (v) => {
+      const n = nonNegInt(v);
+      if (n > MAX_SUPPORTED_PRIORITY) throw new ArgError(`{max_value_exceeded,${n}}`);
+      settings.maxPriority = n;
+    });
+  }
   check('x-overflow', (v) => {
     const s = longstr(v);
     if (s !== 'drop-head' && s !== 'reject-publish' && s !== 'reject-publish-dlx') throw new ArgError('invalid_overflow');
     settings.overflow = s;
   });
-  check('x-queue-mode', (v) => {
-    const s = longstr(v);
-    if (s !== 'default' && s !== 'lazy') throw new ArgError(`"unsupported queue mode '${s}'"`);
-  });
+  if (classic) {
+    check('x-queue-mode', (v) => {
+      const s = longstr(v);
+      if (s !== 'default' && s !== 'lazy') throw new ArgError(`"unsupported queue mode '${s}'"`);
+    });
+    check('x-queue-version', (v) => {
+      const n = nonNegInt(v);
+      if (n !== 1 && n !== 2) throw new ArgError(`"unsupported queue version '${n}'"`);
+    });
+  }
   check('x-single-active-consumer', (v) => (settings.singleActiveConsumer = bool(v)));
-  check('x-delivery-limit', (v) => (settings.deliveryLimit = nonNegInt(v)));
+  if (quorum) {
+    check('x-quorum-initial-group-size', (v) => {
+      if (nonNegInt(v) === 0) throw new ArgError('{value_zero,0}');
+    });
+    check('x-queue-leader-locator', (v) => {
+      if (!LEADER_LOCATORS.includes(longstr(v))) throw new ArgError('invalid_queue_locator_arg');
+    });
+    // Not validated by RabbitMQ 3.10: any integer is a limit (a negative one drops a message at
+    // its first return, as 0 does); a value of another type is no limit.
+    const limit = args['x-delivery-limit'];
+    if (limit !== undefined) settings.deliveryLimit = fieldInteger(limit);
+  }
+  if (classic) {
+    // No validator: rabbit_queue_master_location_misc crashes the channel on a locator it does
+    // not know (541, as the connection closes without naming the method).
+    const locator = args['x-queue-master-locator'];
+    if (locator !== undefined && !(locator.type === 'S' && MASTER_LOCATORS.includes(locator.value.toString('utf8')))) throw internalError('').withoutMethod();
+  }
   const dedup = args['x-message-deduplication'];
-  if (dedup !== undefined && !(dedup.type === 't' && !dedup.value) && settings.queueType === 'classic') settings.deduplication = true;
+  if (dedup !== undefined && !(dedup.type === 't' && !dedup.value) && classic) settings.deduplication = true;
   check('x-last-value-key', (v) => (settings.lastValue = { keyHeader: headerName(v), versionHeader: undefined }));
   check('x-last-value-version', (v) => {
     const name = headerName(v);
     if (settings.lastValue === undefined) throw new ArgError('version_but_no_key_defined');
     settings.lastValue.versionHeader = name;
   });
-  const [unsupported, typeName] = settings.queueType === 'quorum'
-    ? [QUORUM_UNSUPPORTED, 'rabbit_quorum_queue']
-    : [CLASSIC_UNSUPPORTED, 'rabbit_classic_queue'];
-  for (const key of unsupported) {
-    if (args[key] !== undefined) throw preconditionFailed(`invalid arg '${key}' for ${resource} of queue type ${typeName}`);
-  }
+  refuseOtherTypesArguments(settings.queueType, args, resource);
   return settings;
 }
 
-/** Arguments each RabbitMQ 3.10 queue type refuses (its capabilities' unsupported args). */
-const QUORUM_UNSUPPORTED = ['x-max-priority', 'x-queue-mode', ...STREAM_ONLY_ARGS];
-const CLASSIC_UNSUPPORTED = ['x-delivery-limit', 'x-max-in-memory-length', 'x-max-in-memory-bytes', ...STREAM_ONLY_ARGS];
+/** rabbit_amqqueue's KNOWN_DLX_STRATEGIES. */
+const DLX_STRATEGIES = ['at-most-once', 'at-least-once'];
+/** rabbit_queue_master_location_misc's locators of classic queues. */
+const MASTER_LOCATORS = ['min-masters', 'client-local', 'random'];
 
-/** basic.consume's x-priority (rabbit_amqqueue:check_consume_arguments). */
-export function parseConsumerPriority(args: FieldTable, resource: string): number {
-  const v = args['x-priority'];
-  if (v === undefined) return 0;
-  try {
-    return intValue(v);
-  } catch (err) {
-    if (err instanceof ArgError) throw preconditionFailed(`invalid arg 'x-priority' for ${resource}: ${err.term}`);
-    throw err;
-  }
+/**
+ * basic.consume's arguments on a classic or quorum queue (rabbit_amqqueue:check_consume_arguments):
+ * x-priority an integer, x-cancel-on-ha-failover (classic queues) a boolean, then the consumer
+ * arguments of other types refused. Returns the consumer's priority.
+ */
+export function parseConsumeArguments(queueType: 'classic' | 'quorum', args: FieldTable, resource: string): number {
+  const check = <T>(key: string, read: (v: FieldValue) => T): T | undefined => {
+    const v = args[key];
+    if (v === undefined) return undefined;
+    try {
+      return read(v);
+    } catch (err) {
+      if (err instanceof ArgError) throw preconditionFailed(`invalid arg '${key}' for ${resource}: ${err.term}`);
+      throw err;
+    }
+  };
+  const priority = check('x-priority', intValue) ?? 0;
+  if (queueType === 'classic') check('x-cancel-on-ha-failover', bool);
+  refuseOtherTypesConsumerArguments(queueType, args, resource);
+  return priority;
 }
 
 /**

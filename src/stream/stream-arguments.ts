@@ -7,6 +7,7 @@ import { internalError, preconditionFailed } from '../errors.js';
 import { printTerm } from '../erlang/pretty.js';
 import { atom, binary, tuple, type ErlTerm } from '../erlang/term.js';
 import { fieldInteger, fieldTypeName, type FieldTable, type FieldValue } from '../frame/field-table.js';
+import { refuseOtherTypesArguments, refuseOtherTypesConsumerArguments } from '../queue/type-arguments.js';
 
 /** osiris' default segment size (rabbit_stream_queue: max_segment_size_bytes absent). */
 export const DEFAULT_SEGMENT_SIZE = 500_000_000;
@@ -23,17 +24,10 @@ export interface StreamArguments {
 
 /** The queue arguments of the stream type (its capabilities' queue_arguments), in declare_args order. */
 const STREAM_ARGS = ['x-max-length-bytes', 'x-max-age', 'x-stream-max-segment-size-bytes', 'x-initial-cluster-size', 'x-queue-leader-locator'];
-/** Every queue argument some queue type knows (rabbit_queue_type:arguments(queue_arguments)) but streams do not. */
-const NOT_FOR_STREAMS = new Set([
-  'x-expires', 'x-message-ttl', 'x-dead-letter-exchange', 'x-dead-letter-routing-key', 'x-dead-letter-strategy',
-  'x-max-length', 'x-max-in-memory-length', 'x-max-in-memory-bytes', 'x-max-priority', 'x-overflow', 'x-queue-mode',
-  'x-single-active-consumer', 'x-queue-master-locator', 'x-quorum-initial-group-size', 'x-delivery-limit',
-]);
 /** The arguments a redeclare of a stream must repeat (rabbit_amqqueue:assert_args_equivalence, the type's queue_arguments). */
 export const STREAM_EQUIVALENCE_KEYS = ['x-max-length-bytes', 'x-max-age', 'x-stream-max-segment-size-bytes', 'x-initial-cluster-size', 'x-queue-leader-locator'] as const;
-const LEADER_LOCATORS = ['client-local', 'balanced', 'random', 'least-leaders'];
-/** Stream-only arguments the other queue types refuse ("of queue type rabbit_classic_queue"). */
-export const STREAM_ONLY_ARGS = ['x-max-age', 'x-stream-max-segment-size-bytes'];
+/** rabbit_queue_location:queue_leader_locators/0 (with the deprecated two). */
+export const LEADER_LOCATORS = ['client-local', 'balanced', 'random', 'least-leaders'];
 
 class ArgError {
   constructor(readonly term: string) {}
@@ -97,9 +91,7 @@ export function parseStreamArguments(args: FieldTable, resource: string): Stream
       throw err;
     }
   }
-  for (const key of Object.keys(args)) {
-    if (NOT_FOR_STREAMS.has(key)) throw preconditionFailed(`invalid arg '${key}' for ${resource} of queue type rabbit_stream_queue`);
-  }
+  refuseOtherTypesArguments('stream', args, resource);
   return out;
 }
 
@@ -112,9 +104,6 @@ export type OffsetSpec =
   | { kind: 'timestamp'; ms: number }
   /** A value parse_offset_arg lets through but osiris cannot read from (a float, a boolean…). */
   | { kind: 'unreadable' };
-
-/** Consumer arguments other queue types know and streams refuse (rabbit_amqqueue:check_consume_arguments). */
-const NOT_FOR_STREAM_CONSUMERS = new Set(['x-priority', 'x-cancel-on-ha-failover']);
 
 /**
  * basic.consume's arguments on a stream (rabbit_amqqueue:check_consume_arguments): x-stream-offset
@@ -129,9 +118,7 @@ export function parseStreamConsumeArguments(args: FieldTable, resource: string, 
     // RabbitMQ prints the term with ~255p: on one line unless it is longer than that.
     spec = offsetSpec(v, nowMs, (term) => preconditionFailed(`invalid arg 'x-stream-offset' for ${resource}: ${printTerm(term, 0)}`));
   }
-  for (const key of Object.keys(args)) {
-    if (NOT_FOR_STREAM_CONSUMERS.has(key)) throw preconditionFailed(`invalid arg '${key}' for ${resource} of queue type rabbit_stream_queue`);
-  }
+  refuseOtherTypesConsumerArguments('stream', args, resource);
   return spec;
 }
 

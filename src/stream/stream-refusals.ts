@@ -15,7 +15,12 @@ type Refused = 'basic.get' | 'queue.purge' | 'basic.nack and basic.reject';
 /** basic.get, queue.purge, basic.nack and basic.reject on a stream: 540 on the connection. */
 export function refuseOnStream(queue: Queue, vhost: string, what: Refused): void {
   if (!isStream(queue)) return;
-  throw new ConnectionError(ReplyCode.NOT_IMPLEMENTED, `${what} not supported by stream queues ${resourceName('queue', queue.name, vhost)}`);
+  throw streamRefusal(queue, vhost, what);
+}
+
+/** The 540 refuseOnStream throws (a nack or reject unless said). */
+export function streamRefusal(queue: Queue, vhost: string, what: Refused = 'basic.nack and basic.reject'): ConnectionError {
+  return new ConnectionError(ReplyCode.NOT_IMPLEMENTED, `${what} not supported by stream queues ${resourceName('queue', queue.name, vhost)}`);
 }
 
 /**
@@ -25,10 +30,4 @@ export function refuseOnStream(queue: Queue, vhost: string, what: Refused): void
 export function checkStreamConsumer(rs: string, prefetch: number, noAck: boolean): void {
   if (prefetch === 0) throw preconditionFailed(`consumer prefetch count is not set for '${rs}'`);
   if (noAck) throw new ConnectionError(ReplyCode.NOT_IMPLEMENTED, `automatic acknowledgement not supported by stream queues ${rs}`);
-}
-
-/** x-stream-offset on a classic or quorum queue (rabbit_amqqueue:check_consume_arguments). */
-export function refuseStreamOffset(queue: Queue, rs: string, args: Record<string, unknown>): void {
-  if (args['x-stream-offset'] === undefined) return;
-  throw preconditionFailed(`invalid arg 'x-stream-offset' for ${rs} of queue type rabbit_${queue.isQuorum ? 'quorum' : 'classic'}_queue`);
 }

@@ -133,15 +133,21 @@ describe('ContentAssembler: method → header → body (rabbit_command_assembler
     expect(c).to.include({ classId: 60, methodId: 50, args: undefined });
   });
 
-  it('refuses a body over maxMessageSize with 406 as soon as the header announces it, and forgets the content', () => {
+  it('refuses a body over maxMessageSize with 406 once it has all arrived (RabbitMQ checks the whole content), keeping none of it', () => {
     const a = started(1000);
-    expect(thrown(() => a.onHeader(header(1001)))).to.deep.equal({
+    expect(a.onHeader(header(1001))).to.equal(undefined);
+    expect(a.onBody(Buffer.alloc(600))).to.equal(undefined);
+    expect(a.bufferedBytes).to.equal(0);
+    expect(thrown(() => a.onBody(Buffer.alloc(401)))).to.deep.equal({
       kind: 'channel', replyCode: 406, replyText: 'PRECONDITION_FAILED - message size 1001 is larger than configured max size 1000', classId: 60, methodId: 40,
     });
     expect(a.pending).to.equal(false);
-    expect(a.bufferedBytes).to.equal(0);
+    // A method before the body is whole is the 505 of any unfinished content.
     const b = started(1000);
-    expect(b.onHeader(header(1000))).to.equal(undefined);
+    b.onHeader(header(5000));
+    expect(thrown(() => { throw b.unexpectedFrame(); })).to.include({ replyCode: 505 });
+    const d = started(1000);
+    expect(d.onHeader(header(1000))).to.equal(undefined);
   });
 });
 

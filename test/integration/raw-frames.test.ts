@@ -240,15 +240,25 @@ describe('connection negotiation and heartbeats', () => {
 describe('message size limit (RabbitMQ max_message_size)', () => {
   const broker = useBroker({ maxMessageSize: 1000 });
 
-  it('closes the channel with 406 as soon as the header announces a body over the limit; the body is dropped', async () => {
+  it('closes the channel with 406 once a body over the limit has arrived (kept nowhere), as RabbitMQ checks the whole content', async () => {
     const c = await RawClient.open(broker.url);
     await c.openChannel(1);
     c.method(1, 'basic.publish', { reserved1: 0, exchange: '', routingKey: 'q', mandatory: false, immediate: false });
     c.write(encodeContentHeaderFrame(1, 60, 2000, {}));
-    c.write(encodeFrame(3, 1, Buffer.alloc(2000)));
-    const close = await c.expect('channel.close');
-    expect(close).to.include({ replyCode: 406, replyText: 'PRECONDITION_FAILED - message size 2000 is larger than configured max size 1000', classId: 60, methodId: 40 });
-    await c.openChannel(1);
+    c.write(encodeFrame(3, 1, Buffer.alloc(1000)));
+    c.method(1, 'basic.qos', { prefetchSize: 0, prefetchCount: 1, global: false }); // meanwhile: 505, as RabbitMQ answers it
+    const unexpected = await c.expect('connection.close');
+    expect(unexpected).to.include({ replyCode: 505, replyText: 'UNEXPECTED_FRAME - expected content body, got non content body frame instead' });
     c.destroy();
+    const d = await RawClient.open(broker.url);
+    await d.openChannel(1);
+    d.method(1, 'basic.publish', { reserved1: 0, exchange: '', routingKey: 'q', mandatory: false, immediate: false });
+    d.write(encodeContentHeaderFrame(1, 60, 2000, {}));
+    d.write(encodeFrame(3, 1, Buffer.alloc(1000)));
+    d.write(encodeFrame(3, 1, Buffer.alloc(1000)));
+    const close = await d.expect('channel.close');
+    expect(close).to.include({ replyCode: 406, replyText: 'PRECONDITION_FAILED - message size 2000 is larger than configured max size 1000', classId: 60, methodId: 40 });
+    await d.openChannel(1);
+    d.destroy();
   });
 });

@@ -1,11 +1,11 @@
 import { accessRefused, ConnectionError, internalError, ReplyCode, resourceName } from '../../errors.js';
 import { Consumer } from '../../queue/consumer.js';
-import { parseConsumerPriority } from '../../queue/queue-arguments.js';
+import { parseConsumeArguments } from '../../queue/queue-arguments.js';
 import type { Channel } from '../channel.js';
 import type { MethodArgsByName } from '../../frame/generated/methods.js';
 import { checkReadable, parseStreamConsumeArguments } from '../../stream/stream-arguments.js';
 import type { StreamQueue } from '../../stream/stream-queue.js';
-import { checkStreamConsumer, isStream, refuseOnStream, refuseStreamOffset } from '../../stream/stream-refusals.js';
+import { checkStreamConsumer, isStream, refuseOnStream } from '../../stream/stream-refusals.js';
 import { cancelReplyTo, consumeReplyTo, REPLY_TO } from '../direct-reply-to.js';
 import { startPublish } from '../dispatch.js';
 import type { ChannelHandlers } from './types.js';
@@ -35,13 +35,14 @@ export const basicHandlers: ChannelHandlers = {
     const queue = vhost.getQueue(name, ch.conn);
     const rs = resourceName('queue', queue.name, vhost.name);
     if (isStream(queue)) return consumeStream(ch, queue, args, rs);
-    refuseStreamOffset(queue, rs, args.arguments);
+    const priority = parseConsumeArguments(queue.isQuorum ? 'quorum' : 'classic', args.arguments, rs);
+    // rabbit_quorum_queue:consume refuses a channel-wide prefetch (rabbit_fifo has no shared limit).
+    if (queue.isQuorum && ch.globalPrefetch > 0) throw new ConnectionError(ReplyCode.NOT_IMPLEMENTED, `${rs} does not support global qos`);
     // Single-active-consumer queues refuse exclusive consumers outright.
     if (queue.hasExclusiveConsumer() || (args.exclusive && (queue.consumerCount > 0 || queue.settings.singleActiveConsumer))) {
       throw accessRefused(`${rs} in exclusive use`);
     }
     const tag = args.consumerTag === '' ? ch.generateConsumerTag() : args.consumerTag;
-    const priority = parseConsumerPriority(args.arguments, rs);
     const consumer = new Consumer(tag, ch, queue, { noAck: args.noAck, exclusive: args.exclusive, prefetch: ch.consumerPrefetch, priority, arguments: args.arguments });
     ch.consumers.set(tag, consumer);
     if (!args.noWait) ch.send('basic.consume-ok', { consumerTag: tag });
@@ -90,10 +91,15 @@ export const basicHandlers: ChannelHandlers = {
   },
 
   'basic.recover': (ch, args) => {
-    recover(ch, args.requeue);
+    checkRecover(ch, args.requeue);
+    // RabbitMQ answers before the queues deliver what went back to them.
     ch.send('basic.recover-ok', {});
+    ch.recoverAll();
   },
-  'basic.recover-async': (ch, args) => recover(ch, args.requeue),
+  'basic.recover-async': (ch, args) => {
+    checkRecover(ch, args.requeue);
+    ch.recoverAll();
+  },
 };
 
 /** basic.consume on a stream: offset, then prefetch and no-ack checks; the consumer reads from its offset. */
@@ -108,9 +114,9 @@ function consumeStream(ch: Channel, queue: StreamQueue, args: MethodArgsByName['
   queue.addStreamConsumer(consumer, spec);
 }
 
-function recover(ch: Channel, requeue: boolean): void {
+/** What basic.recover refuses: requeue=false, and stream deliveries. */
+function checkRecover(ch: Channel, requeue: boolean): void {
   if (!requeue) throw new ConnectionError(ReplyCode.NOT_IMPLEMENTED, 'requeue=false');
   // Requeueing a stream's deliveries crashes RabbitMQ 3.10's channel (541 INTERNAL_ERROR).
   for (const d of ch.unacked.values()) if (isStream(d.queue)) throw internalError('').withoutMethod();
-  ch.recoverAll();
 }

@@ -14,7 +14,6 @@ export const channelClassHandlers: ChannelHandlers = {
     if (!args.active) throw new ConnectionError(ReplyCode.NOT_IMPLEMENTED, 'active=false');
     ch.send('channel.flow-ok', { active: true });
   },
-  'channel.flow-ok': () => {},
   'channel.close': (ch) => ch.closeByClient(),
   // access.request is long deprecated; RabbitMQ still answers it with ticket 1.
   'access.request': (ch) => ch.send('access.request-ok', { reserved1: 1 }),

@@ -40,8 +40,6 @@ export function handleConnectionMethod(conn: Connection, method: Method): void {
       conn.send(0, 'connection.tune', { channelMax: config.channelMax, frameMax: config.frameMax, heartbeat: config.heartbeat });
       return;
     }
-    case 'connection.secure-ok':
-      throw new ConnectionError(ReplyCode.COMMAND_INVALID, 'unexpected connection.secure-ok').at(method.classId, method.methodId);
     case 'connection.tune-ok': {
       expect('tuning');
       const { config } = conn.broker;
@@ -79,9 +77,6 @@ export function handleConnectionMethod(conn: Connection, method: Method): void {
     case 'connection.close-ok':
       if (conn.state === 'open') throw unexpectedInState(conn, method);
       conn.destroy();
-      return;
-    case 'connection.blocked':
-    case 'connection.unblocked':
       return;
     case 'connection.update-secret':
       expect('open');
