@@ -574,7 +574,7 @@ export class Broker implements BrokerContext, PrometheusSource {
       }
       if (managementTls) {
         const bound = await this.management.listen(managementTls.port ?? DEFAULT_MANAGEMENT_TLS_PORT, this.config.host, serverOptions(managementTls));
-        this.listeners.push({ protocol: 'https', ip: this.config.host, port: bound });
+        this.listeners.push({ protocol: 'https', ip: this.config.host, port: bound, certfile: managementTls.certfile, cacertfile: managementTls.cacertfile });
         this.managementHttpsUrl = `https://${urlHost(this.config.host)}:${bound}`;
         this.log.info({ host: this.config.host, port: bound }, `management API listening for HTTPS on ${this.config.host}:${bound}`);
       }
@@ -666,7 +666,7 @@ export class Broker implements BrokerContext, PrometheusSource {
       accept: (socket) => this.startConnection(socket),
     });
     this.tlsPort = await this.tlsListener.listen(this.config.host, tls.port ?? DEFAULT_TLS_PORT);
-    this.listeners.push({ protocol: 'amqp/ssl', ip: this.config.host, port: this.tlsPort });
+    this.listeners.push({ protocol: 'amqp/ssl', ip: this.config.host, port: this.tlsPort, certfile: tls.certfile, cacertfile: tls.cacertfile });
     this.log.info({ host: this.config.host, port: this.tlsPort }, `warren listening for AMQPS on ${this.config.host}:${this.tlsPort}`);
   }
 
@@ -831,6 +831,9 @@ export interface ListenerInfo {
   protocol: string;
   ip: string;
   port: number;
+  /** A TLS listener's certificate (chain) and CA bundle files. */
+  certfile?: string;
+  cacertfile?: string;
 }
 
 

@@ -416,3 +416,14 @@ test('declare-empty-type', 'spec 1.7.2.1 exchange.declare type', async (t) => {
   c.method(1, 'exchange.declare', { exchange: t.x(), type: '', passive: false, durable: false, autoDelete: false, internal: false, noWait: false, arguments: {} });
   t.log('outcome', await c.outcome());
 });
+
+test('redeclare-type-quoted-atom', 'rabbit_exchange:assert_equivalence: the types are printed as Erlang atoms, quoted where their names need it (\'x-consistent-hash\')', async (t) => {
+  for (const [first, again] of [['direct', 'x-consistent-hash'], ['x-consistent-hash', 'topic']] as const) {
+    const ch = await t.channel();
+    const x = t.x(first);
+    await ch.assertExchange(x, first, { durable: false });
+    await t.step(`redeclare ${first} as ${again}`, ch.assertExchange(x, again, { durable: false }), () => true, ch);
+    const cleanup = await t.channel();
+    await cleanup.deleteExchange(x);
+  }
+});

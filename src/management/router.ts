@@ -61,6 +61,13 @@ export interface Route {
   readonly PUT?: Handler;
   readonly POST?: Handler;
   readonly DELETE?: Handler;
+  /**
+   * false where RabbitMQ's resource provides one content type or none (vhost and user limits,
+   * operator policies, topic permissions, purge, rebalance): cowboy then leaves accept out of
+   * the Vary header it sends ("accept-encoding, origin"). Others provide JSON and BERT
+   * (rabbit_mgmt_util:responder_map): "accept, accept-encoding, origin".
+   */
+  readonly varyOnAccept?: false;
 }
 
 interface CompiledRoute {

@@ -136,6 +136,8 @@ export class ManagementServer {
     if (!handler) throw new HttpError(405, null, '', { allow });
     const access = accessFor(route, name);
     const user = access === 'none' ? ANONYMOUS : this.authenticate(req, access, params);
+    // cowboy_rest's content negotiation: the API provides application/json only.
+    if (!acceptsJson(req.headers.accept)) throw new HttpError(406, null);
     let raw: Promise<Buffer> | undefined;
     const rawBody = () => (raw ??= this.readBody(req));
     const ctx: RequestContext = {
@@ -153,7 +155,18 @@ export class ManagementServer {
       objectVhosts: () => this.objectVhosts(user),
       visibleVhosts: () => this.visibleVhosts(user),
     };
-    return handler(ctx);
+    // After cowboy_rest's negotiation (variances), replies and errors carry the whole Vary header.
+    const vary = route.varyOnAccept === false ? 'accept-encoding, origin' : 'accept, accept-encoding, origin';
+    try {
+      const reply = await handler(ctx);
+      return { ...reply, headers: { vary, ...reply.headers } };
+    } catch (err) {
+      // (A 500 is a crashed handler: cowboy's bare reply, without one.)
+      if (err instanceof HttpError && err.status !== 500 && err.headers['vary'] === undefined) {
+        throw new HttpError(err.status, err.error, err.reason, { ...err.headers, vary });
+      }
+      throw err;
+    }
   }
 
   /**
@@ -161,8 +174,16 @@ export class ManagementServer {
    * route's rule. Failures are 401s worded as RabbitMQ words them.
    */
   private authenticate(req: IncomingMessage, access: Access, params: Record<string, string>): ManagementUser {
-    const credentials = basicCredentials(req.headers.authorization);
-    if (!credentials) throw new HttpError(401, null, '', { 'www-authenticate': AUTH_REALM });
+    const header = req.headers.authorization;
+    if (header === undefined) throw new HttpError(401, null, '', { 'www-authenticate': AUTH_REALM });
+    const credentials = basicCredentials(header);
+    if (credentials === 'bearer') {
+      // A token is a login to RabbitMQ (rabbitmq_auth_backend_oauth2 would take it): it fails.
+      this.broker.metrics.authAttempt('http', false);
+      throw loginFailed();
+    }
+    // cowboy_req:parse_header fails on anything else: a bare 400.
+    if (credentials === undefined) throw new HttpError(400, null, '', { vary: '' });
     const result = this.auth.login(credentials.name, credentials.password, req.socket.remoteAddress ?? '');
     // rabbit_mgmt_util:is_authorized counts every request with credentials as a login attempt
     // over 'http' (rabbitmq_auth_attempts_total): failed when any check refuses it.
@@ -240,7 +261,7 @@ export class ManagementServer {
   }
 
   private write(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
-    const headers: Record<string, string | number> = { ...COMMON_HEADERS, vary: 'accept, accept-encoding, origin', ...reply.headers };
+    const headers: Record<string, string | number> = { ...COMMON_HEADERS, vary: 'origin', ...reply.headers };
     let body = reply.body;
     // Small enough for one turn: sent whole, with a content-length.
     if (body instanceof JsonItems && body.length <= ITEMS_PER_TURN) body = body.items(0, body.length);
@@ -284,6 +305,7 @@ export class ManagementServer {
   /** rabbit_mgmt_util:halt_response: {"error","reason"} without cache-control; empty for a bare status. */
   private writeError(req: IncomingMessage, res: ServerResponse, err: HttpError): void {
     const headers: Record<string, string | number> = { ...COMMON_HEADERS, vary: 'origin', ...err.headers };
+    if (headers['vary'] === '' || (err.status === 500 && err.error === null)) delete headers['vary'];
     let text = '';
     if (err.error !== null) {
       text = encodeJson({ error: err.error, reason: err.reason });
@@ -316,13 +338,30 @@ function vhostHeader(req: IncomingMessage): string | undefined {
 }
 
 /** `Authorization: Basic base64(name:password)`; undefined when absent or not basic. */
-function basicCredentials(header: string | undefined): { name: string; password: string } | undefined {
-  const m = header ? /^basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header) : null;
+/**
+ * An Authorization header as cowboy parses it: Basic credentials (base64 of name:password), a
+ * Bearer token, or undefined for what it cannot parse.
+ */
+function basicCredentials(header: string): { name: string; password: string } | 'bearer' | undefined {
+  if (/^bearer\s+\S+\s*$/i.test(header)) return 'bearer';
+  const m = /^basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
   if (!m) return undefined;
   const text = Buffer.from(m[1]!, 'base64').toString('utf8');
   const colon = text.indexOf(':');
   if (colon < 0) return undefined;
   return { name: text.slice(0, colon), password: text.slice(colon + 1) };
+}
+
+/**
+ * Whether an Accept header lets the API answer application/json (cowboy_rest's negotiation:
+ * absent, or a media range matching it; RabbitMQ answers even where its quality is 0).
+ */
+function acceptsJson(accept: string | undefined): boolean {
+  if (accept === undefined || accept.trim() === '') return true;
+  return accept.split(',').some((range) => {
+    const type = range.split(';')[0]!.trim().toLowerCase();
+    return type === 'application/json' || type === 'application/*' || type === '*/*';
+  });
 }
 
 /** The text of a JSON array, ITEMS_PER_TURN items a part, each part's items made when it is asked for. */

@@ -121,6 +121,11 @@ export class BrokerMetrics {
     return `<0.${this.pids++}.0>`;
   }
 
+  /** Forgets the login attempts counted so far (DELETE /api/auth/attempts/{node}). */
+  resetAuthAttempts(): void {
+    this.authAttempts.clear();
+  }
+
   /** A login attempt over protocol (amqp091 for AMQP, http for the management API). */
   authAttempt(protocol: string, succeeded: boolean): void {
     let c = this.authAttempts.get(protocol);

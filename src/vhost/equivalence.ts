@@ -1,4 +1,6 @@
 import { preconditionFailed } from '../errors.js';
+import { formatTerm } from '../erlang/format.js';
+import { atom } from '../erlang/term.js';
 import { fieldTypeName, isIntegerType, type FieldTable, type FieldType, type FieldValue } from '../frame/field-table.js';
 
 function typeClass(type: FieldType): string {
@@ -46,9 +48,14 @@ export function assertArgsEquivalent(current: FieldTable, received: FieldTable, 
   }
 }
 
-/** The durable/auto_delete/internal/type check of a redeclaration. */
+/**
+ * The durable/auto_delete/internal/type check of a redeclaration. RabbitMQ prints the values
+ * as terms inside its quotes: an exchange type is an atom, which Erlang quotes itself where its
+ * name needs it (received ''x-consistent-hash'' but current is 'direct').
+ */
 export function assertFieldEquivalent(name: string, current: string | boolean, received: string | boolean, resource: string): void {
   if (current !== received) {
-    throw preconditionFailed(`inequivalent arg '${name}' for ${resource}: received '${received}' but current is '${current}'`);
+    const term = (v: string | boolean) => (typeof v === 'string' ? formatTerm(atom(v)) : String(v));
+    throw preconditionFailed(`inequivalent arg '${name}' for ${resource}: received '${term(received)}' but current is '${term(current)}'`);
   }
 }

@@ -37,6 +37,16 @@ describe('management API: HTTP rules', () => {
       expect(res.headers.get('www-authenticate')).to.equal(null);
     });
 
+    it('answers an Authorization header it cannot parse with a bare 400, and a Bearer token as a failed login (recorded from 3.10.8)', async () => {
+      for (const header of ['Basic !!!', 'Basic Z3Vlc3Q=', 'Basic', 'Digest x']) {
+        const res = await b.api('GET', '/api/overview', { auth: false, headers: { authorization: header } });
+        expect([res.status, res.text, res.headers.get('www-authenticate'), res.headers.get('vary')], header).to.deep.equal([400, '', null, null]);
+      }
+      const bearer = await b.api('GET', '/api/overview', { auth: false, headers: { authorization: 'Bearer abc' } });
+      expect([bearer.status, bearer.text, bearer.headers.get('www-authenticate')]).to.deep.equal([401, '{"error":"not_authorized","reason":"Login failed"}', 'Basic realm="RabbitMQ Management"']);
+      expect((await b.api('GET', '/api/whoami', { headers: { authorization: `basic ${Buffer.from('guest:guest').toString('base64')}` } })).status).to.equal(200);
+    });
+
     it('answers /api/auth without credentials', async () => {
       const res = await b.api('GET', '/api/auth', { auth: false });
       expect([res.status, res.text]).to.deep.equal([200, '{"enable_uaa":false,"uaa_client_id":"","uaa_location":""}']);
@@ -44,6 +54,7 @@ describe('management API: HTTP rules', () => {
 
     it('tells each user who it is (whoami) and lets only monitors read nodes, only administrators feature flags', async () => {
       expect((await b.api('GET', '/api/whoami', as('mgmt'))).json).to.deep.equal({ name: 'mgmt', tags: ['management'] });
+      expect((await b.api('GET', '/api/whoami?columns=name', as('mgmt'))).json).to.deep.equal({ name: 'mgmt' });
       expect((await b.api('GET', '/api/nodes', as('mgmt'))).text).to.equal('{"error":"not_authorised","reason":"Not monitor user"}');
       expect((await b.api('GET', '/api/nodes', as('mon'))).status).to.equal(200);
       expect((await b.api('GET', '/api/feature-flags', as('mon'))).text).to.equal('{"error":"not_authorised","reason":"Not administrator user"}');
@@ -144,6 +155,31 @@ describe('management API: HTTP rules', () => {
       // A list that is not empty is no table.
       expect((await b.api('PUT', '/api/queues/%2F/list.args', { body: { arguments: [1] } })).status).to.equal(400);
       for (const path of ['/api/queues/%2F/empty.args', '/api/exchanges/%2F/empty.args']) await b.api('DELETE', path);
+    });
+  });
+
+  describe('content negotiation and Vary (recorded from 3.10.8)', () => {
+    it('answers 406 to an Accept header without JSON in it, after authentication', async () => {
+      const html = await b.api('GET', '/api/queues', { headers: { accept: 'text/html' } });
+      expect([html.status, html.text, html.headers.get('vary')]).to.deep.equal([406, '', 'origin']);
+      for (const accept of ['text/html, */*;q=0.1', 'application/*', 'application/json;q=0']) {
+        expect((await b.api('GET', '/api/queues', { headers: { accept } })).status, accept).to.equal(200);
+      }
+      expect((await b.api('GET', '/api/queues', { auth: false, headers: { accept: 'text/html' } })).status).to.equal(401);
+    });
+
+    it('varies on accept where RabbitMQ offers JSON and BERT, not where it offers one type; not before negotiation, nor on a crash', async () => {
+      const vary = async (method: string, path: string, opts = {}) => (await b.api(method, path, opts)).headers.get('vary');
+      expect(await vary('GET', '/api/queues')).to.equal('accept, accept-encoding, origin');
+      expect(await vary('GET', '/api/queues/%2F/missing')).to.equal('accept, accept-encoding, origin');
+      expect(await vary('GET', '/api/queues?page=0')).to.equal('accept, accept-encoding, origin');
+      expect(await vary('GET', '/api/vhost-limits')).to.equal('accept-encoding, origin');
+      expect(await vary('GET', '/api/topic-permissions')).to.equal('accept-encoding, origin');
+      expect(await vary('GET', '/api/nonexistent')).to.equal('origin');
+      expect(await vary('PATCH', '/api/queues')).to.equal('origin');
+      expect(await vary('OPTIONS', '/api/queues')).to.equal('origin');
+      expect(await vary('GET', '/api/overview', { auth: false })).to.equal('origin');
+      expect(await vary('POST', '/api/queues/%2F/missing/get', { body: { count: 1, ackmode: 'bogus', encoding: 'auto' } })).to.equal(null);
     });
   });
 

@@ -77,6 +77,35 @@ describe('management API: node, overview and health checks', () => {
     expect((await b.api('GET', '/api/health/checks/virtual-hosts')).text).to.equal('{"status":"ok"}');
     expect((await b.api('GET', '/api/health/checks/alarms')).text).to.equal('{"status":"ok"}');
   });
+
+  it('passes the cluster checks of a single node, saying so, and checks certificates only where TLS listens (recorded from 3.10.8)', async () => {
+    for (const check of ['node-is-quorum-critical', 'node-is-mirror-sync-critical']) {
+      expect((await b.api('GET', `/api/health/checks/${check}`)).text).to.equal('{"status":"ok","reason":"single node cluster"}');
+    }
+    expect((await b.api('GET', '/api/health/checks/certificate-expiration/1/days')).text).to.equal('{"status":"ok"}');
+    expect((await b.api('GET', '/api/health/checks/certificate-expiration/1/bogus')).text).to.equal('{"error":"bad_request","reason":"Time unit not recognised. Supported units: days, weeks, months, years."}');
+    expect((await b.api('GET', '/api/health/checks/certificate-expiration/x/days')).text).to.equal('{"error":"bad_request","reason":"Invalid expiration value."}');
+  });
+
+  it('counts login attempts by protocol, resets them, and has nothing to rebalance', async () => {
+    expect((await b.api('DELETE', `/api/auth/attempts/${NODE}`)).status).to.equal(204);
+    const conn = await amqp.connect(b.running.url);
+    await conn.close();
+    await amqp.connect(b.running.url.replace('guest:guest', 'guest:wrong')).then((c) => c.close(), () => undefined);
+    await b.api('GET', '/api/overview', { password: 'wrong' });
+    const rows = (await b.api('GET', `/api/auth/attempts/${NODE}`)).json as Array<Record<string, unknown>>;
+    const amqp091 = rows.find((r) => r['protocol'] === 'amqp091');
+    expect(amqp091).to.deep.equal({ protocol: 'amqp091', auth_attempts: 2, auth_attempts_failed: 1, auth_attempts_succeeded: 1 });
+    expect(rows.find((r) => r['protocol'] === 'http')).to.deep.equal({ protocol: 'http', auth_attempts: 2, auth_attempts_failed: 1, auth_attempts_succeeded: 1 });
+    expect((await b.api('GET', `/api/auth/attempts/${NODE}/source`)).json).to.deep.equal([]);
+    expect((await b.api('GET', '/api/auth/attempts/nonode@nowhere')).status).to.equal(404);
+    expect((await b.api('DELETE', `/api/auth/attempts/${NODE}`)).status).to.equal(204);
+    // The reset, then this request's own login.
+    expect((await b.api('GET', `/api/auth/attempts/${NODE}`)).json).to.deep.equal([{ protocol: 'http', auth_attempts: 1, auth_attempts_failed: 0, auth_attempts_succeeded: 1 }]);
+    const get = await b.api('GET', '/api/rebalance/queues');
+    expect([get.status, get.headers.get('allow')]).to.deep.equal([405, 'POST, OPTIONS']);
+    expect((await b.api('POST', '/api/rebalance/queues')).status).to.equal(204);
+  });
 });
 
 describe('management API: health checks under a memory alarm', () => {

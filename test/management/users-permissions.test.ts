@@ -102,6 +102,43 @@ describe('management API: users, permissions and vhosts seen from AMQP', () => {
     }
   });
 
+  it('/api/user-limits sets, shows and clears a user\'s limits, one a request, as 3.10.8 answers (recorded), and AMQP obeys them', async () => {
+    await b.api('PUT', '/api/users/limited', { body: { password: 'pw', tags: '' } });
+    await b.api('PUT', '/api/permissions/%2F/limited', { body: full });
+    expect((await b.api('GET', '/api/user-limits')).json).to.deep.equal([]);
+    const put = (user: string, name: string, body: unknown, headers?: Record<string, string>) => b.api('PUT', `/api/user-limits/${user}/${name}`, { body, headers });
+    const refused = async (res: Promise<{ status: number; text: string }>) => {
+      const r = await res;
+      return [r.status, r.text];
+    };
+    expect((await put('limited', 'max-connections', { value: 1 })).status).to.equal(204);
+    expect(await refused(put('limited', 'max-channels', { value: '7' }))).to.deep.equal([400, '{"error":"bad_request","reason":"max-channels should be a number, actually was <<\\"7\\">>"}']);
+    expect(await refused(put('limited', 'max-bogus', { value: 5 }))).to.deep.equal([400, '{"error":"bad_request","reason":"Unrecognised terms [{<<\\"max-bogus\\">>,5}] in user-limits"}']);
+    expect(await refused(put('nouser', 'max-connections', { value: 5 }))).to.deep.equal([400, '{"error":"bad_request","reason":["no_such_user","nouser"]}']);
+    expect(await refused(put('limited', 'max-connections', {}))).to.deep.equal([400, '{"error":"bad_request","reason":"[{key_missing,value}]"}']);
+    // Only JSON bodies are taken.
+    const plain = await fetch(`${b.base}/api/user-limits/limited/max-connections`, {
+      method: 'PUT', body: '{"value":2}', headers: { 'content-type': 'text/plain', authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` },
+    });
+    expect(plain.status).to.equal(415);
+    expect((await b.api('GET', '/api/user-limits')).json).to.deep.equal([{ user: 'limited', value: { 'max-connections': 1 } }]);
+    expect((await b.api('GET', '/api/user-limits/limited')).json).to.deep.equal([{ user: 'limited', value: { 'max-connections': 1 } }]);
+    expect((await b.api('GET', '/api/user-limits/guest')).json).to.deep.equal([]);
+    expect((await b.api('GET', '/api/user-limits/nouser')).status).to.equal(404);
+    // The limit holds over AMQP: a second connection is refused.
+    const first = await amqp.connect(amqpUrl('limited', 'pw'));
+    const second = await amqp.connect(amqpUrl('limited', 'pw')).then((c) => c.close().then(() => 'connected'), (err: Error) => err.message);
+    expect(second).to.equal('Expected ConnectionOpenOk; got <ConnectionClose channel:0>'); // amqplib's words for the 530
+    await first.close();
+    expect((await b.api('DELETE', '/api/user-limits/limited/max-connections')).status).to.equal(204);
+    expect((await b.api('DELETE', '/api/user-limits/limited/max-connections')).status).to.equal(204);
+    expect((await b.api('GET', '/api/user-limits/limited')).json).to.deep.equal([]);
+    expect((await b.api('DELETE', '/api/user-limits/nouser/max-connections')).status).to.equal(500);
+    // A negative limit is kept as given: no limit.
+    expect((await put('limited', 'max-connections', { value: -1 })).status).to.equal(204);
+    expect((await b.api('GET', '/api/users/limited')).json.limits).to.deep.equal({ 'max-connections': -1 });
+  });
+
   it('deleting a user closes its AMQP connections with 320 CONNECTION_FORCED', async () => {
     await b.api('PUT', '/api/users/doomed', { body: { password: 'pw', tags: '' } });
     await b.api('PUT', '/api/permissions/%2F/doomed', { body: full });

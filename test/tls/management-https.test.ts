@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { X509Certificate } from 'node:crypto';
 import { copyFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
@@ -60,6 +61,39 @@ describe('TLS: the management API over HTTPS (RabbitMQ\'s management.ssl listene
     );
     const listeners = (JSON.parse((await get(`${base}/api/overview`, { ca: pki.ca.certPem, cert: client })).body) as { listeners: Array<{ protocol: string }> }).listeners;
     expect(listeners.map((l) => l.protocol)).to.include('https');
+  });
+
+  it('reports the TLS listeners whose certificates expire within the time asked (certificate-expiration health check)', async () => {
+    const server = pki.server('expiring');
+    running = await startBroker({
+      port: 0,
+      logLevel: 'silent',
+      tls: { port: 0, certfile: server.cert, keyfile: server.key, cacertfile: pki.ca.cert },
+      managementTls: { port: 0, certfile: server.cert, keyfile: server.key },
+    });
+    const base = running.broker.managementHttpsUrl!;
+    const check = async (path: string) => {
+      const r = await get(`${base}/api/health/checks/certificate-expiration/${path}`, { ca: pki.ca.certPem });
+      return { status: r.status, json: JSON.parse(r.body) as Record<string, unknown> };
+    };
+    // The test PKI's certificates are valid for two days.
+    expect(await check('1/days')).to.deep.equal({ status: 200, json: { status: 'ok' } });
+    const printed = (pem: Buffer) => {
+      const d = new Date(new X509Certificate(pem).validTo);
+      const two = (n: number) => String(n).padStart(2, '0');
+      return `${d.getUTCFullYear()}-${two(d.getUTCMonth() + 1)}-${two(d.getUTCDate())} ${d.getUTCHours()}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())}`;
+    };
+    const expiring = await check('1/weeks');
+    expect(expiring.status).to.equal(503);
+    const { node } = JSON.parse((await get(`${base}/api/overview`, { ca: pki.ca.certPem })).body) as { node: string };
+    expect(expiring.json).to.deep.equal({
+      status: 'failed',
+      reason: 'Certificates expiring',
+      expired: [
+        { node, protocol: 'https', interface: '127.0.0.1', port: Number(new URL(base).port), certfile: server.cert, cacertfile: null, certfile_expires_on: [printed(server.certPem)], cacertfile_expires_on: [] },
+        { node, protocol: 'amqp/ssl', interface: '127.0.0.1', port: running.broker.tlsPort, certfile: server.cert, cacertfile: pki.ca.cert, certfile_expires_on: [printed(server.certPem)], cacertfile_expires_on: [printed(pki.ca.certPem)] },
+      ],
+    });
   });
 
   it('takes up a renewed certificate on reloadTls()', async () => {

@@ -9,6 +9,7 @@ import { objectNotFound, badRequest, ok, type Reply } from '../http.js';
 import type { Json } from '../json.js';
 import { NODE } from '../format.js';
 import { checkAccess, run } from '../ops.js';
+import { certificateExpiries } from '../../tls/certificate-validity.js';
 import type { RequestContext, Route } from '../router.js';
 
 const ALIVENESS_QUEUE = 'aliveness-test';
@@ -78,6 +79,50 @@ function protocolListener(ctx: RequestContext): Reply {
   return { status: 503, body: { status: 'failed', reason: 'No active listener', missing: protocol, protocols } };
 }
 
+/** rabbit_mgmt_wm_health_check_certificate_expiration's units, in seconds. */
+const UNIT_SECONDS: Record<string, number> = { days: 86400, weeks: 7 * 86400, months: (86400 * 365) / 12, years: 365 * 86400 };
+
+/** A time as seconds_to_bin prints it: 2026-12-01 9:05:00 (the hour not padded). */
+function expiryText(ms: number): string {
+  const d = new Date(ms);
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${d.getUTCFullYear()}-${two(d.getUTCMonth() + 1)}-${two(d.getUTCDate())} ${d.getUTCHours()}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())}`;
+}
+
+/**
+ * GET /api/health/checks/certificate-expiration/{within}/{unit}: 503 listing the TLS listeners
+ * whose certificate file or CA bundle holds a certificate that expires within that time.
+ */
+function certificateExpiration(ctx: RequestContext): Reply {
+  const within = ctx.params['within']!;
+  if (!/^[+-]?[0-9]+$/.test(within)) throw badRequest('Invalid expiration value.');
+  const unit = UNIT_SECONDS[ctx.params['unit']!.toLowerCase()];
+  if (unit === undefined) throw badRequest('Time unit not recognised. Supported units: days, weeks, months, years.');
+  const deadline = Date.now() + Number(within) * unit * 1000;
+  const expiring = (file: string | undefined): Json => {
+    if (file === undefined) return [];
+    const expiries = certificateExpiries(file);
+    if (!Array.isArray(expiries)) return { error: expiries.error };
+    return expiries.filter((ms) => ms < deadline).map(expiryText);
+  };
+  const expired: Json[] = [];
+  for (const l of ctx.broker.listeners) {
+    if (l.certfile === undefined) continue;
+    const cert = expiring(l.certfile);
+    const ca = expiring(l.cacertfile);
+    if (Array.isArray(cert) && cert.length === 0 && Array.isArray(ca) && ca.length === 0) continue;
+    expired.unshift({
+      node: NODE, protocol: l.protocol, interface: l.ip, port: l.port,
+      certfile: l.certfile, cacertfile: l.cacertfile ?? null, certfile_expires_on: cert, cacertfile_expires_on: ca,
+    });
+  }
+  if (expired.length === 0) return ok({ status: 'ok' });
+  return { status: 503, body: { status: 'failed', reason: 'Certificates expiring', expired } };
+}
+
+/** A single node holds no quorum or mirror another needs: these checks pass, saying why. */
+const singleNode = (): Reply => ok({ status: 'ok', reason: 'single node cluster' });
+
 export const healthRoutes: Route[] = [
   { path: '/api/aliveness-test/:vhost', access: 'vhost', GET: aliveness },
   { path: '/api/health/checks/alarms', access: 'management', GET: alarmsCheck('There are alarms in effect in the cluster') },
@@ -86,4 +131,7 @@ export const healthRoutes: Route[] = [
   { path: '/api/health/checks/protocol-listener/:protocol', access: 'management', GET: protocolListener },
   // Every vhost of a running Warren is up.
   { path: '/api/health/checks/virtual-hosts', access: 'management', GET: () => ok({ status: 'ok' }) },
+  { path: '/api/health/checks/node-is-quorum-critical', access: 'management', GET: singleNode },
+  { path: '/api/health/checks/node-is-mirror-sync-critical', access: 'management', GET: singleNode },
+  { path: '/api/health/checks/certificate-expiration/:within/:unit', access: 'management', GET: certificateExpiration },
 ];

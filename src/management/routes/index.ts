@@ -16,6 +16,7 @@ import { parameterRoutes } from './parameters.js';
 import { policyRoutes } from './policies.js';
 import { queueRoutes } from './queues.js';
 import { shovelRoutes } from './shovels.js';
+import { userLimitRoutes } from './user-limits.js';
 import { userRoutes } from './users.js';
 import { vhostRoutes } from './vhosts.js';
 import { warrenRoutes } from './warren.js';
@@ -33,6 +34,7 @@ export function managementRoutes(): Route[] {
     ...vhostPermissionRoutes,
     ...vhostConnectionRoutes,
     ...userRoutes,
+    ...userLimitRoutes,
     ...policyRoutes,
     ...parameterRoutes,
     ...definitionsRoutes,

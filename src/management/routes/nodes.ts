@@ -11,7 +11,7 @@ import { FD_RESERVE } from '../../connection-limits.js';
 import { statfsFreeSpace } from '../../disk-monitor.js';
 import { sampleProcessMemory } from '../../memory-monitor.js';
 import { NODE } from '../format.js';
-import { HttpError, ok, type Reply } from '../http.js';
+import { HttpError, noContent, objectNotFound, ok, type Reply } from '../http.js';
 import { AUTH_MECHANISMS, exchangeTypes, webContext } from '../identity.js';
 import { float, noRate, type Json } from '../json.js';
 import { asMap, listReply, objectReply } from '../query.js';
@@ -125,7 +125,35 @@ function show(ctx: RequestContext): Reply {
   return ok(objectReply(formatNode(ctx), ctx.query));
 }
 
+/** GET /api/auth/attempts/{node}: login attempts by protocol (rabbit_core_metrics:get_auth_attempts). */
+function authAttempts(ctx: RequestContext): Reply {
+  if (ctx.params['node'] !== NODE) throw objectNotFound();
+  const rows = [...ctx.broker.metrics.authAttempts].map(([protocol, c]) => ({
+    protocol, auth_attempts: c.succeeded + c.failed, auth_attempts_failed: c.failed, auth_attempts_succeeded: c.succeeded,
+  }));
+  return ok(rows);
+}
+
+/** DELETE /api/auth/attempts/{node}: the counts start again. */
+function resetAuthAttempts(ctx: RequestContext): Reply {
+  if (ctx.params['node'] !== NODE) throw objectNotFound();
+  ctx.broker.metrics.resetAuthAttempts();
+  return noContent();
+}
+
 export const nodeRoutes: Route[] = [
   { path: '/api/nodes', access: 'monitor', GET: list },
   { path: '/api/nodes/:node', access: 'monitor', GET: show },
+  { path: '/api/auth/attempts/:node', access: 'monitor', GET: authAttempts, DELETE: resetAuthAttempts },
+  // Attempts by source are tracked only with rabbit.track_auth_attempt_source, off by default: none.
+  {
+    path: '/api/auth/attempts/:node/source',
+    access: 'monitor',
+    GET: (ctx) => {
+      if (ctx.params['node'] !== NODE) throw objectNotFound();
+      return ok([]);
+    },
+  },
+  // A single node has nothing to rebalance; RabbitMQ answers 204 all the same (POST only).
+  { path: '/api/rebalance/queues', access: 'admin', varyOnAccept: false, POST: () => noContent() },
 ];

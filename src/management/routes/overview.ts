@@ -130,7 +130,7 @@ export const identityRoutes: Route[] = [
     access: 'admin',
     GET: (ctx) => ok(objectReply(FEATURE_FLAGS.map(([name, desc, doc_url, provided_by]) => ({ name, desc, doc_url, state: 'enabled', stability: 'stable', provided_by })), ctx.query)),
   },
-  { path: '/api/whoami', access: 'management', GET: (ctx) => ok({ name: ctx.user.name, tags: [...ctx.user.tags] }) },
+  { path: '/api/whoami', access: 'management', GET: (ctx) => ok(objectReply({ name: ctx.user.name, tags: [...ctx.user.tags] }, ctx.query)) },
   { path: '/api/auth', access: 'none', GET: () => ok({ enable_uaa: false, uaa_client_id: '', uaa_location: '' }) },
 ];
 

@@ -55,10 +55,11 @@ export const parameterRoutes: Route[] = [
       return noContent();
     },
   },
-  { path: '/api/vhost-limits', access: 'management', GET: (ctx) => list(ctx, ctx.broker.vhostLimits.list(undefined, (v) => ctx.visibleVhosts().has(v))) },
-  { path: '/api/vhost-limits/:vhost', access: 'vhost', GET: (ctx) => list(ctx, ctx.broker.vhostLimits.list(p(ctx, 'vhost'))) },
+  { path: '/api/vhost-limits', access: 'management', varyOnAccept: false, GET: (ctx) => list(ctx, ctx.broker.vhostLimits.list(undefined, (v) => ctx.visibleVhosts().has(v))) },
+  { path: '/api/vhost-limits/:vhost', access: 'vhost', varyOnAccept: false, GET: (ctx) => list(ctx, ctx.broker.vhostLimits.list(p(ctx, 'vhost'))) },
   {
     path: '/api/vhost-limits/:vhost/:name',
+    varyOnAccept: false,
     access: 'admin',
     PUT: async (ctx) => {
       const body = await ctx.body();

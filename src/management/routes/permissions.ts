@@ -124,7 +124,7 @@ function vhostTopicPermissions(ctx: RequestContext): Reply {
 
 export const vhostPermissionRoutes: Route[] = [
   { path: '/api/vhosts/:vhost/permissions', access: 'admin', GET: vhostPermissions },
-  { path: '/api/vhosts/:vhost/topic-permissions', access: 'admin', GET: vhostTopicPermissions },
+  { path: '/api/vhosts/:vhost/topic-permissions', access: 'admin', varyOnAccept: false, GET: vhostTopicPermissions },
 ];
 
 const topicPermission = { access: 'admin', GET: showTopicPermissions, PUT: putTopicPermission, DELETE: deleteTopicPermissions } as const;
@@ -132,7 +132,7 @@ const topicPermission = { access: 'admin', GET: showTopicPermissions, PUT: putTo
 export const permissionRoutes: Route[] = [
   { path: '/api/permissions', access: 'admin', GET: listPermissions },
   { path: '/api/permissions/:vhost/:user', access: 'admin', GET: showPermission, PUT: putPermission, DELETE: deletePermission },
-  { path: '/api/topic-permissions', access: 'admin', GET: listTopicPermissions },
-  { path: '/api/topic-permissions/:vhost/:user', ...topicPermission },
-  { path: '/api/topic-permissions/:vhost/:user/:exchange', ...topicPermission },
+  { path: '/api/topic-permissions', access: 'admin', varyOnAccept: false, GET: listTopicPermissions },
+  { path: '/api/topic-permissions/:vhost/:user', varyOnAccept: false, ...topicPermission },
+  { path: '/api/topic-permissions/:vhost/:user/:exchange', varyOnAccept: false, ...topicPermission },
 ];

@@ -69,7 +69,7 @@ export const policyRoutes: Route[] = [
   { path: '/api/policies', access: 'vhost', GET: list('policy') },
   { path: '/api/policies/:vhost', access: 'vhost', GET: list('policy') },
   { path: '/api/policies/:vhost/:name', access: 'policymaker', GET: show('policy'), PUT: put('policy'), DELETE: remove('policy') },
-  { path: '/api/operator-policies', access: 'vhost', GET: list('operator-policy') },
-  { path: '/api/operator-policies/:vhost', access: 'vhost', GET: list('operator-policy') },
-  { path: '/api/operator-policies/:vhost/:name', access: 'admin', GET: show('operator-policy'), PUT: put('operator-policy'), DELETE: remove('operator-policy') },
+  { path: '/api/operator-policies', access: 'vhost', varyOnAccept: false, GET: list('operator-policy') },
+  { path: '/api/operator-policies/:vhost', access: 'vhost', varyOnAccept: false, GET: list('operator-policy') },
+  { path: '/api/operator-policies/:vhost/:name', access: 'admin', varyOnAccept: false, GET: show('operator-policy'), PUT: put('operator-policy'), DELETE: remove('operator-policy') },
 ];

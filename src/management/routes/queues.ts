@@ -221,6 +221,6 @@ export const queueRoutes: Route[] = [
   { path: '/api/queues/:vhost', access: 'vhost', GET: list },
   { path: '/api/queues/:vhost/:queue', access: 'vhost', GET: show, PUT: declare, DELETE: remove },
   { path: '/api/queues/:vhost/:destination/bindings', access: 'vhost', GET: queueBindings },
-  { path: '/api/queues/:vhost/:queue/contents', access: 'vhost', DELETE: purge },
+  { path: '/api/queues/:vhost/:queue/contents', access: 'vhost', varyOnAccept: false, DELETE: purge },
   { path: '/api/queues/:vhost/:queue/get', access: 'vhost', POST: get },
 ];

@@ -157,5 +157,5 @@ export const userRoutes: Route[] = [
   { path: '/api/users', access: 'admin', GET: list },
   { path: '/api/users/:user', access: 'admin', GET: show, PUT: put, DELETE: remove },
   { path: '/api/users/:user/permissions', access: 'admin', GET: userPermissions },
-  { path: '/api/users/:user/topic-permissions', access: 'admin', GET: userTopicPermissions },
+  { path: '/api/users/:user/topic-permissions', access: 'admin', varyOnAccept: false, GET: userTopicPermissions },
 ];
