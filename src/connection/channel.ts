@@ -542,6 +542,10 @@ export class Channel implements ConsumerHost {
    * (commitOn) while the connection reads nothing more, so a transaction of a hundred thousand
    * does not hold every other client; the client's next frames find the commit done. Throws the
    * 406 when the commit is done in the frame's own turn.
+   *
+   * A held nack or reject that names a stream's delivery ends the commit as RabbitMQ's ends it:
+   * the acknowledgements before it are applied, and the other queues' deliveries in it; then
+   * 540 on the connection, named by tx.commit, instead of commit-ok.
    */
   commitTx(): void {
     this.publisher.startCommit();
@@ -550,17 +554,17 @@ export class Channel implements ConsumerHost {
     this.txAcks = [];
     for (let i = 0; i < held.length; i++) {
       const a = held[i]!;
-      const stream = a.requeue === 'ack' ? undefined : a.deliveries.find((d) => isStream(d.queue));
-      if (stream === undefined) {
+      const streams = a.requeue === 'ack' ? [] : a.deliveries.filter((d) => isStream(d.queue));
+      if (streams.length === 0) {
         commit.acks.push({ entries: a.deliveries, at: 0, requeue: a.requeue });
         continue;
       }
       // rabbit_channel folds over the held acknowledgements and crashes at this one, once the
       // other queues' deliveries in it are settled: what comes after is never applied, and the
-      // connection's close gives it back with the stream's delivery.
+      // connection's close gives it back with the stream's deliveries.
       commit.acks.push({ entries: a.deliveries.filter((d) => !isStream(d.queue)), at: 0, requeue: a.requeue });
-      this.unacked.restore([...a.deliveries.filter((d) => isStream(d.queue)), ...held.slice(i + 1).flatMap((later) => later.deliveries)]);
-      commit.refusal = streamRefusal(stream.queue, this.vhost.name).at(90, 20);
+      this.unacked.restore([...streams, ...held.slice(i + 1).flatMap((later) => later.deliveries)]);
+      commit.refusal = streamRefusal(streams[0]!.queue, this.vhost.name).at(90, 20);
       break;
     }
     if (!this.applyCommit(commit, TX_CHUNK)) {
@@ -610,7 +614,7 @@ export class Channel implements ConsumerHost {
       if (!rejected && commit.refusal === undefined) {
         // Once on disk, and after what the commit's store write lets readers deliver (a
         // stream's chunk: RabbitMQ delivers it to the channel's consumers before commit-ok).
-        if (durable) this.conn.broker.commits.whenDurable(() => setImmediate(() => this.send('tx.commit-ok', {})));
+        if (durable) this.conn.broker.commits.whenDurable(() => this.conn.broker.later.schedule(() => this.send('tx.commit-ok', {})));
         else this.send('tx.commit-ok', {});
       }
     }
