@@ -119,16 +119,7 @@ export function parseQueueArguments(args: FieldTable, resource: string): QueueSe
     maxLength: undefined, maxLengthBytes: undefined, overflow: 'drop-head', maxPriority: undefined,
     singleActiveConsumer: false, queueType: 'classic', deliveryLimit: undefined,
   };
-  const check = (key: string, read: (v: FieldValue) => void) => {
-    const v = args[key];
-    if (v === undefined) return;
-    try {
-      read(v);
-    } catch (err) {
-      if (err instanceof ArgError) throw preconditionFailed(`invalid arg '${key}' for ${resource}: ${err.term}`);
-      throw err;
-    }
-  };
+  const check = (key: string, read: (v: FieldValue) => void) => checkedArg(args, key, resource, read);
   check('x-queue-type', (v) => {
     const s = longstr(v);
     if (s !== 'classic' && s !== 'quorum' && s !== 'stream') throw new ArgError(`"unsupported queue type '${s}'"`);
@@ -198,12 +189,6 @@ export function parseQueueArguments(args: FieldTable, resource: string): QueueSe
     const limit = args['x-delivery-limit'];
     if (limit !== undefined) settings.deliveryLimit = fieldInteger(limit);
   }
-  if (classic) {
-    // No validator: rabbit_queue_master_location_misc crashes the channel on a locator it does
-    // not know (541, as the connection closes without naming the method).
-    const locator = args['x-queue-master-locator'];
-    if (locator !== undefined && !(locator.type === 'S' && MASTER_LOCATORS.includes(locator.value.toString('utf8')))) throw internalError('').withoutMethod();
-  }
   const dedup = args['x-message-deduplication'];
   if (dedup !== undefined && !(dedup.type === 't' && !dedup.value) && classic) settings.deduplication = true;
   check('x-last-value-key', (v) => (settings.lastValue = { keyHeader: headerName(v), versionHeader: undefined }));
@@ -213,7 +198,25 @@ export function parseQueueArguments(args: FieldTable, resource: string): QueueSe
     settings.lastValue.versionHeader = name;
   });
   refuseOtherTypesArguments(settings.queueType, args, resource);
+  if (classic) {
+    // No validator: rabbit_queue_master_location_misc crashes the channel on a locator it does
+    // not know as the queue is placed (541, the connection closed without naming the method).
+    const locator = args['x-queue-master-locator'];
+    if (locator !== undefined && !(locator.type === 'S' && MASTER_LOCATORS.includes(locator.value.toString('utf8')))) throw internalError('').withoutMethod();
+  }
   return settings;
+}
+
+/** Reads args[key], if present, with read; an ArgError is 406 "invalid arg 'key' for resource: term". */
+function checkedArg<T>(args: FieldTable, key: string, resource: string, read: (v: FieldValue) => T): T | undefined {
+  const v = args[key];
+  if (v === undefined) return undefined;
+  try {
+    return read(v);
+  } catch (err) {
+    if (err instanceof ArgError) throw preconditionFailed(`invalid arg '${key}' for ${resource}: ${err.term}`);
+    throw err;
+  }
 }
 
 /** rabbit_amqqueue's KNOWN_DLX_STRATEGIES. */
@@ -227,18 +230,8 @@ const MASTER_LOCATORS = ['min-masters', 'client-local', 'random'];
  * arguments of other types refused. Returns the consumer's priority.
  */
 export function parseConsumeArguments(queueType: 'classic' | 'quorum', args: FieldTable, resource: string): number {
-  const check = <T>(key: string, read: (v: FieldValue) => T): T | undefined => {
-    const v = args[key];
-    if (v === undefined) return undefined;
-    try {
-      return read(v);
-    } catch (err) {
-      if (err instanceof ArgError) throw preconditionFailed(`invalid arg '${key}' for ${resource}: ${err.term}`);
-      throw err;
-    }
-  };
-  const priority = check('x-priority', intValue) ?? 0;
-  if (queueType === 'classic') check('x-cancel-on-ha-failover', bool);
+  const priority = checkedArg(args, 'x-priority', resource, intValue) ?? 0;
+  if (queueType === 'classic') checkedArg(args, 'x-cancel-on-ha-failover', resource, bool);
   refuseOtherTypesConsumerArguments(queueType, args, resource);
   return priority;
 }
