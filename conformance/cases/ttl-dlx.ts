@@ -493,3 +493,62 @@ test('queue-expires-get-resets', 'rabbitmq.com/ttl.html#queue-ttl: basic.get cou
   }
   await t.step('check-after-400ms', ch.checkQueue(q), (r) => r.messageCount);
 });
+
+test('dlx-chain-x-death-order-grouped', 'rabbit_dead_letter:update_x_death_header (3.10.8): each death regroups the older entries (group_by_queue_and_reason), which reverses them: A, B, C, D dead in turn read [D, B, A, C]', async (t) => {
+  const ch = await t.confirmChannel();
+  const names = ['a', 'b', 'c', 'd', 'e'].map((s) => t.q(s));
+  for (let i = names.length - 1; i >= 0; i--) {
+    const next = names[i + 1];
+    await ch.assertQueue(names[i]!, { ...Q, arguments: next ? { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': next } : {} });
+  }
+  ch.sendToQueue(names[0]!, Buffer.from('chain'));
+  await ch.waitForConfirms();
+  for (const q of names) {
+    const m = await t.waitFor(() => ch.get(q, { noAck: false }), 1000);
+    if (!m) {
+      t.log(q, 'missing');
+      break;
+    }
+    const deaths = (m.properties.headers?.['x-death'] ?? []) as unknown as Array<Record<string, unknown>>;
+    t.log(`in ${q.split('.').pop()!}`, deaths.map((d) => `${String(d['queue']).split('.').pop()}/${String(d['reason'])}/${String(d['count'])}`));
+    if (q !== names.at(-1)) ch.reject(m, false);
+  }
+});
+
+test('dlx-client-x-death-merged', 'rabbit_dead_letter:group_by_queue_and_reason: x-death entries a client sent are merged by (queue, reason), the first kept, counts added where missing, before the new death is counted', async (t) => {
+  const ch = await t.confirmChannel();
+  const { q, dlq } = await withDlq(t, ch, {});
+  const entry = (queue: string, reason: string, extra: Record<string, unknown>) => ({ queue, reason, ...extra });
+  for (const [label, deaths] of [
+    ['duplicates', [entry('q1', 'rejected', { count: 5, exchange: 'e1' }), entry('q2', 'expired', { exchange: 'e2' }), entry('q1', 'rejected', { count: 7, exchange: 'e3' }), entry('q3', 'maxlen', { count: 2 })]],
+    ['this queue without a count', [entry('zz', 'expired', { count: 1 }), entry(q, 'rejected', { exchange: 'old' })]],
+  ] as const) {
+    ch.sendToQueue(q, Buffer.from(label), { headers: { 'x-death': deaths } });
+    await ch.waitForConfirms();
+    const m = await t.waitFor(() => ch.get(q, { noAck: false }), 1000);
+    if (m) ch.reject(m, false);
+    const out = await getOne(t, ch, dlq);
+    const got = out ? ((out.properties.headers?.['x-death'] ?? []) as unknown as Array<Record<string, unknown>>) : [];
+    t.log(label, got.map((d) => Object.entries(d).filter(([k]) => k !== 'time').map(([k, v]) => `${k}=${Array.isArray(v) ? v.join('+') : String(v)}`).join(' ')));
+  }
+});
+
+test('dlx-reject-then-expire-cycle-delivered', 'rabbit_dead_letter:is_cycle looks up to the first entry of the queue in the regrouped x-death: a rejection before it makes the cycle not automatic, so the message keeps going', async (t) => {
+  const ch = await t.confirmChannel();
+  const a = t.q('a');
+  const b = t.q('b');
+  const c = t.q('c');
+  await ch.assertQueue(b, { ...Q, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': c, 'x-message-ttl': 300 } });
+  await ch.assertQueue(c, { ...Q, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': b, 'x-message-ttl': 300 } });
+  await ch.assertQueue(a, { ...Q, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': b } });
+  ch.sendToQueue(a, Buffer.from('loop'));
+  await ch.waitForConfirms();
+  const m = await t.waitFor(() => ch.get(a, { noAck: false }), 1000);
+  if (m) ch.reject(m, false);
+  await t.sleep(450); // expired out of b into c
+  const got: string[] = [];
+  await ch.consume(b, (x) => { if (x) got.push(x.content.toString()); }, { noAck: true });
+  await t.waitFor(() => got.length > 0, 1500);
+  t.log('delivered from b again', got);
+  for (const q of [a, b, c]) await ch.deleteQueue(q);
+});

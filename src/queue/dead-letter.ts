@@ -1,4 +1,4 @@
-import { copyTable, F, fieldString, newTable, type FieldTable } from '../frame/field-table.js';
+import { copyTable, F, fieldInteger, fieldString, newTable, type FieldTable, type FieldValue } from '../frame/field-table.js';
 import type { BasicProperties } from '../frame/generated/properties.js';
 import { headerRoutingKeys, type Message } from './message.js';
 import type { DeadLetterReason } from './queue.js';
@@ -19,8 +19,8 @@ function sorted(t: FieldTable): FieldTable {
 
 /**
  * Builds the message that goes to a dead-letter exchange, with the x-death header updated the
- * way rabbit_dead_letter:make_msg writes it: one entry per (queue, reason), most recent first,
- * with count, reason, queue, time, exchange and routing-keys (and original-expiration for a
+ * way rabbit_dead_letter:make_msg writes it: one entry per (queue, reason), the latest death's
+ * first, with count, reason, queue, time, exchange and routing-keys (and original-expiration for a
  * per-message TTL); x-first-death-* on the first death; the expiration property removed.
  */
 export function deadLetterMessage(
@@ -50,28 +50,23 @@ export function deadLetterMessage(
   const existing = headers['x-death'];
   let newHeaders: FieldTable;
   if (!existing || existing.type !== 'A') {
-    headers['x-first-death-reason'] = F.str(reason);
-    headers['x-first-death-queue'] = F.str(queueName);
-    headers['x-first-death-exchange'] = F.str(msg.exchange);
+    // The first death gets x-first-death-*; an x-death of another type (a client's) is reset.
+    if (!existing) {
+      headers['x-first-death-reason'] = F.str(reason);
+      headers['x-first-death-queue'] = F.str(queueName);
+      headers['x-first-death-exchange'] = F.str(msg.exchange);
+    }
     headers['x-death'] = F.array([F.table({ count: F.int64(1), ...info })]);
     newHeaders = sorted(headers);
   } else {
-    const deaths = existing.value;
-    const matchIndex = deaths.findIndex(
-      (d) => d.type === 'F' && fieldString(d.value['queue']) === queueName && fieldString(d.value['reason']) === reason,
-    );
-    let entry: FieldTable;
-    const others = deaths.filter((_, i) => i !== matchIndex);
-    if (matchIndex >= 0) {
-      const previous = (deaths[matchIndex] as { type: 'F'; value: FieldTable }).value;
-      const count = previous['count'];
-      const n = count ? Number(count.type === 'l' ? count.value : count.value) : 0;
-      entry = copyTable(previous);
-      entry['count'] = F.int64(n + 1);
-    } else {
-      entry = { count: F.int64(1), ...info };
-    }
-    headers['x-death'] = F.array([F.table(sorted(entry)), ...others]);
+    // update_x_death_header: the entries grouped (group_by_queue_and_reason), the one of this
+    // queue and reason counted up (the entry kept as it was, time included) or a new one made,
+    // and put first.
+    const grouped = groupByQueueAndReason(existing.value);
+    const isThis = (d: FieldValue) => d.type === 'F' && sameDeath(d.value, F.str(queueName), F.str(reason));
+    const match = grouped.find(isThis);
+    const entry = match === undefined ? { count: F.int64(1), ...info } : countedUp((match as { type: 'F'; value: FieldTable }).value);
+    headers['x-death'] = F.array([F.table(sorted(entry)), ...grouped.filter((d) => !isThis(d))]);
     newHeaders = sorted(headers);
   }
   if (dlrk !== undefined) delete newHeaders['CC'];
@@ -82,6 +77,55 @@ export function deadLetterMessage(
   const message = msg.withProperties(newId, dlx, dlrk ?? msg.routingKey, newProps);
   message.ttl = undefined;
   return { message, routingKeys };
+}
+
+/** An x-death entry's field as rabbit_dead_letter compares it (=:= on the value, whatever its type). */
+function deathKey(v: FieldValue | undefined): string {
+  if (v === undefined) return 'undefined';
+  if (v.type === 'S' || v.type === 'x') return `b:${v.value.toString('latin1')}`;
+  const n = fieldInteger(v);
+  return n !== undefined ? `i:${n}` : `${v.type}:${JSON.stringify(v.value, (_k, x) => (typeof x === 'bigint' ? x.toString() : x))}`;
+}
+
+function sameDeath(entry: FieldTable, queue: FieldValue | undefined, reason: FieldValue | undefined): boolean {
+  return deathKey(entry['queue']) === deathKey(queue) && deathKey(entry['reason']) === deathKey(reason);
+}
+
+/**
+ * group_by_queue_and_reason (3.10.8), kept to the letter because its order is what clients see:
+ * one entry per (queue, reason), the first of each, given the number of entries as its count if
+ * it had none, in the reverse order of their first appearance (each fold step prepends). A list
+ * of one entry is left as it is. (So every later death reverses the older entries: A, B, C dead
+ * in turn reads [C, A, B].) Entries that are not tables, which RabbitMQ's queue would crash
+ * on, are kept at the end.
+ */
+function groupByQueueAndReason(deaths: readonly FieldValue[]): FieldValue[] {
+  const tables = deaths.filter((d): d is { type: 'F'; value: FieldTable } => d.type === 'F');
+  const rest = deaths.filter((d) => d.type !== 'F');
+  if (tables.length <= 1) return [...tables, ...rest];
+  const seen = new Set<string>();
+  const grouped: FieldValue[] = [];
+  for (const t of tables) {
+    const key = `${deathKey(t.value['queue'])}\u0000${deathKey(t.value['reason'])}`;
+    const matches = tables.filter((x) => sameDeath(x.value, t.value['queue'], t.value['reason']));
+    const first = matches[0]!.value;
+    const counted = first['count'] === undefined ? F.table({ count: F.int64(matches.length), ...first }) : F.table(first);
+    if (grouped.length === 0 || !seen.has(key)) grouped.unshift(counted);
+    seen.add(key);
+  }
+  return [...grouped, ...rest];
+}
+
+/**
+ * increment_xdeath_event_count: count + 1 (a long), or 1 where there was none. A count that is
+ * not an integer (client-made) crashes RabbitMQ's queue process; here it starts again at 1.
+ */
+function countedUp(entry: FieldTable): FieldTable {
+  const n = fieldInteger(entry['count']);
+  const out = copyTable(entry);
+  if (entry['count'] === undefined) return { count: F.int64(1), ...out };
+  out['count'] = F.int64(n === undefined ? 1 : n + 1);
+  return out;
 }
 
 /**

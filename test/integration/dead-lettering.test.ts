@@ -437,6 +437,24 @@ describe('dead-lettering (RabbitMQ dlx guide)', () => {
       ]);
     });
 
+    it('an x-death entry whose count is not a number (a client made it) starts again at 1; the channel stays open', async () => {
+      // RabbitMQ 3.10's queue process crashes on it (and loses what the queue held); Warren's
+      // channel used to be closed with 541 (a BigInt of NaN).
+      const ch = await channel(session.conn);
+      const q = uniq('bad-count');
+      const dlq = uniq('bad-count-dlq');
+      await ch.assertQueue(dlq, { exclusive: true });
+      await ch.assertQueue(q, { exclusive: true, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': dlq } });
+      ch.sendToQueue(q, Buffer.from('m'), { headers: { 'x-death': [{ queue: q, reason: 'rejected', count: 'str' }] } });
+      ch.sendToQueue(q, Buffer.from('m2'));
+      const m = await ch.get(q);
+      if (!m) throw new Error('expected the message');
+      ch.reject(m, false);
+      const dead = await getOne(ch, dlq);
+      expect(deaths(dead).map((d) => [d['queue'], d['reason'], d['count']])).to.deep.equal([[q, 'rejected', 1]]);
+      expect((await ch.checkQueue(q)).messageCount).to.equal(1);
+    });
+
     it('a missing dead-letter exchange drops the message quietly', async () => {
       const ch = await channel(session.conn);
       const q = uniq('missing-dlx');
