@@ -552,3 +552,60 @@ test('dlx-reject-then-expire-cycle-delivered', 'rabbit_dead_letter:is_cycle look
   t.log('delivered from b again', got);
   for (const q of [a, b, c]) await ch.deleteQueue(q);
 });
+
+test('quorum-reject-publish-soft-limit', 'rabbit_fifo:evaluate_limit (3.10): a quorum queue refuses publishes once an enqueue took it over x-max-length, and takes them again at 80 % of it', async (t) => {
+  const ch = await t.confirmChannel();
+  const q = t.q();
+  await ch.assertQueue(q, { durable: true, arguments: { 'x-queue-type': 'quorum', 'x-max-length': 5, 'x-overflow': 'reject-publish' } });
+  const publish = (body: string) => new Promise<string>((resolve) => ch.sendToQueue(q, Buffer.from(body), { persistent: true }, (err) => resolve(`${body}:${err ? 'nack' : 'ack'}`)));
+  const outcomes: string[] = [];
+  for (let i = 1; i <= 8; i++) outcomes.push(await publish(`m${i}`));
+  t.log('one at a time', outcomes);
+  t.log('count', (await ch.checkQueue(q)).messageCount);
+  for (const label of ['x1', 'x2', 'x3']) {
+    await ch.get(q, { noAck: true });
+    await t.sleep(50);
+    t.log(`after a get, ${label}`, await publish(label));
+  }
+  const left: string[] = [];
+  for (let m = await ch.get(q, { noAck: true }); m; m = await ch.get(q, { noAck: true })) left.push(m.content.toString());
+  t.log('left', left);
+});
+
+test('quorum-drop-head-dead-letters-newest-first', 'rabbit_fifo:drop_head (3.10): messages dropped together over a quorum queue\'s limit are dead-lettered newest first', async (t) => {
+  const ch = await t.confirmChannel();
+  const dlq = t.q('dlq');
+  await ch.assertQueue(dlq, Q);
+  const q = t.q('bytes');
+  await ch.assertQueue(q, { durable: true, arguments: { 'x-queue-type': 'quorum', 'x-max-length-bytes': 10, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': dlq } });
+  for (const body of ['aaa', 'bbb', 'ccc', 'ddddddddd']) {
+    ch.sendToQueue(q, Buffer.from(body), { persistent: true });
+    await ch.waitForConfirms();
+  }
+  await t.sleep(200);
+  const dead: string[] = [];
+  for (let m = await ch.get(dlq, { noAck: true }); m; m = await ch.get(dlq, { noAck: true })) dead.push(m.content.toString());
+  t.log('dead-lettered', dead);
+  const left: string[] = [];
+  for (let m = await ch.get(q, { noAck: true }); m; m = await ch.get(q, { noAck: true })) left.push(m.content.toString());
+  t.log('left', left);
+});
+
+test('reject-publish-requeue-over-limit-kept', 'rabbit_amqqueue_process:maybe_drop_head drops only for drop-head: a requeue taking a reject-publish queue over x-max-length keeps every message', async (t) => {
+  const ch = await t.confirmChannel();
+  for (const type of ['classic', 'quorum']) {
+    const q = t.q(type);
+    await ch.assertQueue(q, { durable: true, arguments: { 'x-queue-type': type, 'x-max-length': 1, 'x-overflow': 'reject-publish' } });
+    ch.sendToQueue(q, Buffer.from('a'), { persistent: true });
+    await ch.waitForConfirms();
+    await t.sleep(50);
+    const m = await ch.get(q);
+    ch.sendToQueue(q, Buffer.from('b'), { persistent: true });
+    await ch.waitForConfirms();
+    if (m) ch.nack(m, false, true);
+    await t.sleep(150);
+    const left: string[] = [];
+    for (let x = await ch.get(q, { noAck: true }); x; x = await ch.get(q, { noAck: true })) left.push(x.content.toString());
+    t.log(type, left);
+  }
+});

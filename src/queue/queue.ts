@@ -177,6 +177,11 @@ export class Queue {
   private returnScheduled = false;
   /** This queue alone as a set (`alone`), made when first asked for. */
   private aloneSet: ReadonlySet<Queue> | undefined = undefined;
+  /**
+   * A quorum queue with x-overflow=reject-publish went over its limit: publishes are refused
+   * until it is back at 80 % of it (rabbit_fifo's reject_publish / go; see admits()).
+   */
+  private refusingPublishes = false;
   /** Publishes, deliveries, gets and acks (src/metrics): counted by the channels that make them. */
   readonly counters = new QueueCounters();
 
@@ -328,7 +333,7 @@ export class Queue {
       if (offer.kind === 'replace') return this.replaceReady(msg, offer);
     }
     const { settings } = this;
-    if (settings.overflow !== 'drop-head' && this.isFull(msg.size)) {
+    if (settings.overflow !== 'drop-head' && !this.admits(msg.size)) {
       if (settings.overflow === 'reject-publish-dlx') {
         this.deps.deadLetter(this, [this.entryFor(msg, false)], 'maxlen');
       }
@@ -348,7 +353,10 @@ export class Queue {
     // A consumer that can take the message now gets it even with a TTL of 0 (RabbitMQ ttl guide).
     if (this.consumers.length > 0) this.dispatch(entry);
     if (entry.expiresAt !== 0) this.expireHead();
-    if (settings.maxLength !== undefined || settings.maxLengthBytes !== undefined) this.dropHeadOverLimit();
+    if (settings.maxLength !== undefined || settings.maxLengthBytes !== undefined) {
+      this.dropHeadOverLimit();
+      if (this.isQuorum && settings.overflow === 'reject-publish' && this.overLengthLimit) this.refusingPublishes = true;
+    }
     const watcher = this.deps.hooks?.queues;
     if (watcher !== undefined) {
       watcher.enqueued(this, entry);
@@ -395,10 +403,24 @@ export class Queue {
   }
 
   /** True when one more message of size bytes would break x-max-length(-bytes). */
-  private isFull(size: number): boolean {
+  /**
+   * Whether a queue that refuses publishes over its limit (reject-publish, reject-publish-dlx)
+   * takes a message of this size. A classic queue takes it while it fits. A quorum queue takes
+   * it until an enqueue has taken it over the limit, which rabbit_fifo's evaluate_limit tells
+   * its publishers (reject_publish), and again once it is down to 80 % of the limit (go):
+   * RabbitMQ's quorum queue holds one message more than x-max-length.
+   */
+  private admits(size: number): boolean {
     const { maxLength, maxLengthBytes } = this.settings;
-    return (maxLength !== undefined && this.messageCount >= maxLength) ||
-      (maxLengthBytes !== undefined && this.readyBytes + size > maxLengthBytes);
+    if (!this.isQuorum) {
+      return !((maxLength !== undefined && this.messageCount >= maxLength) || (maxLengthBytes !== undefined && this.readyBytes + size > maxLengthBytes));
+    }
+    if (this.refusingPublishes) {
+      const below = (limit: number | undefined, n: number) => limit === undefined || n <= Math.trunc(limit * 0.8);
+      if (!below(maxLength, this.messageCount) || !below(maxLengthBytes, this.readyBytes)) return false;
+      this.refusingPublishes = false;
+    }
+    return true;
   }
 
   /**
@@ -425,8 +447,10 @@ export class Queue {
    * costs what it keeps, not what it drops (PagedReadyList.dropHead).
    */
   private dropHeadOverLimit(): void {
-    // Checked first: below the limits (most publishes) nothing is allocated.
-    if (!this.overLengthLimit) return;
+    // Checked first: below the limits (most publishes) nothing is allocated. A queue that
+    // refuses publishes instead keeps what a requeue or a replacement takes over its limit
+    // (rabbit_amqqueue_process:maybe_drop_head only drops for drop-head).
+    if (this.settings.overflow !== 'drop-head' || !this.overLengthLimit) return;
     // The head may be a requeued message not back yet (putting them back ends here again).
     if (this.returnsLeft > 0) return this.finishReturns();
     if (this.nothingNeedsDropped) this.dropped(this.ready.dropHead(this.settings.maxLength, this.settings.maxLengthBytes), 'maxlen');
@@ -817,7 +841,9 @@ export class Queue {
   private remove(entries: QueuedMessage[], reason: DeadLetterReason, unacked = false): void {
     // Released first: a dead-letter cycle back into this queue must find the values free.
     if (this.keyed !== undefined) for (const entry of entries) this.keyed.gone(entry, unacked);
-    this.deps.deadLetter(this, entries, reason);
+    // rabbit_fifo drops over its limit one message at a time, prepending each one's
+    // dead-lettering to the effects of the others: the newest dropped goes first.
+    this.deps.deadLetter(this, reason === 'maxlen' && this.isQuorum && entries.length > 1 ? entries.slice().reverse() : entries, reason);
     for (const entry of entries) if (entry.persisted) this.unstore(entry);
   }
 
