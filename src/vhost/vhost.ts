@@ -125,6 +125,11 @@ export const POLICY_CHUNK = 2000;
 export class VHost {
   readonly exchanges = new Map<string, Exchange>();
   readonly queues = new Map<string, Queue>();
+  /**
+   * A queue has been in this vhost since the broker started: RabbitMQ's statistics then keep
+   * the vhost's queue totals (zeros once its last queue is gone), reported in /api/overview.
+   */
+  hadQueues = false;
   private readonly bindings = new BindingTable();
   private readonly delayed: DelayedMessages;
   readonly defaultExchange: Exchange;
@@ -377,6 +382,7 @@ export class VHost {
     };
     const q = settings.queueType === 'stream' ? new StreamQueue(full, this.queueDeps) : new Queue(full, this.queueDeps);
     this.queues.set(q.name, q);
+    this.hadQueues = true;
     if (match !== NO_POLICY) this.applied.set(q, match);
     return q;
   }

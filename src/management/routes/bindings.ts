@@ -83,7 +83,7 @@ function between(vhost: VHost, source: string, type: 'queue' | 'exchange', desti
 function listBetween(ctx: RequestContext): Reply {
   const type = destinationType(ctx);
   const vhost = ctx.broker.vhosts.get(ctx.params['vhost']!);
-  if (!vhost) throw objectNotFound();
+  if (!vhost) return ok([]); // RabbitMQ lists nothing for a vhost that does not exist
   const facts = between(vhost, exchangeName(ctx.params['source']!), type, exchangeName(ctx.params['destination']!));
   const items = ctx.objectVhosts().has(vhost.name) ? facts.map((b) => formatBinding(vhost.name, b)) : [];
   return ok(listReply(items, ctx.query, BINDING_SORT, { columnsFirst: true, paginate: false }));

@@ -6,7 +6,7 @@
 import type { Channel } from '../../connection/channel.js';
 import type { Connection } from '../../connection/connection.js';
 import { isAdmin, isMonitor } from '../auth.js';
-import { channelName, formatChannel, formatConnection, formatConsumer } from '../format.js';
+import { channelName, formatChannel, formatConnection, formatConsumer, NODE } from '../format.js';
 import { noContent, notAuthorised, objectNotFound, ok, type Reply } from '../http.js';
 import type { Json } from '../json.js';
 import { listReply, objectReply } from '../query.js';
@@ -56,6 +56,30 @@ function closeConnection(ctx: RequestContext): Reply {
   return noContent();
 }
 
+/**
+ * /api/connections/username/{username} (rabbit_mgmt_wm_connection_user_name): the user's
+ * connections as connection tracking lists them (name, vhost, user, node); DELETE closes them
+ * all (X-Reason as for one). Monitors (administrators to close) or the user itself; a user
+ * without connections is an empty list to anyone.
+ */
+function userConnections(ctx: RequestContext): Connection[] {
+  const user = ctx.params['username']!;
+  const conns = openConnections(ctx).filter((c) => c.username === user);
+  if (conns.length > 0) checkOwner(ctx, user);
+  return conns;
+}
+
+function listUserConnections(ctx: RequestContext): Reply {
+  const items = userConnections(ctx).map((c) => ({ name: c.name, vhost: c.vhost!.name, user: c.username, node: NODE }));
+  return ok(listReply(items, ctx.query, [], { paginate: true }));
+}
+
+function closeUserConnections(ctx: RequestContext): Reply {
+  const reason = ctx.headers['x-reason'];
+  for (const conn of userConnections(ctx)) conn.forceClose(typeof reason === 'string' ? reason : 'Closed via management plugin');
+  return noContent();
+}
+
 function connectionChannels(ctx: RequestContext): Reply {
   const conn = namedConnection(ctx);
   return ok(listReply(channelsOf([conn]).map((ch) => formatChannel(ch, ctx.stats)), ctx.query, ['vhost', 'name'], { columnsFirst: true, paginate: false }));
@@ -84,6 +108,7 @@ function consumers(ctx: RequestContext): Reply {
 export const connectionRoutes: Route[] = [
   { path: '/api/connections', access: 'management', GET: connectionsList(true) },
   { path: '/api/connections/:connection', access: 'management', GET: (ctx) => ok(objectReply(formatConnection(namedConnection(ctx), true), ctx.query)), DELETE: closeConnection },
+  { path: '/api/connections/username/:username', access: 'management', GET: listUserConnections, DELETE: closeUserConnections },
   { path: '/api/connections/:connection/channels', access: 'management', GET: connectionChannels },
   { path: '/api/channels', access: 'management', GET: channelsList(true) },
   { path: '/api/channels/:channel', access: 'management', GET: showChannel },

@@ -9,16 +9,17 @@ import { routedQueueNames } from '../../trace/tracer.js';
 import { preconditionFailed } from '../../errors.js';
 import { encodeContentHeaderPayload } from '../../frame/generated/properties.js';
 import { Message } from '../../queue/message.js';
+import type { Queue } from '../../queue/queue.js';
 import type { Exchange } from '../../vhost/exchange.js';
 import type { VHost } from '../../vhost/vhost.js';
 import { jsonToProperties, jsonToTable } from '../amqp-json.js';
 import { bindingFacts, formatBinding, formatExchange, implicitBinding } from '../format.js';
-import { HttpError, badRequest, noContent, objectNotFound, ok, parseBodyBool, parseBool, requireKeys, type Reply } from '../http.js';
+import { HttpError, badRequest, noContent, notAuthorised, objectNotFound, ok, parseBodyBool, parseBool, requireKeys, type Reply } from '../http.js';
 import type { Json } from '../json.js';
 import { checkAccess, run } from '../ops.js';
 import { listReply, objectReply } from '../query.js';
 import type { RequestContext, Route } from '../router.js';
-import { BINDING_SORT, listedVhosts, requestVhost, targetVhost } from './queues.js';
+import { BINDING_SORT, listedVhosts, targetVhost } from './queues.js';
 
 /** rabbit_mgmt_util:id: a path's exchange name, amq.default standing for the default exchange. */
 export function exchangeName(segment: string): string {
@@ -81,7 +82,8 @@ async function publish(ctx: RequestContext): Promise<Reply> {
   if (typeof payload !== 'string') throw badRequest('payload_not_string');
   const vhostName = ctx.params['vhost']!;
   const vhost = ctx.broker.vhosts.get(vhostName);
-  if (!vhost) throw new HttpError(500, null);
+  // Its channel's connection to a vhost that does not exist is refused (not_allowed).
+  if (!vhost) throw notAuthorised('Access refused.');
   checkAccess(ctx, 'publish', vhostName, []);
   if (propertiesValue === null || typeof propertiesValue !== 'object' || Array.isArray(propertiesValue)) throw new HttpError(500, null);
   const properties = jsonToProperties(propertiesValue as Record<string, unknown>);
@@ -105,6 +107,7 @@ async function publish(ctx: RequestContext): Promise<Reply> {
     }
     const { message: queued, queues, durable, rejected } = vhost.publish(exchange, message, checked.cc);
     vhost.tracer?.published(ctx.broker.tracing.directOrigin(ctx.user.name), queued, checked.cc, routedQueueNames(exchange, routingKey, checked.cc, queues));
+    countPublished(vhost, exchange, queues, rejected);
     return { routed: queues.size > 0, durable, rejected };
   });
   if (published.rejected) throw badRequest('rejected Unable to publish message. Check queue limits.');
@@ -113,6 +116,23 @@ async function publish(ctx: RequestContext): Promise<Reply> {
     if (err) throw badRequest('rejected Unable to publish message. Check queue limits.');
   }
   return ok({ routed: published.routed });
+}
+
+/**
+ * The counters a publish from the management API moves, as its channel counts it in RabbitMQ
+ * (rabbit_mgmt_wm_exchange_publish publishes mandatory on a confirm channel): a publish, to
+ * the exchange and each queue reached, returned when unroutable, confirmed unless a queue
+ * refused it.
+ */
+function countPublished(vhost: VHost, exchange: Exchange, queues: ReadonlySet<Queue>, rejected: boolean): void {
+  const c = vhost.counters;
+  c.received++;
+  c.receivedConfirm++;
+  exchange.counters.publishIn++;
+  exchange.counters.publishOut += queues.size;
+  for (const q of queues) q.counters.published++;
+  if (queues.size === 0) c.unroutableReturned++;
+  if (!rejected) c.confirmed++;
 }
 
 /** payload_encoding "string" (the UTF-8 bytes) or "base64" (strict, as Erlang's base64:decode). */
@@ -132,7 +152,9 @@ function decodePayload(payload: string, encoding: unknown): Buffer {
 /** GET …/bindings/source and …/bindings/destination. */
 function bindings(direction: 'source' | 'destination') {
   return (ctx: RequestContext): Reply => {
-    const vhost = requestVhost(ctx)!;
+    // RabbitMQ lists nothing for a vhost that does not exist (no 404).
+    const vhost = ctx.broker.vhosts.get(ctx.params['vhost']!);
+    if (!vhost) return ok([]);
     const name = exchangeName(ctx.params['exchange']!);
     const x = vhost.exchanges.get(name);
     let facts: ReturnType<typeof bindingFacts>[] = [];

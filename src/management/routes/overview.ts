@@ -53,9 +53,11 @@ function overview(ctx: RequestContext): Reply {
   let consumers = 0;
   let ready = 0;
   let unacked = 0;
+  let totals = false;
   for (const name of vhosts) {
     const vhost = broker.vhosts.get(name)!;
     exchanges += vhost.exchanges.size;
+    totals ||= vhost.hadQueues;
     for (const q of vhost.queues.values()) {
       queues++;
       consumers += q.consumerCount;
@@ -88,8 +90,9 @@ function overview(ctx: RequestContext): Reply {
     enable_queue_totals: false,
     message_stats: asMap({ ...(ctx.stats.overview?.(vhosts) ?? {}) }),
     churn_rates: asMap(churnWithDetails(ctx)),
-    // RabbitMQ sums the queues' figures: with no queue there is nothing to sum.
-    queue_totals: asMap(queues === 0 ? {} : {
+    // RabbitMQ sums its statistics of the vhosts' queues: nothing before any queue has been
+    // there (a new node), zeros once the last one is gone.
+    queue_totals: asMap(!totals ? {} : {
       messages: ready + unacked, messages_details: noRate(),
       messages_ready: ready, messages_ready_details: noRate(),
       messages_unacknowledged: unacked, messages_unacknowledged_details: noRate(),

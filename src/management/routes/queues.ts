@@ -13,7 +13,7 @@ import { isStream, refuseOnStream } from '../../stream/stream-refusals.js';
 import { resourceName } from '../../errors.js';
 import { jsonToTable, propertiesToJson } from '../amqp-json.js';
 import { bindingFacts, formatBinding, formatQueue, implicitBinding } from '../format.js';
-import { HttpError, badRequest, noContent, notFound, objectNotFound, ok, parseBodyBool, parseBool, parseInt, requireKeys, type Reply } from '../http.js';
+import { HttpError, badRequest, noContent, notAuthorised, notFound, objectNotFound, ok, parseBodyBool, parseBool, parseInt, requireKeys, type Reply } from '../http.js';
 import type { Json } from '../json.js';
 import { checkAccess, run } from '../ops.js';
 import { listReply, objectReply, sortedListReply } from '../query.js';
@@ -137,7 +137,8 @@ async function get(ctx: RequestContext): Promise<Reply> {
   // JSON null is a value here (get_or_missing), which the checks below refuse.
   const [ackmode, countValue, encoding] = requireKeys(body, ['ackmode', 'count', 'encoding'], false);
   const vhostName = ctx.params['vhost']!;
-  if (!ctx.broker.vhosts.has(vhostName)) throw new HttpError(500, null);
+  // Its channel's connection to a vhost that does not exist is refused (not_allowed).
+  if (!ctx.broker.vhosts.has(vhostName)) throw notAuthorised('Access refused.');
   checkAccess(ctx, 'channel', vhostName, []);
   // Once the channel is open, in RabbitMQ's order: an ackmode that is not a string crashes the
   // handler (binary_to_list), then the count, the encoding and truncate are checked, and an
@@ -159,14 +160,23 @@ async function get(ctx: RequestContext): Promise<Reply> {
   // Traced as the management plugin's direct connection gets (src/trace): one per request.
   const origin = vhost.tracer !== undefined ? ctx.broker.tracing.directOrigin(ctx.user.name) : undefined;
   // A negative count, as in RabbitMQ, takes until the queue is empty.
+  // Each basic.get is counted as its channel counts it (get, get_no_ack, get_empty, redeliver).
+  const counters = queue.counters;
   for (let n = count; n !== 0; n--) {
     const entry = queue.take();
-    if (!entry) break;
+    if (!entry) {
+      counters.getEmpty++;
+      break;
+    }
     const redelivered = entry.redelivered;
-    if (noAck) queue.settle(entry);
-    else {
+    if (redelivered) counters.redeliver++;
+    if (noAck) {
+      queue.settle(entry);
+      counters.getNoAck++;
+    } else {
       queue.delivered(entry);
       taken.push(entry);
+      counters.get++;
     }
     out.push(getResult(queue, entry, encoding, truncate));
     if (origin !== undefined) vhost.tracer?.delivered(origin, queue.name, entry.msg, redelivered, queue.isQuorum ? withDeliveryCount(entry) : entry.msg.header);
@@ -208,7 +218,9 @@ function utf8(b: Buffer): string | undefined {
 
 /** GET /api/queues/{vhost}/{queue}/bindings: the default exchange's implicit binding, then the rest. */
 function queueBindings(ctx: RequestContext): Reply {
-  const vhost = requestVhost(ctx)!;
+  // RabbitMQ lists nothing for a vhost that does not exist (no 404).
+  const vhost = ctx.broker.vhosts.get(ctx.params['vhost']!);
+  if (!vhost) return ok([]);
   const name = ctx.params['destination']!;
   const queue = vhost.queues.get(name);
   const facts = [implicitBinding(name), ...(queue ? vhost.bindingsTo(queue).map(bindingFacts) : [])];
