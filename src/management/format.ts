@@ -44,6 +44,66 @@ export function timeString(ms: number): string {
 
 // ---- queues -----------------------------------------------------------------------------------
 
+/**
+ * A quorum queue as RabbitMQ 3.10.8 shows it (rabbit_quorum_queue:info, recorded): leader,
+ * members and online; open_files; the dead-letter counts of at-least-once dead-lettering (none
+ * held here); the active consumer of single-active-consumer as single_active_consumer_ctag; and
+ * none of a classic queue's backing-queue, paging, idle or exclusive-consumer keys. Keys
+ * sorted; the detail (GET of one queue) puts consumer_details first.
+ */
+function formatQuorum(vhost: string, q: Queue, stats: MessageStatsSource, policies: PolicyInfo, detail: boolean): JsonObject {
+  const s = q.stats;
+  const ready = q.messageCount;
+  const unacked = q.unackedCount;
+  const consumers = q.consumerCount;
+  const fields: Record<string, Json | undefined> = {
+    arguments: tableToJson(q.arguments),
+    auto_delete: q.autoDelete,
+    consumer_capacity: consumers > 0 ? float(1) : 0,
+    consumer_utilisation: consumers > 0 ? float(1) : 0,
+    consumers,
+    durable: q.durable,
+    effective_policy_definition: asMap({ ...(policies.effective_policy_definition as JsonObject) }),
+    exclusive: false,
+    garbage_collection: noGarbageCollection(),
+    leader: NODE,
+    members: [NODE],
+    memory: s.readyBytesInMemory + s.unackedBytes,
+    message_bytes: s.readyBytes + s.unackedBytes,
+    message_bytes_dlx: 0,
+    message_bytes_persistent: s.persistentBytes,
+    message_bytes_ram: s.readyBytesInMemory + s.unackedBytes,
+    message_bytes_ready: s.readyBytes,
+    message_bytes_unacknowledged: s.unackedBytes,
+    message_stats: stats.queue?.(vhost, q),
+    messages: ready + unacked,
+    messages_details: noRate(),
+    messages_dlx: 0,
+    messages_persistent: s.persistentCount,
+    messages_ram: q.readyInMemory + unacked,
+    messages_ready: ready,
+    messages_ready_details: noRate(),
+    messages_unacknowledged: unacked,
+    messages_unacknowledged_details: noRate(),
+    name: q.name,
+    node: NODE,
+    online: [NODE],
+    open_files: { [NODE]: 0 },
+    operator_policy: policies.operator_policy,
+    policy: policies.policy,
+    reductions: 0,
+    reductions_details: noRate(),
+    single_active_consumer_ctag: q.settings.singleActiveConsumer ? (q.activeConsumer?.tag ?? null) : null,
+    state: 'running',
+    type: 'quorum',
+    vhost,
+  };
+  if (!detail) return fields;
+  const out: Record<string, Json | undefined> = { consumer_details: q.consumerList.map((c) => formatConsumer(c)) };
+  for (const [k, v] of Object.entries({ ...fields, deliveries: [], incoming: [] }).sort(([a], [b]) => (a < b ? -1 : 1))) out[k] = v;
+  return out;
+}
+
 /** A queue in /api/queues (detail adds consumer_details, deliveries and incoming). */
 export function formatQueue(vhost: string, q: Queue, stats: MessageStatsSource, policies: PolicyInfo, detail = false): JsonObject {
   if (q instanceof StreamQueue) {
@@ -51,6 +111,7 @@ export function formatQueue(vhost: string, q: Queue, stats: MessageStatsSource, 
     if (detail) Object.assign(out, { consumer_details: q.consumerList.map((c) => formatConsumer(c)), deliveries: [], incoming: [] });
     return out;
   }
+  if (q.isQuorum) return formatQuorum(vhost, q, stats, policies, detail);
   const s = q.stats;
   const ready = q.messageCount;
   const unacked = q.unackedCount;
@@ -62,7 +123,7 @@ export function formatQueue(vhost: string, q: Queue, stats: MessageStatsSource, 
   const out: Record<string, Json | undefined> = {
     arguments: tableToJson(q.arguments),
     auto_delete: q.autoDelete,
-    backing_queue_status: q.isQuorum ? undefined : asMap({
+    backing_queue_status: asMap({
       avg_ack_egress_rate: float(0), avg_ack_ingress_rate: float(0), avg_egress_rate: float(0), avg_ingress_rate: float(0),
       delta: ['delta', 'undefined', ready - inMemory, 0, 'undefined'],
       len: ready,
@@ -110,10 +171,9 @@ export function formatQueue(vhost: string, q: Queue, stats: MessageStatsSource, 
     reductions_details: noRate(),
     single_active_consumer_tag: q.settings.singleActiveConsumer ? (q.activeConsumer?.tag ?? null) : null,
     state: 'running',
-    type: q.isQuorum ? 'quorum' : 'classic',
+    type: 'classic',
     vhost,
   };
-  if (q.isQuorum) Object.assign(out, { leader: NODE, members: [NODE], online: [NODE] });
   if (detail) {
     if (q.exclusiveOwner !== null) out['owner_pid_details'] = connectionDetails(q.exclusiveOwner as Connection);
     out['consumer_details'] = q.consumerList.map((c) => formatConsumer(c));

@@ -25,6 +25,23 @@ describe('management API: queues', () => {
     await conn.close().catch(() => {}); // the broker (closed first) may have closed it
   });
 
+  it('shows a quorum queue with the keys RabbitMQ 3.10.8 gives one (recorded), not a classic queue\'s', async () => {
+    await b.api('PUT', '/api/queues/%2F/h.quorum-keys', { body: { durable: true, arguments: { 'x-queue-type': 'quorum' } } });
+    const keys = [
+      'arguments', 'auto_delete', 'consumer_capacity', 'consumer_utilisation', 'consumers', 'durable', 'effective_policy_definition', 'exclusive',
+      'garbage_collection', 'leader', 'members', 'memory', 'message_bytes', 'message_bytes_dlx', 'message_bytes_persistent', 'message_bytes_ram',
+      'message_bytes_ready', 'message_bytes_unacknowledged', 'messages', 'messages_details', 'messages_dlx', 'messages_persistent', 'messages_ram',
+      'messages_ready', 'messages_ready_details', 'messages_unacknowledged', 'messages_unacknowledged_details', 'name', 'node', 'online',
+      'open_files', 'operator_policy', 'policy', 'reductions', 'reductions_details', 'single_active_consumer_ctag', 'state', 'type', 'vhost',
+    ];
+    const listed = ((await b.api('GET', '/api/queues/%2F')).json as Array<Record<string, unknown>>).find((q) => q['name'] === 'h.quorum-keys')!;
+    expect(Object.keys(listed)).to.deep.equal(keys);
+    const detail = (await b.api('GET', '/api/queues/%2F/h.quorum-keys')).json as Record<string, unknown>;
+    expect(Object.keys(detail)).to.deep.equal(['consumer_details', ...[...keys, 'deliveries', 'incoming'].sort()]);
+    expect(detail).to.deep.include({ open_files: { [NODE]: 0 }, messages_dlx: 0, single_active_consumer_ctag: null, leader: NODE });
+    await b.api('DELETE', '/api/queues/%2F/h.quorum-keys');
+  });
+
   it('declares over HTTP what AMQP then finds, and counts what AMQP publishes, live', async () => {
     expect((await b.api('PUT', '/api/queues/%2F/h.orders', { body: { durable: true, arguments: { 'x-message-ttl': 60000 } } })).status).to.equal(201);
     // Equivalent over AMQP (same durability and arguments), so no error.

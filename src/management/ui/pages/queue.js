@@ -121,8 +121,9 @@ export async function mount(root, { segments }) {
         ['Arguments', argsTable(q.arguments)],
         ['Consumer utilisation', q.consumer_utilisation !== undefined && q.consumer_utilisation !== null ? `${Math.round(q.consumer_utilisation * 100)}%` : null],
         q.exclusive_consumer_tag ? ['Exclusive consumer', h('code', {}, q.exclusive_consumer_tag)] : null,
-        q.single_active_consumer_tag ? ['Active consumer', h('code', {}, q.single_active_consumer_tag)] : null,
-        ['Idle since', q.idle_since ? when(q.idle_since) : 'active'],
+        // A quorum queue names its active consumer single_active_consumer_ctag, and has no idle time.
+        (q.single_active_consumer_tag ?? q.single_active_consumer_ctag) ? ['Active consumer', h('code', {}, q.single_active_consumer_tag ?? q.single_active_consumer_ctag)] : null,
+        q.type === 'quorum' ? ['Leader', q.leader ? h('code', {}, q.leader) : null] : ['Idle since', q.idle_since ? when(q.idle_since) : 'active'],
         ['Memory', q.memory !== undefined ? bytes(q.memory) : null],
         ['Persistent', q.messages_persistent !== undefined ? num(q.messages_persistent) : null],
       ]),
