@@ -305,6 +305,7 @@ export class ManagementServer {
   /** rabbit_mgmt_util:halt_response: {"error","reason"} without cache-control; empty for a bare status. */
   private writeError(req: IncomingMessage, res: ServerResponse, err: HttpError): void {
     const headers: Record<string, string | number> = { ...COMMON_HEADERS, vary: 'origin', ...err.headers };
+    // An empty vary: cowboy answered before any (a header it could not parse); a bare 500: a crash.
     if (headers['vary'] === '' || (err.status === 500 && err.error === null)) delete headers['vary'];
     let text = '';
     if (err.error !== null) {
@@ -337,7 +338,6 @@ function vhostHeader(req: IncomingMessage): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
 }
 
-/** `Authorization: Basic base64(name:password)`; undefined when absent or not basic. */
 /**
  * An Authorization header as cowboy parses it: Basic credentials (base64 of name:password), a
  * Bearer token, or undefined for what it cannot parse.
