@@ -45,6 +45,7 @@ import { createToolkit, type Toolkit } from './testing/toolkit.js';
 import type { Until } from './testing/until.js';
 import { Tracing } from './trace/tracing.js';
 import { VHost, type VHostDeps } from './vhost/vhost.js';
+import { canonicalArgs } from './vhost/binding-table.js';
 import { urlHost } from './peer-address.js';
 import { configuredVhostMetadata, defaultVHostMetadata, QUEUE_TYPES, vhostDefinition, vhostFromDefinition, type VHostMetadata } from './vhost/vhost-metadata.js';
 import { AccessControl, AccessError } from './access/access-control.js';
@@ -533,7 +534,11 @@ export class Broker implements BrokerContext, PrometheusSource {
       const source = vhost?.exchanges.get(r.source);
       const destination = r.destinationKind === 'queue' ? vhost?.queues.get(r.destination) : vhost?.exchanges.get(r.destination);
       if (!vhost || !source || !destination) continue;
-      vhost.bind(source, destination, r.routingKey, decodeTable(r.arguments, 0).table);
+      const args = decodeTable(r.arguments, 0).table;
+      vhost.bind(source, destination, r.routingKey, args);
+      // Stored before binding arguments were kept sorted: the record bind() wrote under the
+      // sorted arguments replaces it, so an unbind removes the binding for good.
+      if (canonicalArgs(args) !== args) this.store.metadata.deleteBinding(r);
     }
     let messages = 0;
     for (const q of recovered) {

@@ -555,3 +555,129 @@ test('consistent-hash-invalid-weight', 'rabbitmq_consistent_hash_exchange README
   await ch.assertQueue(q, { durable: false });
   await t.step('bind', ch.bindQueue(q, x, 'heavy'));
 });
+
+// --- found by a differential probe against 3.10.8 ------------------------------------------
+
+test('binding-arguments-in-any-order', 'rabbit_binding sorts a binding\'s arguments: the same arguments in another order are the same binding, to bind and to unbind', async (t) => {
+  const ch = await t.confirmChannel();
+  const returned = await withReturns(t, ch);
+  const x = t.x();
+  const q = t.q();
+  await ch.assertExchange(x, 'direct', X);
+  await ch.assertQueue(q, { durable: false });
+  // Bound twice with the arguments in two orders: one binding, which one unbind removes.
+  await ch.bindQueue(q, x, 'k', { a: '1', b: '2' });
+  await ch.bindQueue(q, x, 'k', { b: '2', a: '1' });
+  await ch.unbindQueue(q, x, 'k', { a: '1', b: '2' });
+  ch.publish(x, 'k', Buffer.from('k'), { mandatory: true });
+  // Bound in one order, unbound in the other.
+  await ch.bindQueue(q, x, 'j', { a: '1', b: '2' });
+  await ch.unbindQueue(q, x, 'j', { b: '2', a: '1' });
+  ch.publish(x, 'j', Buffer.from('j'), { mandatory: true });
+  await ch.waitForConfirms();
+  t.log('returned', returned.map((m) => m.content.toString()));
+  t.log('queued', (await ch.checkQueue(q)).messageCount);
+});
+
+test('alternate-exchange-default-is-no-route', 'rabbit_exchange:route: the default exchange routes by queue name only when published to; as an alternate exchange it routes nothing', async (t) => {
+  const ch = await t.confirmChannel();
+  const returned = await withReturns(t, ch);
+  const x = t.x();
+  const q = t.q();
+  await ch.assertQueue(q, { durable: false });
+  await ch.assertExchange(x, 'direct', { ...X, arguments: { 'alternate-exchange': '' } });
+  ch.publish(x, q, Buffer.from('ae'), { mandatory: true });
+  await ch.waitForConfirms();
+  t.log('returned', returned.map((m) => ({ body: m.content.toString(), replyCode: (m.fields as unknown as { replyCode: number }).replyCode, exchange: m.fields.exchange === x })));
+  t.log('queued', (await ch.checkQueue(q)).messageCount);
+});
+
+test('direct-reply-to-by-cc-and-bcc', 'rabbit_exchange:route of the default exchange delivers to every reply address among the routing key, CC and BCC keys; BCC is removed from what it delivers', async (t) => {
+  const conn = await t.connect();
+  const requester = await t.channel(conn);
+  const got: Message[] = [];
+  await requester.consume('amq.rabbitmq.reply-to', (m) => { if (m) got.push(m); }, { noAck: true });
+  const replyTo = await new Promise<string>((resolve) => {
+    void (async () => {
+      const q = t.q('requests');
+      const responder = await t.channel();
+      await responder.assertQueue(q, { durable: false });
+      requester.sendToQueue(q, Buffer.from('request'), { replyTo: 'amq.rabbitmq.reply-to' });
+      const m = await t.waitFor(() => responder.get(q, { noAck: true }), 1000);
+      resolve(m ? String(m.properties.replyTo) : 'none');
+    })();
+  });
+  const responder = await t.channel();
+  responder.publish('', 'nowhere', Buffer.from('via CC'), { headers: { CC: [replyTo], a: 1 } });
+  responder.publish('', 'nowhere', Buffer.from('via BCC'), { headers: { BCC: [replyTo], a: 2 } });
+  responder.publish('', replyTo, Buffer.from('direct, BCC stripped'), { headers: { BCC: ['zz'], a: 3 } });
+  await t.waitFor(() => got.length >= 3, 1000);
+  t.log('replies', got.map((m) => ({
+    body: m.content.toString(), routingKey: m.fields.routingKey === replyTo ? '(the reply address)' : m.fields.routingKey,
+    headerKeys: Object.keys(m.properties.headers ?? {}).sort(),
+  })));
+});
+
+/** A field table of longstr values as its octets, keys given twice kept twice (amqplib cannot send one). */
+function rawTable(entries: ReadonlyArray<readonly [string, string]>): Buffer {
+  const parts: Buffer[] = [];
+  for (const [k, v] of entries) {
+    const key = Buffer.from(k);
+    const value = Buffer.from(v);
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(value.length);
+    parts.push(Buffer.from([key.length]), key, Buffer.from('S'), len, value);
+  }
+  const body = Buffer.concat(parts);
+  const len = Buffer.alloc(4);
+  len.writeUInt32BE(body.length);
+  return Buffer.concat([len, body]);
+}
+
+const shortstr = (s: string): Buffer => Buffer.concat([Buffer.from([Buffer.byteLength(s)]), Buffer.from(s)]);
+const u16 = (n: number): Buffer => Buffer.from([n >> 8, n & 0xff]);
+
+test('table-duplicate-keys-first-counts', 'rabbit_misc:table_lookup finds the first entry of a key given twice: in headers a message is routed by, and in binding arguments (x-match)', async (t) => {
+  const x = t.x('h');
+  const qs = { q1: t.q('a1'), q2: t.q('a2'), q5: t.q('any-then-all') };
+  const c = await t.raw();
+  await c.openChannel(1);
+  c.method(1, 'exchange.declare', { exchange: x, type: 'headers', passive: false, durable: false, autoDelete: false, internal: false, noWait: false, arguments: {} });
+  await c.expect('exchange.declare-ok');
+  const bind = (queue: string, args: ReadonlyArray<readonly [string, string]>): void => {
+    const payload = Buffer.concat([u16(50), u16(20), u16(0), shortstr(queue), shortstr(x), shortstr(''), Buffer.from([0]), rawTable(args)]);
+    c.frame(1, 1, payload);
+  };
+  for (const q of Object.values(qs)) {
+    c.method(1, 'queue.declare', { queue: q, passive: false, durable: false, exclusive: false, autoDelete: false, noWait: false, arguments: {} });
+    await c.expect('queue.declare-ok');
+  }
+  bind(qs.q1, [['x-match', 'all'], ['a', '1']]);
+  bind(qs.q2, [['x-match', 'all'], ['a', '2']]);
+  bind(qs.q5, [['x-match', 'any'], ['b', '1'], ['c', '9'], ['x-match', 'all']]);
+  for (let i = 0; i < 3; i++) await c.expect('queue.bind-ok');
+  const publish = (body: string, headers: ReadonlyArray<readonly [string, string]>): void => {
+    c.method(1, 'basic.publish', { exchange: x, routingKey: '', mandatory: false, immediate: false });
+    const size = Buffer.alloc(8);
+    size.writeBigUInt64BE(BigInt(body.length));
+    c.frame(2, 1, Buffer.concat([u16(60), u16(0), size, u16(0x2000), rawTable(headers)]));
+    c.frame(3, 1, Buffer.from(body));
+  };
+  publish('a1-then-a2', [['a', '1'], ['a', '2']]);
+  publish('a2-then-a1', [['a', '2'], ['a', '1']]);
+  publish('b1', [['b', '1']]);
+  publish('b1-c2', [['b', '1'], ['c', '2']]);
+  c.method(1, 'queue.declare', { queue: qs.q5, passive: true, durable: false, exclusive: false, autoDelete: false, noWait: false, arguments: {} });
+  await c.expect('queue.declare-ok');
+  for (const [label, q] of Object.entries(qs)) {
+    const bodies: string[] = [];
+    for (let m = await c.get(1, q); m; m = await c.get(1, q)) bodies.push(m.body.toString());
+    t.log(label, bodies);
+  }
+  for (const q of Object.values(qs)) {
+    c.method(1, 'queue.delete', { queue: q, ifUnused: false, ifEmpty: false, noWait: false });
+    await c.expect('queue.delete-ok');
+  }
+  c.method(1, 'exchange.delete', { exchange: x, ifUnused: false, noWait: false });
+  await c.expect('exchange.delete-ok');
+});

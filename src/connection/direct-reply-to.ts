@@ -68,17 +68,18 @@ export function rewriteReplyTo(replyConsumer: ReplyConsumer | undefined, props: 
 }
 
 /**
- * A reply published to the default exchange with a reply address goes straight to the waiting
- * channel (no queue). Returns false when nobody waits there any more.
+ * A reply published to the default exchange with a reply address (its routing key, or one of
+ * its CC or BCC keys) goes straight to the waiting channel (no queue), as published: its routing
+ * key, its headers without BCC. Returns false when nobody waits there any more.
  */
-export function deliverReply(registry: ReplyToRegistry, routingKey: string, msg: Message): boolean {
-  const target = registry.lookup(routingKey);
+export function deliverReply(registry: ReplyToRegistry, address: string, msg: Message): boolean {
+  const target = registry.lookup(address);
   const consumer = target?.replyConsumer;
   if (!target || !consumer) return false;
   target.conn.writer.writeContent(
     target.id,
     encodeMethodFrame(target.id, 'basic.deliver', {
-      consumerTag: consumer.tag, deliveryTag: target.nextDeliveryTag(), redelivered: false, exchange: '', routingKey,
+      consumerTag: consumer.tag, deliveryTag: target.nextDeliveryTag(), redelivered: false, exchange: '', routingKey: msg.routingKey,
     }),
     msg.header,
     msg.body,

@@ -397,10 +397,17 @@ export function checkPublished(
 export function routeAside(
   vhost: VHost, replyTo: ReplyToRegistry, exchange: Exchange, routingKey: string, published: Message, cc: string[] | undefined,
 ): { message: Message; durable: boolean } | undefined {
-  if (exchange.name === '' && isReplyAddress(routingKey)) {
-    // The reply goes straight to the waiting channel, if any.
-    deliverReply(replyTo, routingKey, published);
-    return { message: published, durable: false };
+  if (exchange.name === '') {
+    if (isReplyAddress(routingKey)) {
+      // The reply goes straight to the waiting channel, if any.
+      deliverReply(replyTo, routingKey, published.withoutBcc());
+      return { message: published, durable: false };
+    }
+    // A reply address among the CC and BCC keys gets the message too; the other keys route.
+    if (cc !== undefined) {
+      const addresses = new Set(cc.filter(isReplyAddress)); // routed once each, as every key is
+      for (const address of addresses) deliverReply(replyTo, address, published.withoutBcc());
+    }
   }
   const delay = exchange.type instanceof DelayedMessageExchange ? delayOf(published.properties.headers) : undefined;
   if (delay === undefined) return undefined;

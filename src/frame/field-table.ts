@@ -118,7 +118,8 @@ export function parseTable(buf: Buffer, start: number, end: number, depth = 0): 
     if (o >= end) throw tableCrash(); // key, then at least the tag
     const key = keyString(buf, kstart, o);
     const r = parseValue(buf, o, end, depth);
-    table[key] = r.v;
+    // A key given twice: the first counts, as rabbit_misc:table_lookup finds it.
+    if (table[key] === undefined) table[key] = r.v;
     o = r.o;
   }
   return table;

@@ -1,5 +1,21 @@
-import { encodeTable, type FieldTable } from '../frame/field-table.js';
+import { encodeTable, newTable, type FieldTable } from '../frame/field-table.js';
+import { compareUtf8 } from '../sorted.js';
 import { isExchange, type Destination, type Exchange } from './exchange.js';
+
+/**
+ * A binding's arguments as RabbitMQ keeps them (rabbit_binding sorts them: rabbit_misc:
+ * sort_field_table): keys in bytewise order, so the same arguments in another order name the
+ * same binding, to bind, unbind and list. t itself when already in order (empty, most often).
+ */
+export function canonicalArgs(t: FieldTable): FieldTable {
+  const keys = Object.keys(t);
+  let sorted = true;
+  for (let i = 1; i < keys.length && sorted; i++) sorted = compareUtf8(keys[i - 1]!, keys[i]!) < 0;
+  if (sorted) return t;
+  const out = newTable();
+  for (const k of keys.sort(compareUtf8)) out[k] = t[k]!;
+  return out;
+}
 
 export interface Binding {
   source: Exchange;

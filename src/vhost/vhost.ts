@@ -18,7 +18,7 @@ import type { MetadataStore } from '../store/metadata-store.js';
 import { NO_POLICY, type Policy, type PolicyKind, type PolicyMatch } from '../policy/policy.js';
 import { PolicyTable, type PolicyTarget } from '../policy/policy-table.js';
 import { effectiveAlternateExchange, effectiveQueueSettings } from '../policy/queue-settings.js';
-import { BindingTable, type Binding } from './binding-table.js';
+import { BindingTable, canonicalArgs, type Binding } from './binding-table.js';
 import { dedupSpace, hasDiskCache, persistDedupCache } from './dedup-persistence.js';
 import { DelayedMessages } from './delayed-messages.js';
 import { assertArgsEquivalent, assertFieldEquivalent } from './equivalence.js';
@@ -510,10 +510,11 @@ export class VHost {
   // ---- bindings -----------------------------------------------------------------------------
 
   /** queue.bind / exchange.bind. */
-  bind(source: Exchange, destination: Destination, routingKey: string, args: FieldTable): void {
+  bind(source: Exchange, destination: Destination, routingKey: string, given: FieldTable): void {
     if (source === this.defaultExchange || destination === this.defaultExchange) {
       throw accessRefused('operation not permitted on the default exchange');
     }
+    const args = canonicalArgs(given);
     if (this.bindings.get(source, destination, routingKey, args)) return;
     source.type.validateBinding(routingKey, args);
     source.router.bind(destination, routingKey, args);
@@ -541,7 +542,7 @@ export class VHost {
     if (source === this.defaultExchange || destination === this.defaultExchange) {
       throw accessRefused('operation not permitted on the default exchange');
     }
-    const b = this.bindings.get(source, destination, routingKey, args);
+    const b = this.bindings.get(source, destination, routingKey, canonicalArgs(args));
     if (b) this.removeBinding(b);
   }
 
@@ -736,7 +737,9 @@ export class VHost {
         if (input.duplicates !== duplicates) continue;
         const aeName = x.alternateExchange;
         const ae = aeName !== undefined ? this.exchanges.get(aeName) : undefined;
-        if (ae) pending.push(ae);
+        // The default exchange routes by queue name only when published to (rabbit_exchange:route);
+        // as an alternate exchange it is a direct exchange without bindings: no route.
+        if (ae && ae !== this.defaultExchange) pending.push(ae);
         continue;
       }
       for (const d of dests) {
