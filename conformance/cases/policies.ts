@@ -278,3 +278,21 @@ test('quorum-delivery-limit-policy', 'rabbitmq.com/quorum-queues.html#poison-mes
   const h = m ? (t.typedHeaders(ch, m) as Record<string, unknown>) : null;
   t.log('first-death-reason', h ? h['x-first-death-reason'] : null);
 });
+
+test('quorum-reject-publish-policy-over-limit-keeps-all', 'rabbit_fifo:update_config then evaluate_limit: a policy giving a quorum queue already over the limit overflow reject-publish drops nothing and refuses publishes', async (t) => {
+  const ch = await t.confirmChannel();
+  const q = t.q('q');
+  await ch.assertQueue(q, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
+  for (const b of ['m1', 'm2', 'm3', 'm4']) ch.sendToQueue(q, Buffer.from(b), { persistent: true });
+  await ch.waitForConfirms();
+  await t.step('put', t.setPolicy(t.name('rp'), { pattern: t.namePattern('q'), definition: { 'max-length': 2, overflow: 'reject-publish' }, 'apply-to': 'queues' }));
+  await t.sleep(500);
+  t.log('count', (await ch.checkQueue(q)).messageCount);
+  const outcomes: string[] = [];
+  for (const b of ['m5', 'm6']) {
+    outcomes.push(await new Promise<string>((resolve) => ch.sendToQueue(q, Buffer.from(b), { persistent: true }, (err) => resolve(`${b}:${err ? 'nack' : 'ack'}`))));
+  }
+  t.log('publishes', outcomes);
+  t.log('left', await bodiesOf(ch, q));
+  await ch.deleteQueue(q);
+});

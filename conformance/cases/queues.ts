@@ -488,3 +488,17 @@ test('quorum-delivery-limit-any-integer', 'rabbitmq.com/quorum-queues.html#poiso
     await ch.deleteQueue(q);
   }
 });
+
+test('unbind-missing-binding-of-others-exclusive-queue', 'rabbit_binding:remove checks an exclusive queue\'s owner only for a binding it removes: unbinding nothing is unbind-ok', async (t) => {
+  const owner = await t.channel(await t.connect());
+  const q = t.q('x');
+  const x = t.x('ex');
+  await owner.assertExchange(x, 'direct', { durable: false });
+  await owner.assertQueue(q, { exclusive: true });
+  await owner.bindQueue(q, x, 'bound');
+  for (const key of ['not-bound', 'bound']) {
+    const other = await t.channel(await t.connect());
+    await t.step(`unbind ${key} from another connection`, other.unbindQueue(q, x, key), () => 'unbind-ok', other);
+  }
+  await owner.deleteExchange(x);
+});

@@ -117,6 +117,16 @@ class ByteSet {
   }
 }
 
+/**
+ * The byte an octal escape stands for; above \377 PCRE refuses it (8-bit, non-UTF-8 mode, as
+ * RabbitMQ compiles), at the escape's last digit.
+ */
+function octalByte(digits: string, lastAt: number): number {
+  const n = parseInt(digits, 8);
+  if (n > 0o377) throw new PcreSyntaxError('octal value is greater than \\377 in 8-bit non-UTF-8 mode', lastAt);
+  return n;
+}
+
 function hex(b: number): string {
   return `\\x${b.toString(16).padStart(2, '0')}`;
 }
@@ -141,6 +151,8 @@ class Translator {
   private pos = 0;
   private groups = 0;
   private readonly names = new Map<string, number>();
+  /** (?J) is in force: group names may repeat (PCRE_DUPNAMES). */
+  private dupNames = false;
   /** Numbered back references, checked once every group is known (PCRE allows forward ones). */
   private maxBackref = 0;
   /** Named references and recursions, checked at the end with the offset where each stood. */
@@ -160,6 +172,7 @@ class Translator {
     const lead = /^\(\?([imsxJUX-]*)\)/.exec(this.p.slice(this.pos));
     if (lead && !lead[1]!.includes('-')) {
       for (const c of lead[1]!) if (c in this.flags) this.flags[c as keyof Flags] = true;
+      if (lead[1]!.includes('J')) this.dupNames = true;
       this.pos += lead[0].length;
     }
     const out = this.alternation(0);
@@ -330,6 +343,7 @@ class Translator {
         this.pos++;
         if (k === '<' && this.peek() === '>') throw new PcreSyntaxError('unrecognized character after (?<', this.pos);
         const name = this.groupName(terminator);
+        if (this.names.has(name) && !this.dupNames) throw new PcreSyntaxError('two named subpatterns have the same name', this.pos - 1);
         capturing = true;
         this.names.set(name, this.groups + 1);
         open = '(';
@@ -352,6 +366,10 @@ class Translator {
         if (m[1] !== 'R' && !m[1]!.startsWith('-') && !m[1]!.startsWith('+')) this.numberRefs.push({ n: Number(m[1]), offset: this.pos - 1 });
         // Recursion has no JavaScript equivalent: it matches the empty string here.
         return { source: '(?:)', repeatable: true };
+      } else if (k === 'C' && /^C\d*\)/.test(this.p.slice(this.pos))) {
+        // A callout: RabbitMQ sets none, so it matches the empty string.
+        this.pos += /^C\d*\)/.exec(this.p.slice(this.pos))![0].length;
+        return { source: '', repeatable: false };
       } else if (k === '(') {
         // A conditional group: (?(cond)yes|no) — both branches are kept as alternatives.
         const close = this.p.indexOf(')', this.pos);
@@ -366,6 +384,9 @@ class Translator {
           throw new PcreSyntaxError('unrecognized character after (? or (?-', at);
         }
         this.pos += m[0].length;
+        // (?J) lets names repeat (PCRE_DUPNAMES), from where it is set.
+        if (m[1]!.includes('J')) this.dupNames = true;
+        if (m[2]?.includes('J')) this.dupNames = false;
         // Options after the start of the pattern are approximated: they are ignored.
         if (m[3] === ')') return { source: '', repeatable: false };
         open = '(?:';
@@ -390,6 +411,7 @@ class Translator {
   }
 
   private groupName(terminator: string, isReference = false): string {
+    if (!isReference && /^[0-9]/.test(this.p.slice(this.pos))) throw new PcreSyntaxError('group name must start with a non-digit', this.pos);
     const m = /^[A-Za-z0-9_]*/.exec(this.p.slice(this.pos))!;
     const name = m[0];
     this.pos += name.length;
@@ -417,6 +439,7 @@ class Translator {
         break;
       }
       first = false;
+      if (c === '[' && /^\[[.=]/.test(this.p.slice(this.pos))) throw new PcreSyntaxError('POSIX collating elements are not supported', this.pos);
       if (c === '[' && /^\[[:.=]/.test(this.p.slice(this.pos))) {
         const m = /^\[:(\^?)([A-Za-z]*):\]/.exec(this.p.slice(this.pos));
         if (m) {
@@ -601,7 +624,7 @@ class Translator {
             const m = /^[0-7]{0,2}/.exec(this.p.slice(this.pos))!;
             if (c > '7') return { kind: 'byte', byte: c.charCodeAt(0) };
             this.pos += m[0].length;
-            return { kind: 'byte', byte: parseInt(c + m[0], 8) & 0xff };
+            return { kind: 'byte', byte: octalByte(c + m[0], this.pos - 1) };
           }
           const m = /^\d*/.exec(this.p.slice(this.pos))!;
           const n = Number(c + m[0]);
@@ -611,7 +634,7 @@ class Translator {
             const o = /^[0-7]{0,3}/.exec(this.p.slice(start + 1))!;
             if (o[0] !== '') {
               this.pos = start + 1 + o[0].length;
-              return { kind: 'byte', byte: parseInt(o[0], 8) & 0xff };
+              return { kind: 'byte', byte: octalByte(o[0], this.pos - 1) };
             }
           }
           this.pos += m[0].length;

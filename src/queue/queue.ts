@@ -242,8 +242,8 @@ export class Queue {
    * A policy changed what is in force (RabbitMQ's process_args_policy, in its order): the
    * x-expires lease restarts; a lower max-length or max-length-bytes drops (or dead-letters,
    * reason maxlen, to the dead-letter exchange now in force) messages from the head at once if
-   * the overflow in force before this change is drop-head, and again under the new overflow if
-   * that is drop-head; a new message TTL applies to messages enqueued from now on (messages
+   * the overflow in force before this change is drop-head (a classic queue), and again under the
+   * new overflow if that is drop-head; a new message TTL applies to messages enqueued from now on (messages
    * already queued keep the deadline they were given); expired messages at the head go.
    */
   applySettings(next: QueueSettings): void {
@@ -251,10 +251,15 @@ export class Queue {
     // Under the settings they were requeued under.
     this.finishReturns();
     const before = this.settings.overflow;
-    this.settings = { ...next, overflow: before };
-    if (before === 'drop-head' && this.hasLengthLimit) this.dropHeadOverLimit();
+    // (A quorum queue applies the new limits under the new overflow only: rabbit_fifo's
+    // update_config, then evaluate_limit.)
+    if (!this.isQuorum) {
+      this.settings = { ...next, overflow: before };
+      if (before === 'drop-head' && this.hasLengthLimit) this.dropHeadOverLimit();
+    }
     this.settings = next;
     if (next.overflow === 'drop-head' && this.hasLengthLimit) this.dropHeadOverLimit();
+    else if (this.isQuorum && next.overflow === 'reject-publish' && this.overLengthLimit) this.refusingPublishes = true;
     this.unusedTimer?.cancel();
     this.unusedTimer = undefined;
     this.touch();

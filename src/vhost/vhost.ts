@@ -522,6 +522,11 @@ export class VHost {
     if (source.durable && destination.durable) this.deps.metadata.putBinding(this.bindingRecord(source, destination, routingKey, args));
   }
 
+  /** Whether that binding exists (its arguments in any order). */
+  hasBinding(source: Exchange, destination: Destination, routingKey: string, args: FieldTable): boolean {
+    return this.bindings.get(source, destination, routingKey, canonicalArgs(args)) !== undefined;
+  }
+
   /** Every binding of the vhost (the default exchange's implicit ones are not bindings here). */
   listBindings(): Binding[] {
     return this.bindings.all();

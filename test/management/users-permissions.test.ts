@@ -116,6 +116,7 @@ describe('management API: users, permissions and vhosts seen from AMQP', () => {
     expect(await refused(put('limited', 'max-bogus', { value: 5 }))).to.deep.equal([400, '{"error":"bad_request","reason":"Unrecognised terms [{<<\\"max-bogus\\">>,5}] in user-limits"}']);
     expect(await refused(put('nouser', 'max-connections', { value: 5 }))).to.deep.equal([400, '{"error":"bad_request","reason":["no_such_user","nouser"]}']);
     expect(await refused(put('limited', 'max-connections', {}))).to.deep.equal([400, '{"error":"bad_request","reason":"[{key_missing,value}]"}']);
+    expect(await refused(put('limited', 'max-connections', { value: null }))).to.deep.equal([400, '{"error":"bad_request","reason":"max-connections should be a number, actually was null"}']);
     // Only JSON bodies are taken.
     const plain = await fetch(`${b.base}/api/user-limits/limited/max-connections`, {
       method: 'PUT', body: '{"value":2}', headers: { 'content-type': 'text/plain', authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` },

@@ -29,6 +29,10 @@ describe('policy patterns (Erlang re, PCRE 8 on bytes)', () => {
     ['\\o{', 'non-octal character in \\o{} (closing brace missing?)', 3],
     ['\\N{x}', 'PCRE does not support \\L, \\l, \\N{name}, \\U, or \\u', 1], ['\\u0041', 'PCRE does not support \\L, \\l, \\N{name}, \\U, or \\u', 1],
     ['\\p{Zz}', 'unknown property name after \\P or \\p', 5],
+    // Recorded from 3.10.8 by a differential probe (policies, permissions and topic permissions alike).
+    ['(?<n>a)(?<n>b)', 'two named subpatterns have the same name', 11], ['[[.a.]]', 'POSIX collating elements are not supported', 1],
+    ['[[=a=]]', 'POSIX collating elements are not supported', 1], ['\\400', 'octal value is greater than \\377 in 8-bit non-UTF-8 mode', 3],
+    ['(?<1a>x)', 'group name must start with a non-digit', 3],
   ];
   for (const [pattern, message, offset] of errors) {
     it(`refuses ${JSON.stringify(pattern)}: {"${message}",${offset}}`, () => {
@@ -37,7 +41,7 @@ describe('policy patterns (Erlang re, PCRE 8 on bytes)', () => {
   }
 
   const accepted = ['', '\\\\', 'a{1', 'a{,3}', '(?i)abc', '\\ca', '\\p{L}', '\\Q(', '[\\d-z]', '\\8', '(?<=a|bc)', '[]a]', '[a-]', '\\Ka', '(?|a)',
-    'a++', 'a{3}+', '(?>a)', '[\\W-a]', '\\E', '(*UTF8)a', '(*CR)a'];
+    'a++', 'a{3}+', '(?>a)', '[\\W-a]', '\\E', '(*UTF8)a', '(*CR)a', '(?C)a', '(?C12)a', '(?J)(?<n>a)|(?<n>b)'];
   for (const pattern of accepted) {
     it(`accepts ${JSON.stringify(pattern)}`, () => expect(compilePcre(pattern).ok).to.equal(true));
   }

@@ -41,7 +41,8 @@ export const queueHandlers: ChannelHandlers = {
     // RabbitMQ 3.10 answers unbind-ok when the exchange or the queue does not exist.
     const exchange = vhost.exchanges.get(args.exchange);
     const queue = vhost.queues.get(queueName);
-    if (exchange && queue) {
+    // rabbit_binding:remove checks an exclusive queue's owner only for a binding it removes.
+    if (exchange && queue && vhost.hasBinding(exchange, queue, routingKey, args.arguments)) {
       vhost.getQueue(queue.name, ch.conn);
       vhost.unbind(exchange, queue, routingKey, args.arguments);
     }

@@ -33,7 +33,7 @@ function list(ctx: RequestContext): Reply {
 
 async function put(ctx: RequestContext): Promise<Reply> {
   if (!/^application\/json\b/i.test(ctx.headers['content-type'] ?? '')) throw new HttpError(415, null, '', { vary: 'accept-encoding, origin' });
-  const [value] = requireKeys(await ctx.body(), ['value']);
+  const [value] = requireKeys(await ctx.body(), ['value'], false); // null is a value, refused below
   const name = ctx.params['name']!;
   const user = ctx.params['user']!;
   // set_user_limits validates the one limit first, then finds the user.
