@@ -44,64 +44,26 @@ export function timeString(ms: number): string {
 
 // ---- queues -----------------------------------------------------------------------------------
 
+/** A classic queue's keys a quorum queue does not have (rabbit_quorum_queue:info). */
+const CLASSIC_ONLY = [
+  'backing_queue_status', 'exclusive_consumer_tag', 'head_message_timestamp', 'idle_since', 'message_bytes_paged_out', 'messages_paged_out',
+  'messages_ready_ram', 'messages_unacknowledged_ram', 'recoverable_slaves', 'single_active_consumer_tag',
+];
+
 /**
- * A quorum queue as RabbitMQ 3.10.8 shows it (rabbit_quorum_queue:info, recorded): leader,
- * members and online; open_files; the dead-letter counts of at-least-once dead-lettering (none
- * held here); the active consumer of single-active-consumer as single_active_consumer_ctag; and
- * none of a classic queue's backing-queue, paging, idle or exclusive-consumer keys. Keys
- * sorted; the detail (GET of one queue) puts consumer_details first.
+ * A quorum queue as RabbitMQ 3.10.8 shows it (rabbit_quorum_queue:info, recorded): a classic
+ * queue's keys without its backing-queue, paging, *_ram split, idle and exclusive-consumer
+ * ones; with leader, members, online, open_files, the counts of at-least-once dead-lettering
+ * (none held here) and the single active consumer as single_active_consumer_ctag. Keys sorted.
  */
-function formatQuorum(vhost: string, q: Queue, stats: MessageStatsSource, policies: PolicyInfo, detail: boolean): JsonObject {
-  const s = q.stats;
-  const ready = q.messageCount;
-  const unacked = q.unackedCount;
-  const consumers = q.consumerCount;
-  const fields: Record<string, Json | undefined> = {
-    arguments: tableToJson(q.arguments),
-    auto_delete: q.autoDelete,
-    consumer_capacity: consumers > 0 ? float(1) : 0,
-    consumer_utilisation: consumers > 0 ? float(1) : 0,
-    consumers,
-    durable: q.durable,
-    effective_policy_definition: asMap({ ...(policies.effective_policy_definition as JsonObject) }),
-    exclusive: false,
-    garbage_collection: noGarbageCollection(),
-    leader: NODE,
-    members: [NODE],
-    memory: s.readyBytesInMemory + s.unackedBytes,
-    message_bytes: s.readyBytes + s.unackedBytes,
-    message_bytes_dlx: 0,
-    message_bytes_persistent: s.persistentBytes,
-    message_bytes_ram: s.readyBytesInMemory + s.unackedBytes,
-    message_bytes_ready: s.readyBytes,
-    message_bytes_unacknowledged: s.unackedBytes,
-    message_stats: stats.queue?.(vhost, q),
-    messages: ready + unacked,
-    messages_details: noRate(),
-    messages_dlx: 0,
-    messages_persistent: s.persistentCount,
-    messages_ram: q.readyInMemory + unacked,
-    messages_ready: ready,
-    messages_ready_details: noRate(),
-    messages_unacknowledged: unacked,
-    messages_unacknowledged_details: noRate(),
-    name: q.name,
-    node: NODE,
-    online: [NODE],
-    open_files: { [NODE]: 0 },
-    operator_policy: policies.operator_policy,
-    policy: policies.policy,
-    reductions: 0,
-    reductions_details: noRate(),
-    single_active_consumer_ctag: q.settings.singleActiveConsumer ? (q.activeConsumer?.tag ?? null) : null,
-    state: 'running',
-    type: 'quorum',
-    vhost,
-  };
-  if (!detail) return fields;
-  const out: Record<string, Json | undefined> = { consumer_details: q.consumerList.map((c) => formatConsumer(c)) };
-  for (const [k, v] of Object.entries({ ...fields, deliveries: [], incoming: [] }).sort(([a], [b]) => (a < b ? -1 : 1))) out[k] = v;
-  return out;
+function quorumFields(classic: Record<string, Json | undefined>): Record<string, Json | undefined> {
+  const fields: Record<string, Json | undefined> = { ...classic };
+  for (const k of CLASSIC_ONLY) delete fields[k];
+  Object.assign(fields, {
+    leader: NODE, members: [NODE], online: [NODE], open_files: { [NODE]: 0 }, message_bytes_dlx: 0, messages_dlx: 0,
+    single_active_consumer_ctag: classic['single_active_consumer_tag'] ?? null, type: 'quorum',
+  });
+  return Object.fromEntries(Object.entries(fields).sort(([a], [b]) => (a < b ? -1 : 1)));
 }
 
 /** A queue in /api/queues (detail adds consumer_details, deliveries and incoming). */
@@ -111,7 +73,6 @@ export function formatQueue(vhost: string, q: Queue, stats: MessageStatsSource, 
     if (detail) Object.assign(out, { consumer_details: q.consumerList.map((c) => formatConsumer(c)), deliveries: [], incoming: [] });
     return out;
   }
-  if (q.isQuorum) return formatQuorum(vhost, q, stats, policies, detail);
   const s = q.stats;
   const ready = q.messageCount;
   const unacked = q.unackedCount;
@@ -174,6 +135,13 @@ export function formatQueue(vhost: string, q: Queue, stats: MessageStatsSource, 
     type: 'classic',
     vhost,
   };
+  if (q.isQuorum) {
+    const fields = quorumFields(out);
+    if (!detail) return fields;
+    // The detail puts consumer_details first, then every key sorted.
+    const all = Object.entries({ ...fields, deliveries: [], incoming: [] }).sort(([a], [b]) => (a < b ? -1 : 1));
+    return Object.fromEntries([['consumer_details', q.consumerList.map((c) => formatConsumer(c))], ...all]);
+  }
   if (detail) {
     if (q.exclusiveOwner !== null) out['owner_pid_details'] = connectionDetails(q.exclusiveOwner as Connection);
     out['consumer_details'] = q.consumerList.map((c) => formatConsumer(c));

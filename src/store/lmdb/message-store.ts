@@ -381,13 +381,8 @@ export class LmdbMessageStore implements MessageStore {
       const inlineMsg = this.readInline(qs, seq, e.msgId);
       return inlineMsg ? { ...e, inlineMsg } : null;
     }
-    const key = entryKeyInto(this.keyScratch, qs.id, seq);
-    const v = this.dbs.entriesDb.getBinary(key);
-    if (v === undefined) return null;
-    if (!intact(key, v)) {
-      this.quarantineEntry(qs, seq, key, v);
-      return null;
-    }
+    const v = this.readEntryRecord(qs, seq);
+    if (!v) return null;
     const e = readEntryValue(seq, v);
     if (e.inline) e.inlineMsg = decodeInlineMessage(e.msgId, unsealed(v));
     return e;
@@ -398,14 +393,19 @@ export class LmdbMessageStore implements MessageStore {
    * does not hold it, undefined if the entry is damaged (then quarantined).
    */
   private readInline(qs: QueueState, seq: number, msgId: number): PersistedMessage | null | undefined {
+    const v = this.readEntryRecord(qs, seq);
+    if (!v) return v;
+    return isInlineEntryValue(v) && msgIdOfEntryValue(v) === msgId ? decodeInlineMessage(msgId, unsealed(v)) : null;
+  }
+
+  /** The file's entry record at seq, as the caller's own copy; null if none, undefined if damaged (then quarantined). */
+  private readEntryRecord(qs: QueueState, seq: number): Buffer | null | undefined {
     const key = entryKeyInto(this.keyScratch, qs.id, seq);
     const v = this.dbs.entriesDb.getBinary(key);
     if (v === undefined) return null;
-    if (!intact(key, v)) {
-      this.quarantineEntry(qs, seq, key, v);
-      return undefined;
-    }
-    return isInlineEntryValue(v) && msgIdOfEntryValue(v) === msgId ? decodeInlineMessage(msgId, unsealed(v)) : null;
+    if (intact(key, v)) return v;
+    this.quarantineEntry(qs, seq, key, v);
+    return undefined;
   }
 
   /** A damaged entry: quarantined, and gone from its queue (its body size is unknown: the next open recounts). */
