@@ -579,3 +579,25 @@ test('consume-cancel-on-ha-failover-types', 'rabbit_amqqueue:check_consume_argum
     await cleanup.deleteQueue(q);
   }
 });
+
+test('global-prefetch-holds-no-ack-consumers', 'rabbit_limiter:can_send: once a channel-wide prefetch is used up, no consumer on the channel is sent anything, no-ack ones included (theirs do not count towards it)', async (t) => {
+  const conn = await t.connect();
+  const ch = await t.channel(conn);
+  const a = t.q('a');
+  const b = t.q('b');
+  await ch.assertQueue(a, { durable: false });
+  await ch.assertQueue(b, { durable: false });
+  for (const m of ['a1', 'a2', 'a3']) ch.sendToQueue(a, Buffer.from(m));
+  for (const m of ['b1', 'b2']) ch.sendToQueue(b, Buffer.from(m));
+  await ch.checkQueue(b);
+  await ch.prefetch(1, true);
+  const got: Array<{ body: string; tag: number; msg: ConsumeMessage }> = [];
+  await ch.consume(a, (m) => { if (m) got.push({ body: m.content.toString(), tag: m.fields.deliveryTag, msg: m }); }, { consumerTag: 'manual' });
+  await ch.consume(b, (m) => { if (m) got.push({ body: m.content.toString(), tag: m.fields.deliveryTag, msg: m }); }, { consumerTag: 'auto', noAck: true });
+  await t.sleep(300);
+  t.log('before the ack', got.map((g) => `${g.tag}:${g.body}`));
+  ch.ack(got.find((g) => g.body === 'a1')!.msg);
+  await t.sleep(300);
+  // Which queue is served once there is room again is RabbitMQ's queue processes' race.
+  t.log('after the ack, the manual consumer', got.filter((g) => g.body.startsWith('a')).map((g) => g.body));
+});

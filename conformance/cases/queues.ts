@@ -502,3 +502,17 @@ test('unbind-missing-binding-of-others-exclusive-queue', 'rabbit_binding:remove 
   }
   await owner.deleteExchange(x);
 });
+
+test('delete-own-consumed-queue-reply-order', 'rabbit_channel answers queue.delete; the queue process sends its consumers\' basic.cancel: on the consumer\'s own channel delete-ok comes first', async (t) => {
+  const q = t.q();
+  const c = await t.raw();
+  await c.openChannel(1);
+  c.method(1, 'queue.declare', { queue: q, passive: false, durable: false, exclusive: false, autoDelete: false, noWait: false, arguments: {} });
+  await c.expect('queue.declare-ok');
+  c.method(1, 'basic.consume', { queue: q, consumerTag: 'victim', noLocal: false, noAck: false, exclusive: false, noWait: false, arguments: {} });
+  await c.expect('basic.consume-ok');
+  c.drain();
+  c.method(1, 'queue.delete', { queue: q, ifUnused: false, ifEmpty: false, noWait: false });
+  await c.until(() => c.frames.some((f) => f.method?.name === 'queue.delete-ok') && c.frames.some((f) => f.method?.name === 'basic.cancel'));
+  t.log('order', c.drain().map((f) => (f as { method?: string }).method));
+});

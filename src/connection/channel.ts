@@ -126,8 +126,10 @@ export class Channel implements ConsumerHost {
 
   canDeliver(consumer: Consumer): boolean {
     if (this.closing || this.released || !this.conn.writable) return false;
-    if (consumer.noAck) return true;
-    return consumer.hasCredit && (this.globalPrefetch === 0 || this.consumerUnacked < this.globalPrefetch);
+    // A full channel-wide prefetch holds every consumer back, no-ack ones too, though what those
+    // are sent does not count towards it (rabbit_limiter: can_send refuses once the limit is reached).
+    const globalRoom = this.globalPrefetch === 0 || this.consumerUnacked < this.globalPrefetch;
+    return consumer.noAck ? globalRoom : consumer.hasCredit && globalRoom;
   }
 
   deliver(consumer: Consumer, queue: Queue, entry: QueuedMessage): void {
@@ -214,7 +216,31 @@ export class Channel implements ConsumerHost {
     if (!this.consumers.delete(consumer.tag)) return;
     const notify = this.conn.capabilities['consumer_cancel_notify'];
     if (notify && notify.type === 't' && notify.value && !this.closing) {
-      this.send('basic.cancel', { consumerTag: consumer.tag, noWait: true });
+      if (this.heldCancels !== undefined) this.heldCancels.push(consumer.tag);
+      else this.send('basic.cancel', { consumerTag: consumer.tag, noWait: true });
+    }
+  }
+
+  /** basic.cancel notices held back while a method of this channel is answered (cancelsAfter). */
+  private heldCancels: string[] | undefined;
+
+  /**
+   * Runs fn (a method that may cancel this channel's own consumers: queue.delete), and sends
+   * the server's basic.cancel notices to them after its reply: RabbitMQ's queue process sends
+   * them, so they reach the client after the channel's answer (delete-ok, then basic.cancel).
+   */
+  cancelsAfter<T>(fn: () => T): T {
+    const outer = this.heldCancels;
+    this.heldCancels = [];
+    try {
+      return fn();
+    } finally {
+      const tags = this.heldCancels;
+      this.heldCancels = outer;
+      for (const consumerTag of tags) {
+        if (outer !== undefined) outer.push(consumerTag);
+        else this.send('basic.cancel', { consumerTag, noWait: true });
+      }
     }
   }
 

@@ -59,7 +59,9 @@ export const queueHandlers: ChannelHandlers = {
   'queue.delete': (ch, args) => {
     const name = ch.queueName(args.queue);
     ch.access.configure('queue', name);
-    const messageCount = ch.vhost.deleteQueue(name, ch.conn, { ifUnused: args.ifUnused, ifEmpty: args.ifEmpty });
-    if (!args.noWait) ch.send('queue.delete-ok', { messageCount });
+    ch.cancelsAfter(() => {
+      const messageCount = ch.vhost.deleteQueue(name, ch.conn, { ifUnused: args.ifUnused, ifEmpty: args.ifEmpty });
+      if (!args.noWait) ch.send('queue.delete-ok', { messageCount });
+    });
   },
 };
