@@ -274,3 +274,15 @@ function u32(n: number): Buffer {
   b.writeUInt32BE(n);
   return b;
 }
+
+test('auth-plain-with-authzid', 'rabbit_auth_mechanism_plain: the response is \\0user\\0password; one with an authorisation identity is invalid, and the socket is closed', async (t) => {
+  for (const authzid of ['guest', 'x']) {
+    t.log(authzid, handshakeFacts(await tryHandshake(t, { response: Buffer.from(`${authzid}\u0000guest\u0000guest`) })));
+  }
+});
+
+test('auth-amqplain-malformed', 'rabbit_auth_mechanism_amqplain: a response without LOGIN or PASSWORD, or not a table, is a protocol error: the socket is closed without a frame', async (t) => {
+  const login = Buffer.concat([Buffer.from([5]), Buffer.from('LOGIN'), Buffer.from('S'), u32(5), Buffer.from('guest')]);
+  t.log('login only', handshakeFacts(await tryHandshake(t, { mechanism: 'AMQPLAIN', response: login })));
+  t.log('not a table', handshakeFacts(await tryHandshake(t, { mechanism: 'AMQPLAIN', response: Buffer.from('zzzz') })));
+});

@@ -95,10 +95,10 @@ function unexpectedInState(conn: Connection, method: Method): ConnectionError {
 
 function parseCredentials(mechanism: string, response: Buffer): { username: string; password: string } {
   if (mechanism === 'PLAIN') {
-    // authzid \0 authcid \0 password
-    const [, username, password, extra] = response.toString('utf8').split('\u0000');
-    // RabbitMQ's PLAIN parser crashes on anything else: the client just loses the socket.
-    if (username === undefined || password === undefined || extra !== undefined) {
+    // \0 authcid \0 password: rabbit_auth_mechanism_plain takes no authzid.
+    const [authzid, username, password, extra] = response.toString('utf8').split('\u0000');
+    // RabbitMQ refuses anything else as an invalid response: the client just loses the socket.
+    if (authzid !== '' || username === undefined || password === undefined || extra !== undefined) {
       throw new ConnectionError(ReplyCode.SYNTAX_ERROR, 'malformed PLAIN response');
     }
     return { username, password };
@@ -112,11 +112,13 @@ function parseCredentials(mechanism: string, response: Buffer): { username: stri
     try {
       table = decodeTable(withLength, 0).table;
     } catch {
-      return { username: '', password: '' };
+      throw new ConnectionError(ReplyCode.SYNTAX_ERROR, 'malformed AMQPLAIN response');
     }
     const login = table['LOGIN'];
     const password = table['PASSWORD'];
-    return { username: login ? String(toJS(login)) : '', password: password ? String(toJS(password)) : '' };
+    // "AMQPLAIN auth info ... is missing LOGIN or PASSWORD field": a protocol error, the socket closed.
+    if (login === undefined || password === undefined) throw new ConnectionError(ReplyCode.SYNTAX_ERROR, 'AMQPLAIN response without LOGIN or PASSWORD');
+    return { username: String(toJS(login)), password: String(toJS(password)) };
   }
   throw new ConnectionError(ReplyCode.COMMAND_INVALID, `invalid authentication mechanism '${mechanism}'`);
 }
