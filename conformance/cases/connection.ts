@@ -286,3 +286,14 @@ test('auth-amqplain-malformed', 'rabbit_auth_mechanism_amqplain: a response with
   t.log('login only', handshakeFacts(await tryHandshake(t, { mechanism: 'AMQPLAIN', response: login })));
   t.log('not a table', handshakeFacts(await tryHandshake(t, { mechanism: 'AMQPLAIN', response: Buffer.from('zzzz') })));
 });
+
+test('channel-open-before-close-ok', 'rabbit_reader: a channel the server closed stays open until the client\'s close-ok; a channel.open for it before that is a second channel.open (504)', async (t) => {
+  const c = await t.raw();
+  c.autoChannelCloseOk = false;
+  await c.openChannel(1);
+  c.method(1, 'queue.declare', { queue: t.q('missing'), passive: true, durable: false, exclusive: false, autoDelete: false, noWait: false, arguments: {} });
+  const close = await c.nextMethod(['channel.close']);
+  t.log('server closes the channel', close ? close.name : null);
+  c.method(1, 'channel.open', { reserved1: '' });
+  t.log('channel.open before close-ok', await c.connectionOutcome());
+});

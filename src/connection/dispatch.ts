@@ -1,4 +1,4 @@
-import { AmqpError, ChannelError, commandInvalid, type ConnectionError } from '../errors.js';
+import { AmqpError, ChannelError, commandInvalid, ConnectionError, ReplyCode } from '../errors.js';
 import { METHODS, type Method } from '../frame/generated/methods.js';
 import type { Channel } from './channel.js';
 import type { Content } from './content-assembler.js';
@@ -11,9 +11,11 @@ import { channelHandlers } from './handlers/index.js';
  */
 export function dispatchMethod(ch: Channel, method: Method): void {
   if (ch.closing) {
-    // After our channel.close only close-ok (or a crossing close) matters (rabbit_channel).
+    // After our channel.close only close-ok (or a crossing close) matters (rabbit_channel); a
+    // channel.open there is one for a channel that is still open to rabbit_reader.
     if (method.name === 'channel.close-ok') ch.conn.channelClosed(ch);
     else if (method.name === 'channel.close') ch.send('channel.close-ok', {});
+    else if (method.name === 'channel.open') throw new ConnectionError(ReplyCode.CHANNEL_ERROR, "second 'channel.open' seen").at(method.classId, method.methodId);
     return;
   }
   const assembler = ch.assembler;
