@@ -155,23 +155,13 @@ export class Publisher {
    */
   private countRouted(exchange: Exchange, counters: ChannelExchangeCounters, queues: ReadonlySet<Queue> | undefined, mandatory: boolean): void {
     counters.published++;
-    exchange.counters.publishIn++;
+    countRouting(this.conn.vhost!, exchange, queues, mandatory);
     if (queues === undefined || queues.size === 0) {
-      const vhostCounters = this.conn.vhost!.counters;
-      if (mandatory) {
-        vhostCounters.unroutableReturned++;
-        counters.unroutableReturned++;
-      } else {
-        vhostCounters.unroutableDropped++;
-        counters.unroutableDropped++;
-      }
+      if (mandatory) counters.unroutableReturned++;
+      else counters.unroutableDropped++;
       return;
     }
-    exchange.counters.publishOut += queues.size;
-    for (const q of queues) {
-      q.counters.published++;
-      counters.queue(q).published++;
-    }
+    for (const q of queues) counters.queue(q).published++;
   }
 
   /** A reply or a delayed message taken aside while routing (the function routeAside). */
@@ -414,6 +404,22 @@ export function routeAside(
   // Held as published (BCC included), so a restart can still route to the BCC keys.
   const durable = vhost.delay(exchange, published, cc, delay);
   return { message: published.withoutBcc(), durable };
+}
+
+/**
+ * The broker's counts of a publish routed to queues, as rabbit_channel's deliver_to_queues makes
+ * them: the exchange's in and out, each queue reached, and the vhost's unroutable ones (returned
+ * if mandatory, else dropped). The publishing channel keeps its own besides (Publisher).
+ */
+export function countRouting(vhost: VHost, exchange: Exchange, queues: ReadonlySet<Queue> | undefined, mandatory: boolean): void {
+  exchange.counters.publishIn++;
+  if (queues === undefined || queues.size === 0) {
+    if (mandatory) vhost.counters.unroutableReturned++;
+    else vhost.counters.unroutableDropped++;
+    return;
+  }
+  exchange.counters.publishOut += queues.size;
+  for (const q of queues) q.counters.published++;
 }
 
 /** rabbit_basic:message's checks: CC/BCC must be arrays, delivery-mode 1 or 2 (or absent). */

@@ -4,7 +4,7 @@
  * Declaring, deleting and publishing go through the VHost operations AMQP uses.
  */
 import { checkUserIdHeader } from '../../access/authorizer.js';
-import { checkPublished, routeAside } from '../../connection/publisher.js';
+import { checkPublished, countRouting, routeAside } from '../../connection/publisher.js';
 import { routedQueueNames } from '../../trace/tracer.js';
 import { preconditionFailed } from '../../errors.js';
 import { encodeContentHeaderPayload } from '../../frame/generated/properties.js';
@@ -125,14 +125,10 @@ async function publish(ctx: RequestContext): Promise<Reply> {
  * refused it.
  */
 function countPublished(vhost: VHost, exchange: Exchange, queues: ReadonlySet<Queue>, rejected: boolean): void {
-  const c = vhost.counters;
-  c.received++;
-  c.receivedConfirm++;
-  exchange.counters.publishIn++;
-  exchange.counters.publishOut += queues.size;
-  for (const q of queues) q.counters.published++;
-  if (queues.size === 0) c.unroutableReturned++;
-  if (!rejected) c.confirmed++;
+  vhost.counters.received++;
+  vhost.counters.receivedConfirm++;
+  countRouting(vhost, exchange, queues, true);
+  if (!rejected) vhost.counters.confirmed++;
 }
 
 /** payload_encoding "string" (the UTF-8 bytes) or "base64" (strict, as Erlang's base64:decode). */
