@@ -230,17 +230,13 @@ export class Channel implements ConsumerHost {
    * them, so they reach the client after the channel's answer (delete-ok, then basic.cancel).
    */
   cancelsAfter<T>(fn: () => T): T {
-    const outer = this.heldCancels;
     this.heldCancels = [];
     try {
       return fn();
     } finally {
       const tags = this.heldCancels;
-      this.heldCancels = outer;
-      for (const consumerTag of tags) {
-        if (outer !== undefined) outer.push(consumerTag);
-        else this.send('basic.cancel', { consumerTag, noWait: true });
-      }
+      this.heldCancels = undefined;
+      for (const consumerTag of tags) this.send('basic.cancel', { consumerTag, noWait: true });
     }
   }
 

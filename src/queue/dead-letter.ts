@@ -63,7 +63,8 @@ export function deadLetterMessage(
     // queue and reason counted up (the entry kept as it was, time included) or a new one made,
     // and put first.
     const grouped = groupByQueueAndReason(existing.value);
-    const isThis = (d: FieldValue) => d.type === 'F' && sameDeath(d.value, F.str(queueName), F.str(reason));
+    const [queue, why] = [info['queue'], info['reason']];
+    const isThis = (d: FieldValue) => d.type === 'F' && sameDeath(d.value, queue, why);
     const match = grouped.find(isThis);
     const entry = match === undefined ? { count: F.int64(1), ...info } : countedUp((match as { type: 'F'; value: FieldTable }).value);
     headers['x-death'] = F.array([F.table(sorted(entry)), ...grouped.filter((d) => !isThis(d))]);

@@ -243,7 +243,8 @@ export class Queue {
    * x-expires lease restarts; a lower max-length or max-length-bytes drops (or dead-letters,
    * reason maxlen, to the dead-letter exchange now in force) messages from the head at once if
    * the overflow in force before this change is drop-head (a classic queue), and again under the
-   * new overflow if that is drop-head; a new message TTL applies to messages enqueued from now on (messages
+   * new overflow if that is drop-head (a quorum queue over its limit under reject-publish refuses
+   * publishes instead); a new message TTL applies to messages enqueued from now on (messages
    * already queued keep the deadline they were given); expired messages at the head go.
    */
   applySettings(next: QueueSettings): void {
@@ -259,7 +260,7 @@ export class Queue {
     }
     this.settings = next;
     if (next.overflow === 'drop-head' && this.hasLengthLimit) this.dropHeadOverLimit();
-    else if (this.isQuorum && next.overflow === 'reject-publish' && this.overLengthLimit) this.refusingPublishes = true;
+    else this.refuseWhileOverLimit();
     this.unusedTimer?.cancel();
     this.unusedTimer = undefined;
     this.touch();
@@ -360,7 +361,7 @@ export class Queue {
     if (entry.expiresAt !== 0) this.expireHead();
     if (settings.maxLength !== undefined || settings.maxLengthBytes !== undefined) {
       this.dropHeadOverLimit();
-      if (this.isQuorum && settings.overflow === 'reject-publish' && this.overLengthLimit) this.refusingPublishes = true;
+      this.refuseWhileOverLimit();
     }
     const watcher = this.deps.hooks?.queues;
     if (watcher !== undefined) {
@@ -407,7 +408,6 @@ export class Queue {
     return persisted ? EnqueueResult.Durable : EnqueueResult.Transient;
   }
 
-  /** True when one more message of size bytes would break x-max-length(-bytes). */
   /**
    * Whether a queue that refuses publishes over its limit (reject-publish, reject-publish-dlx)
    * takes a message of this size. A classic queue takes it while it fits. A quorum queue takes
@@ -415,6 +415,11 @@ export class Queue {
    * its publishers (reject_publish), and again once it is down to 80 % of the limit (go):
    * RabbitMQ's quorum queue holds one message more than x-max-length.
    */
+  /** A quorum queue with x-overflow=reject-publish over its limit refuses publishes from now on (admits). */
+  private refuseWhileOverLimit(): void {
+    if (this.isQuorum && this.settings.overflow === 'reject-publish' && this.overLengthLimit) this.refusingPublishes = true;
+  }
+
   private admits(size: number): boolean {
     const { maxLength, maxLengthBytes } = this.settings;
     if (!this.isQuorum) {
