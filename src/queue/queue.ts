@@ -408,6 +408,11 @@ export class Queue {
     return persisted ? EnqueueResult.Durable : EnqueueResult.Transient;
   }
 
+  /** A quorum queue with x-overflow=reject-publish over its limit refuses publishes from now on (admits). */
+  private refuseWhileOverLimit(): void {
+    if (this.isQuorum && this.settings.overflow === 'reject-publish' && this.overLengthLimit) this.refusingPublishes = true;
+  }
+
   /**
    * Whether a queue that refuses publishes over its limit (reject-publish, reject-publish-dlx)
    * takes a message of this size. A classic queue takes it while it fits. A quorum queue takes
@@ -415,11 +420,6 @@ export class Queue {
    * its publishers (reject_publish), and again once it is down to 80 % of the limit (go):
    * RabbitMQ's quorum queue holds one message more than x-max-length.
    */
-  /** A quorum queue with x-overflow=reject-publish over its limit refuses publishes from now on (admits). */
-  private refuseWhileOverLimit(): void {
-    if (this.isQuorum && this.settings.overflow === 'reject-publish' && this.overLengthLimit) this.refusingPublishes = true;
-  }
-
   private admits(size: number): boolean {
     const { maxLength, maxLengthBytes } = this.settings;
     if (!this.isQuorum) {
