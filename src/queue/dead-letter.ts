@@ -104,15 +104,20 @@ function groupByQueueAndReason(deaths: readonly FieldValue[]): FieldValue[] {
   const tables = deaths.filter((d): d is { type: 'F'; value: FieldTable } => d.type === 'F');
   const rest = deaths.filter((d) => d.type !== 'F');
   if (tables.length <= 1) return [...tables, ...rest];
-  const seen = new Set<string>();
+  const keyOf = (t: FieldTable) => `${deathKey(t['queue'])}\u0000${deathKey(t['reason'])}`;
+  // How many entries each (queue, reason) has; an entry met first stands for them all.
+  const counts = new Map<string, number>();
+  for (const t of tables) {
+    const key = keyOf(t.value);
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
   const grouped: FieldValue[] = [];
   for (const t of tables) {
-    const key = `${deathKey(t.value['queue'])}\u0000${deathKey(t.value['reason'])}`;
-    const matches = tables.filter((x) => sameDeath(x.value, t.value['queue'], t.value['reason']));
-    const first = matches[0]!.value;
-    const counted = first['count'] === undefined ? F.table({ count: F.int64(matches.length), ...first }) : F.table(first);
-    if (grouped.length === 0 || !seen.has(key)) grouped.unshift(counted);
-    seen.add(key);
+    const key = keyOf(t.value);
+    const n = counts.get(key);
+    if (n === undefined) continue; // not the first of its (queue, reason)
+    counts.delete(key);
+    grouped.unshift(t.value['count'] === undefined ? F.table({ count: F.int64(n), ...t.value }) : t);
   }
   return [...grouped, ...rest];
 }
