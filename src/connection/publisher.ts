@@ -3,6 +3,7 @@ import { delayOf, DelayedMessageExchange } from '../exchange/delayed-message-exc
 import { encodeMethodFrame } from '../frame/generated/methods.js';
 import type { Content, PublishMethod } from './content-assembler.js';
 import { decodeContentHeader, encodeContentHeaderPayload, type BasicProperties } from '../frame/generated/properties.js';
+import { takeParts, type TakenInParts } from '../later-turns.js';
 import { keptBuffer } from '../queue/kept-body.js';
 import { Message, senderSelectedRoutingKeys } from '../queue/message.js';
 import { parseExpiration } from '../queue/queue-arguments.js';
@@ -61,9 +62,8 @@ export class Publisher {
   /** Set by confirm.select. */
   private confirms: PublisherConfirms | undefined;
   private held: HeldPublish[] = [];
-  /** The publishes of the tx.commit being applied (startCommit, commitNext), from committingAt on, and how it goes. */
-  private committing: HeldPublish[] = [];
-  private committingAt = 0;
+  /** The publishes of the tx.commit being applied, still to enqueue (startCommit, commitNext), and how it goes. */
+  private committing: Array<TakenInParts<HeldPublish>> = [];
   private committed: Committed = { durable: false, rejected: false };
   /** The header and routing key of the last message kept (keptHeader, keptRoutingKey). */
   private lastHeader: Buffer | undefined;
@@ -269,8 +269,7 @@ export class Publisher {
    * transaction holds from now on is the next commit's).
    */
   startCommit(): void {
-    this.committing = this.held;
-    this.committingAt = 0;
+    this.committing = this.held.length === 0 ? [] : [{ entries: this.held, at: 0 }];
     this.committed = { durable: false, rejected: false };
     this.held = [];
   }
@@ -280,16 +279,9 @@ export class Publisher {
    * and returns the budget left. Once all are (commitDone), commitOutcome says how it went.
    */
   commitNext(budget: number): number {
-    const all = this.committing;
-    const end = Math.min(all.length, this.committingAt + budget);
-    for (let i = this.committingAt; i < end; i++) this.enqueueHeld(all[i]!);
-    budget -= end - this.committingAt;
-    this.committingAt = end;
-    if (end === all.length) {
-      this.committing = [];
-      this.committingAt = 0;
-    }
-    return budget;
+    return takeParts(this.committing, budget, (part) => {
+      for (const h of part) this.enqueueHeld(h);
+    });
   }
 
   /** commitNext enqueued every publish startCommit took. */
