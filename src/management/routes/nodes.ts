@@ -125,9 +125,14 @@ function show(ctx: RequestContext): Reply {
   return ok(objectReply(formatNode(ctx), ctx.query));
 }
 
+/** The login-attempt routes know only this node: another name is 404. */
+function requireThisNode(ctx: RequestContext): void {
+  if (ctx.params['node'] !== NODE) throw objectNotFound();
+}
+
 /** GET /api/auth/attempts/{node}: login attempts by protocol (rabbit_core_metrics:get_auth_attempts). */
 function authAttempts(ctx: RequestContext): Reply {
-  if (ctx.params['node'] !== NODE) throw objectNotFound();
+  requireThisNode(ctx);
   const rows = [...ctx.broker.metrics.authAttempts].map(([protocol, c]) => ({
     protocol, auth_attempts: c.succeeded + c.failed, auth_attempts_failed: c.failed, auth_attempts_succeeded: c.succeeded,
   }));
@@ -136,7 +141,7 @@ function authAttempts(ctx: RequestContext): Reply {
 
 /** DELETE /api/auth/attempts/{node}: the counts start again. */
 function resetAuthAttempts(ctx: RequestContext): Reply {
-  if (ctx.params['node'] !== NODE) throw objectNotFound();
+  requireThisNode(ctx);
   ctx.broker.metrics.resetAuthAttempts();
   return noContent();
 }
@@ -150,7 +155,7 @@ export const nodeRoutes: Route[] = [
     path: '/api/auth/attempts/:node/source',
     access: 'monitor',
     GET: (ctx) => {
-      if (ctx.params['node'] !== NODE) throw objectNotFound();
+      requireThisNode(ctx);
       return ok([]);
     },
   },
