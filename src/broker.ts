@@ -52,7 +52,7 @@ import { AccessControl, AccessError } from './access/access-control.js';
 import { FULL_PERMISSIONS, reportUnappliedConfig, seedConfigUsers } from './access/config-users.js';
 import { metricsStats } from './management/message-stats.js';
 import { ManagementServer } from './management/server.js';
-import { uiFiles } from './management/ui-files.js';
+import { staticFiles } from './management/static-files.js';
 import { brokerTarget } from './management/definitions/broker-definitions.js';
 import { DefinitionsError, parseDefinitions } from './management/definitions/format.js';
 import { importDefinitions } from './management/definitions/import.js';
@@ -224,7 +224,7 @@ export class Broker implements BrokerContext, PrometheusSource {
     });
     this.parameters.register(SHOVEL_COMPONENT, this.shovels);
     this.onVhostDeleted((name) => this.parameters.vhostDeleted(name));
-    this.management = new ManagementServer(this, { auth: this.access, stats: metricsStats(this.metrics, this.vhosts), fallback: uiFiles() });
+    this.management = new ManagementServer(this, { auth: this.access, stats: metricsStats(this.metrics, this.vhosts), fallback: staticFiles() });
     this.recover();
     // Policies and parameters from the config file (RabbitMQ's definitions shapes), applied and
     // stored at each boot like a definitions file: after recovery, so they act on recovered

@@ -110,9 +110,9 @@ describe('launcher (bin/warren.js)', function () {
   /**
    * What a user runs: bin/warren.js from the build (`npm test` builds first). Its broker process
    * runs the bundle (dist/bundle/main.cjs, through bin/broker.cjs), which must find what the
-   * modules find beside them: the web UI's files and package.json's version.
+   * modules find beside them: the web UI's files, rabbitmqadmin and package.json's version.
    */
-  it('the built command runs the broker from the bundle: AMQP, the web UI and the version work', async () => {
+  it('the built command runs the broker from the bundle: AMQP, the web UI, rabbitmqadmin and the version work', async () => {
     const { launcher, ready, exited } = await startBuilt(dir, ['--log-level', 'warn']);
     try {
       if (process.platform === 'linux') {
@@ -132,6 +132,9 @@ describe('launcher (bin/warren.js)', function () {
       expect(ui.status).to.equal(200);
       expect(ui.headers.get('content-type')).to.equal('text/html; charset=utf-8');
       expect(await ui.text()).to.match(/<html/i);
+      const admin = await fetch(`${ready.management}/cli/rabbitmqadmin`);
+      expect(admin.status).to.equal(200);
+      expect(await admin.text()).to.contain("VERSION = '3.10.8'");
       const auth = { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` };
       const overview = (await (await fetch(`${ready.management}/api/overview`, { headers: auth })).json()) as { warren_version: string };
       const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };

@@ -177,7 +177,7 @@ describe('definitions: GET/POST /api/definitions and definitions at boot', funct
       expect((await b.api('GET', '/api/global-parameters/no-value')).json).to.deep.equal({ value: 'undefined', name: 'no-value' });
     });
 
-    it("round-trips through Debian's rabbitmqadmin export and import", async function () {
+    it("round-trips through rabbitmqadmin 3.10.8 export and import", async function () {
       if (rabbitmqadminUnavailable()) this.skip();
       const dir = makeTmpDir('warren-defs-');
       try {

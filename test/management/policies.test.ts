@@ -60,7 +60,7 @@ describe('management API: /api/policies and /api/operator-policies', function ()
     expect((await b.api('DELETE', '/api/policies/%2F/by-pm', { user: 'pm', password: 'pm' })).status).to.equal(204);
   });
 
-  it("Debian's rabbitmqadmin declares, lists and deletes a policy", async function () {
+  it("rabbitmqadmin 3.10.8 declares, lists and deletes a policy", async function () {
     const why = rabbitmqadminUnavailable();
     if (why) this.skip();
     const port = Number(new URL(b.base).port);
