@@ -230,6 +230,30 @@ describe('management web UI (headless Chromium)', function () {
     await page.locator('.message .badge', { hasText: 'redelivered' }).waitFor();
   });
 
+  it('lists a queue\'s consumers with each tag whole on one line', async () => {
+    const consumer = await conn.createChannel();
+    try {
+      await consumer.prefetch(20);
+      await consumer.consume(other, () => {}, { consumerTag: 'billing-worker', arguments: { 'x-priority': 5 } });
+      const generated = (await consumer.consume(other, () => {})).consumerTag;
+      await go(`#/queues/%2F/${encodeURIComponent(other)}`);
+      const card = page.locator('.card', { has: page.locator('.card-title', { hasText: 'Consumers' }) });
+      const rows = card.locator('tbody tr');
+      await rows.nth(1).waitFor();
+      expect(await rows.locator('td:nth-child(2) code').allInnerTexts()).to.have.members(['billing-worker', generated]);
+      expect(await rows.locator('td:nth-child(3)').allInnerTexts()).to.deep.equal(['20', '20']);
+      // Each tag on one line (it used to wrap a syllable a line), and the table fits the card.
+      for (const tag of ['billing-worker', generated]) {
+        // An inline element has a box per line it takes.
+        expect(await card.locator('code', { hasText: tag }).evaluate((el) => el.getClientRects().length), tag).to.equal(1);
+      }
+      expect(await card.locator('.scroll-x').evaluate((el) => el.scrollWidth <= el.clientWidth)).to.equal(true);
+      await page.screenshot({ path: join(shots, 'queue-consumers.png') });
+    } finally {
+      await consumer.close();
+    }
+  });
+
   it('purges the queue after confirming', async () => {
     await go(`#/queues/%2F/${encodeURIComponent(queue)}`);
     await page.locator('.page-header h1', { hasText: queue }).waitFor();

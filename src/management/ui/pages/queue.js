@@ -87,11 +87,14 @@ export async function mount(root, { segments }) {
       h(
         'div',
         { class: 'stack' },
+        // In the wide column: a consumer's channel name and tag are long (a table in the
+        // narrow one squeezed the tag to a syllable a line).
+        card('Consumers', consumers),
         card('Get messages', getMessagesPanel({ vhost, queue: name, onTaken: () => refresh() })),
         card('Publish a message to this queue', h('p', { class: 'muted small' }, 'Published through the default exchange with the queue name as routing key.'), publishForm({ vhost, exchange: '', routingKey: name, fixedKey: true })),
         card('Bindings', bindings.el),
       ),
-      h('div', { class: 'stack' }, card('Details', details), card('Consumers', consumers)),
+      h('div', { class: 'stack' }, card('Details', details)),
     ),
   );
 
@@ -137,6 +140,9 @@ export async function mount(root, { segments }) {
       consumers,
       mine.length
         ? h(
+            'div',
+            { class: 'scroll-x' },
+            h(
             'table',
             { class: 'data compact' },
             h('thead', {}, h('tr', {}, h('th', {}, 'Channel'), h('th', {}, 'Tag'), h('th', { class: 'num' }, 'Prefetch'), h('th', {}, 'Ack'), h('th', { class: 'opt' }, 'Arguments'))),
@@ -148,12 +154,13 @@ export async function mount(root, { segments }) {
                   'tr',
                   {},
                   h('td', {}, c.channel_details?.connection_name ? h('a', { href: `#${path('connections', c.channel_details.connection_name)}` }, c.channel_details.name) : (c.channel_details?.name ?? '–')),
-                  h('td', {}, h('code', {}, c.consumer_tag), c.exclusive ? [' ', badge('exclusive', 'warn')] : null, c.active === false ? [' ', badge('waiting', 'muted')] : null),
+                  h('td', {}, h('code', { class: 'whole' }, c.consumer_tag), c.exclusive ? [' ', badge('exclusive', 'warn')] : null, c.active === false ? [' ', badge('waiting', 'muted')] : null),
                   h('td', { class: 'num' }, num(c.prefetch_count)),
                   h('td', {}, c.ack_required ? 'manual' : 'auto'),
                   h('td', { class: 'opt' }, c.arguments && Object.keys(c.arguments).length ? h('code', {}, Object.entries(c.arguments).map(([k, v]) => `${k}=${fmtValue(v)}`).join(', ')) : '–'),
                 ),
               ),
+            ),
             ),
           )
         : h('p', { class: 'muted' }, 'No consumers.'),
