@@ -96,6 +96,11 @@ export class Router {
     return this;
   }
 
+  /** The routes, in matching order. */
+  list(): Route[] {
+    return this.routes.map((r) => r.route);
+  }
+
   /** The first route matching the decoded segments, with its parameters. */
   match(segments: readonly string[]): { route: Route; params: Record<string, string> } | undefined {
     for (const { route, segments: pattern } of this.routes) {

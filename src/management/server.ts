@@ -10,11 +10,14 @@ import type { SecureContextOptions, TlsOptions } from 'node:tls';
 import type { Broker } from '../broker.js';
 import type { Logger } from '../log.js';
 import { writeInTurns } from '../write-in-turns.js';
+import { apiReferencePage } from './api-reference.js';
 import { isAdmin, isManagementUser, isMonitor, type ManagementAuth, type ManagementUser } from './auth.js';
 import { AUTH_REALM, HttpError, decodeBody, loginFailed, notAuthorised, objectNotFound, type Reply } from './http.js';
+import { WARREN_VERSION } from './identity.js';
 import { encodeJson, JsonDocument, JsonItems, type Json } from './json.js';
 import { allowedMethods, accessFor, splitPath, Router, type Access, type Method, type RequestContext, type Route } from './router.js';
 import { managementRoutes } from './routes/index.js';
+import { sendRedirect, sendStatic } from './static-files.js';
 import { NO_STATS, type MessageStatsSource } from './stats.js';
 
 export interface ManagementServerOptions {
@@ -123,6 +126,15 @@ export class ManagementServer {
     if (split.decoded[0] !== 'api') {
       if (this.fallback?.(req, res, split.decoded)) return undefined;
       throw notFoundPath(split.decoded);
+    }
+    // The API's reference page, a static resource to HTTP (no credentials), where /api redirects.
+    if (split.decoded.length === 1) {
+      sendRedirect(res, '/api/index.html');
+      return undefined;
+    }
+    if (split.decoded.length === 2 && split.decoded[1] === 'index.html') {
+      sendStatic(req, res, Buffer.from(apiReferencePage(this.router.list(), WARREN_VERSION)), 'text/html; charset=utf-8');
+      return undefined;
     }
     const match = this.router.match(split.decoded);
     if (!match) throw notFoundPath(split.decoded);

@@ -3,13 +3,14 @@
  * priv/www: the web UI (src/management/ui/, copied to dist/management/ui/ by the build) at `/`,
  * `/` itself being index.html; and rabbitmqadmin with the page that introduces it
  * (src/management/cli/) at `/cli/`, where RabbitMQ's documentation sends its users to download
- * the tool (`/cli` and `/cli/` redirect to `/cli/index.html`, as RabbitMQ's do).
+ * the tool. `/cli`, `/cli/` and `/doc/stats.html` redirect as RabbitMQ's do (the last to the API
+ * reference, which the server writes: api-reference.ts).
  *
  * GET and HEAD of a file by its path; OPTIONS answers what it allows and any other method gets
- * 405 with the same `allow` (RabbitMQ's static handler). Empty segments are skipped, as cowboy
- * does (`/cli//rabbitmqadmin`). The files are read once, on the first request, and kept in
- * memory (a few dozen small files): the broker's start does not pay for them. Anything else is
- * left to the server's 404.
+ * 405 with the same `allow` (RabbitMQ's static handler: sendStatic). Empty segments are skipped,
+ * as cowboy does (`/cli//rabbitmqadmin`). The files are read once, on the first request, and
+ * kept in memory (a few dozen small files): the broker's start does not pay for them. Anything
+ * else is left to the server's 404.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -43,6 +44,9 @@ export interface StaticDirs {
   cli?: string;
 }
 
+/** Paths that redirect (any method), as RabbitMQ's do: '/'-joined segments to where. */
+const REDIRECTS: Readonly<Record<string, string>> = { cli: '/cli/index.html', 'doc/stats.html': '/api/index.html' };
+
 /** A fallback for ManagementServer: answers requests for the static files, false for the rest. */
 export function staticFiles(dirs: StaticDirs = {}): (req: IncomingMessage, res: ServerResponse, segments: readonly string[]) => boolean {
   const uiDir = dirs.ui ?? UI_DIR;
@@ -51,33 +55,38 @@ export function staticFiles(dirs: StaticDirs = {}): (req: IncomingMessage, res: 
   let cli: Map<string, Buffer> | undefined;
   return (req, res, segments) => {
     const parts = segments.filter((s) => s !== '');
-    let body: Buffer | undefined;
-    let name: string;
-    if (parts[0] === 'cli') {
-      if (parts.length === 1) {
-        res.writeHead(301, { location: '/cli/index.html', 'content-length': 0 }).end();
-        return true;
-      }
-      name = parts.slice(1).join('/');
-      body = (cli ??= readTree(cliDir)).get(name);
-    } else {
-      name = parts.length === 0 ? 'index.html' : parts.join('/');
-      body = (ui ??= readTree(uiDir)).get(name);
-    }
-    if (!body) return false;
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(req.method === 'OPTIONS' ? 200 : 405, { allow: ALLOW, 'content-length': 0 }).end();
+    const path = parts.join('/');
+    const to = REDIRECTS[path];
+    if (to !== undefined) {
+      sendRedirect(res, to);
       return true;
     }
-    res.writeHead(200, {
-      'content-type': CONTENT_TYPES[extname(name)]!,
-      'content-length': body.length,
-      'cache-control': 'no-cache',
-      'x-content-type-options': 'nosniff',
-    });
-    res.end(req.method === 'HEAD' ? undefined : body);
+    const name = parts[0] === 'cli' ? parts.slice(1).join('/') : path || 'index.html';
+    const body = parts[0] === 'cli' ? (cli ??= readTree(cliDir)).get(name) : (ui ??= readTree(uiDir)).get(name);
+    if (!body) return false;
+    sendStatic(req, res, body, CONTENT_TYPES[extname(name)]!);
     return true;
   };
+}
+
+/** A static resource: GET and HEAD get it, OPTIONS what is allowed, any other method 405. */
+export function sendStatic(req: IncomingMessage, res: ServerResponse, body: Buffer, contentType: string): void {
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.writeHead(req.method === 'OPTIONS' ? 200 : 405, { allow: ALLOW, 'content-length': 0 }).end();
+    return;
+  }
+  res.writeHead(200, {
+    'content-type': contentType,
+    'content-length': body.length,
+    'cache-control': 'no-cache',
+    'x-content-type-options': 'nosniff',
+  });
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+/** 301 to location (RabbitMQ's redirects of a folder to its index.html). */
+export function sendRedirect(res: ServerResponse, location: string): void {
+  res.writeHead(301, { location, 'content-length': 0 }).end();
 }
 
 /** Every servable file under dir, by its '/'-separated path (a missing folder serves nothing). */

@@ -254,6 +254,24 @@ describe('management web UI (headless Chromium)', function () {
     }
   });
 
+  it('links the API\'s reference page and rabbitmqadmin from its footer, as RabbitMQ\'s does', async function () {
+    const links = page.locator('footer.footer a');
+    expect(await links.allInnerTexts()).to.deep.equal(['HTTP API', 'rabbitmqadmin']);
+    if (!target.pageUrl) return; // the UI served beside a reference's API: its links are the test server's
+    const [api, cli] = await Promise.all([links.nth(0), links.nth(1)].map((l) => l.evaluate((a) => (a as unknown as { href: string }).href)));
+    const apiPage = await context.newPage();
+    await apiPage.goto(api!);
+    expect(await apiPage.title()).to.equal('Warren Management HTTP API');
+    expect(await apiPage.locator('td.path', { hasText: '/api/queues/:vhost/:queue/get' }).count()).to.equal(1);
+    await apiPage.goto(cli!);
+    expect(await apiPage.title()).to.equal('rabbitmqadmin');
+    const download = apiPage.waitForEvent('download');
+    await apiPage.click('a[href="rabbitmqadmin"]');
+    const file = await (await download).path();
+    expect(readFileSync(file!, 'utf8')).to.contain("VERSION = '3.10.8'");
+    await apiPage.close();
+  });
+
   it('purges the queue after confirming', async () => {
     await go(`#/queues/%2F/${encodeURIComponent(queue)}`);
     await page.locator('.page-header h1', { hasText: queue }).waitFor();

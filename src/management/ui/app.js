@@ -333,7 +333,14 @@ function buildShell() {
     nav,
     h('div', { class: 'topbar-tools' }, h('label', { class: 'tool' }, h('span', { class: 'tool-label' }, 'Vhost'), vhostSelect), refreshSelect, user),
   );
-  fill(app, h('a', { class: 'skip', href: '#main', onclick: (e) => { e.preventDefault(); main.focus(); } }, 'Skip to content'), bar, main);
+  // As RabbitMQ's footer: the API's reference page and rabbitmqadmin, both served on this port.
+  const footer = h(
+    'footer',
+    { class: 'footer' },
+    h('a', { href: 'api/', target: '_blank', rel: 'noopener' }, 'HTTP API'),
+    h('a', { href: 'cli/', target: '_blank', rel: 'noopener' }, 'rabbitmqadmin'),
+  );
+  fill(app, h('a', { class: 'skip', href: '#main', onclick: (e) => { e.preventDefault(); main.focus(); } }, 'Skip to content'), bar, main, footer);
   shell = { main, vhostSelect, nav };
   renderVhostPicker();
   restartTimer();
