@@ -54,13 +54,17 @@ const CLASSIC_ONLY = [
  * A quorum queue as RabbitMQ 3.10.8 shows it (rabbit_quorum_queue:info, recorded): a classic
  * queue's keys without its backing-queue, paging, *_ram split, idle and exclusive-consumer
  * ones; with leader, members, online, open_files, the counts of at-least-once dead-lettering
- * (none held here) and the single active consumer as single_active_consumer_ctag. Keys sorted.
+ * (none held here), no message counted in memory, and the single active consumer as
+ * single_active_consumer_ctag. Keys sorted.
  */
 function quorumFields(classic: Record<string, Json | undefined>): Record<string, Json | undefined> {
   const fields: Record<string, Json | undefined> = { ...classic };
   for (const k of CLASSIC_ONLY) delete fields[k];
   Object.assign(fields, {
     leader: NODE, members: [NODE], online: [NODE], open_files: { [NODE]: 0 }, message_bytes_dlx: 0, messages_dlx: 0,
+    // 3.10.8 counts none of a quorum queue's messages as in memory (recorded with 3 ready and 2
+    // unacknowledged), and every one as persistent (the queue keeps them all: Queue.keeps).
+    messages_ram: 0, message_bytes_ram: 0,
     single_active_consumer_ctag: classic['single_active_consumer_tag'] ?? null, type: 'quorum',
   });
   return Object.fromEntries(Object.entries(fields).sort(([a], [b]) => (a < b ? -1 : 1)));

@@ -345,7 +345,7 @@ export class Queue {
       }
       return EnqueueResult.Rejected;
     }
-    const persisted = this.durable && msg.persistent;
+    const persisted = this.keeps(msg);
     const entry = this.entryFor(msg, persisted);
     // Written before it is placed: an entry beyond the window may stay only in the store.
     if (persisted) {
@@ -371,6 +371,16 @@ export class Queue {
     return persisted ? EnqueueResult.Durable : EnqueueResult.Transient;
   }
 
+  /**
+   * Whether msg is written to the store: a durable queue keeps a persistent message, and a
+   * quorum queue every message, whatever its delivery mode, as RabbitMQ's Raft log does
+   * (rabbit_fifo): its confirm then waits for the commit, and it survives a restart (a transient
+   * message in a durable classic queue does neither).
+   */
+  private keeps(msg: Message): boolean {
+    return this.durable && (msg.persistent || this.isQuorum);
+  }
+
   private entryFor(msg: Message, persisted: boolean): QueuedMessage {
     return new QueuedMessage(this.nextSeq++, msg, this.expiryOf(msg), persisted);
   }
@@ -392,7 +402,7 @@ export class Queue {
     const entry = offer.entry;
     const old = entry.msg;
     if (entry.persisted) this.unstore(entry);
-    const persisted = this.durable && msg.persistent;
+    const persisted = this.keeps(msg);
     this.ready.replace(entry, msg);
     entry.persisted = persisted;
     entry.expiresAt = this.expiryOf(msg);

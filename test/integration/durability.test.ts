@@ -163,4 +163,37 @@ describe('durability: SIGKILL crash recovery (LMDB store)', function () {
       await broker.stop();
     }
   });
+
+  /**
+   * A quorum queue keeps every message, whatever its delivery mode (amqplib's default is
+   * transient): RabbitMQ's Raft log holds them all, so a confirmed transient message is there
+   * after a restart (checked against RabbitMQ 3.10.8 with stop_app/start_app). Warren lost it.
+   */
+  it('a quorum queue keeps its confirmed transient messages through SIGKILL, as RabbitMQ does', async () => {
+    let broker = await BrokerProcess.start(dataDir.path);
+    const conn = await connect(broker.url);
+    conn.on('close', () => {});
+    const ch = await confirmChannel(conn);
+    await ch.assertQueue('quorum-q', { durable: true, arguments: { 'x-queue-type': 'quorum' } });
+    for (let i = 0; i < 50; i++) ch.sendToQueue('quorum-q', Buffer.from(`m${i}`), { persistent: i % 2 === 0 });
+    await ch.waitForConfirms();
+    await broker.kill();
+    broker = await BrokerProcess.start(dataDir.path);
+    try {
+      const conn2 = await connect(broker.url);
+      const ch2 = await channel(conn2);
+      const bodies: string[] = [];
+      const modes = new Set<number | undefined>();
+      for (let m = await ch2.get('quorum-q', { noAck: true }); m; m = await ch2.get('quorum-q', { noAck: true })) {
+        bodies.push(m.content.toString());
+        if (m.content.toString() === 'm1') modes.add(m.properties.deliveryMode);
+      }
+      expect(bodies).to.deep.equal(Array.from({ length: 50 }, (_, i) => `m${i}`));
+      // Kept as published: still transient to its consumer.
+      expect([...modes]).to.deep.equal([1]);
+      await conn2.close();
+    } finally {
+      await broker.stop();
+    }
+  });
 });
