@@ -56,6 +56,8 @@ interface Metric<T> {
   type: MetricType;
   help: string;
   value: (item: T) => number | undefined;
+  /** Not summed into the aggregated registry (RabbitMQ's /metrics has no such family). */
+  perObjectOnly?: true;
 }
 
 /** An item of a per-object group and its label set. */
@@ -206,9 +208,21 @@ const queueConsumerCount: Group<Queue> = {
   metrics: [QUEUE_CONSUMERS],
 };
 
+/** A classic queue's value; no sample for the other types. */
+const classic = (f: (q: Queue) => number) => (q: Queue): number | undefined => (q.settings.queueType === 'classic' ? f(q) : undefined);
+/** A classic queue's value, 0 for a quorum queue, no sample for a stream. */
+const classicOrZero = (f: (q: Queue) => number) => (q: Queue): number | undefined =>
+  q.settings.queueType === 'classic' ? f(q) : q.settings.queueType === 'quorum' ? 0 : undefined;
+/** A classic or quorum queue's value; no sample for a stream. */
+const notStream = (f: (q: Queue) => number) => (q: Queue): number | undefined => (q.settings.queueType === 'stream' ? undefined : f(q));
+
 /**
- * Unacknowledged messages are always in memory; ready ones beyond the queue's window may be
- * paged out. Quorum queues have no ready/unacked RAM split nor paging in RabbitMQ: no sample.
+ * As 3.10.8 writes them (recorded with a classic, a quorum queue and a stream holding ready and
+ * unacknowledged messages, persistent and not): unacknowledged messages are always in memory;
+ * ready ones beyond a classic queue's window may be paged out; a quorum queue counts none in
+ * memory and every one persistent (it keeps them all: Queue.keeps), and has no ready/unacked
+ * RAM split nor paging; a stream has consumers only. Bytes are of bodies, as the management API
+ * counts them (format.ts).
  */
 const queueMetrics: Group<Queue> = {
   table: 'queue_metrics',
@@ -217,11 +231,17 @@ const queueMetrics: Group<Queue> = {
   items: queueItems,
   metrics: [
     QUEUE_CONSUMERS,
-    { name: 'queue_messages_ram', type: 'gauge', help: 'Ready and unacknowledged messages stored in memory', value: (q) => q.readyInMemory + q.unackedCount },
-    { name: 'queue_messages_ready_ram', type: 'gauge', help: 'Ready messages stored in memory', value: (q) => (q.settings.queueType !== 'classic' ? undefined : q.readyInMemory) },
-    { name: 'queue_messages_unacked_ram', type: 'gauge', help: 'Unacknowledged messages stored in memory', value: (q) => (q.settings.queueType !== 'classic' ? undefined : q.unackedCount) },
-    { name: 'queue_messages_ready_bytes', type: 'gauge', help: 'Size in bytes of ready messages', value: (q) => q.readyBytes },
-    { name: 'queue_messages_paged_out', type: 'gauge', help: 'Messages paged out to disk', value: (q) => (q.settings.queueType !== 'classic' ? undefined : q.messageCount - q.readyInMemory) },
+    { name: 'queue_messages_ram', type: 'gauge', help: 'Ready and unacknowledged messages stored in memory', value: classicOrZero((q) => q.readyInMemory + q.unackedCount) },
+    { name: 'queue_messages_ram_bytes', type: 'gauge', help: 'Size of ready and unacknowledged messages stored in memory', value: classicOrZero((q) => q.stats.readyBytesInMemory + q.stats.unackedBytes) },
+    { name: 'queue_messages_ready_ram', type: 'gauge', help: 'Ready messages stored in memory', value: classic((q) => q.readyInMemory) },
+    { name: 'queue_messages_unacked_ram', type: 'gauge', help: 'Unacknowledged messages stored in memory', value: classic((q) => q.unackedCount) },
+    { name: 'queue_messages_persistent', type: 'gauge', help: 'Persistent messages', value: notStream((q) => q.stats.persistentCount) },
+    { name: 'queue_messages_persistent_bytes', type: 'gauge', help: 'Size in bytes of persistent messages', value: notStream((q) => q.stats.persistentBytes), perObjectOnly: true },
+    { name: 'queue_messages_bytes', type: 'gauge', help: 'Size in bytes of ready and unacknowledged messages', value: notStream((q) => q.readyBytes + q.stats.unackedBytes) },
+    { name: 'queue_messages_ready_bytes', type: 'gauge', help: 'Size in bytes of ready messages', value: notStream((q) => q.readyBytes) },
+    { name: 'queue_messages_unacked_bytes', type: 'gauge', help: 'Size in bytes of all unacknowledged messages', value: notStream((q) => q.stats.unackedBytes) },
+    { name: 'queue_messages_paged_out', type: 'gauge', help: 'Messages paged out to disk', value: classic((q) => q.messageCount - q.readyInMemory) },
+    { name: 'queue_messages_paged_out_bytes', type: 'gauge', help: 'Size in bytes of messages paged out to disk', value: classic((q) => q.readyBytes - q.stats.readyBytesInMemory) },
   ],
 };
 
@@ -364,7 +384,7 @@ function* writeGroup<T>(out: Exposition, group: Group<T>, ctx: Context, prefix: 
   const items = group.items;
   if (!perObject && group.kind === 'objects' && items !== undefined) {
     // One pass over the items for all the group's sums.
-    const metrics = group.metrics;
+    const metrics = group.metrics.filter((m) => !m.perObjectOnly);
     const sums = metrics.map(() => 0);
     let n = 0;
     for (const item of items(ctx)) {
