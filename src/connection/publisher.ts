@@ -30,7 +30,7 @@ interface HeldPublish {
   message: Message;
   /** The queues it was routed to, by name: they are looked up again at commit. */
   queues: string[];
-  /** A store commit already holds it (a persistent message on a durable delayed exchange). */
+  /** A store commit already holds it (a message on a durable delayed exchange). */
   durable: boolean;
   /** Held back as a duplicate by a deduplication exchange: not returned. */
   duplicate?: boolean;

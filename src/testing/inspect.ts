@@ -131,7 +131,7 @@ export interface InspectedMessage {
   expiresAt: number | undefined;
   /** The x-death header, when it was dead-lettered before. */
   xDeath: XDeath[] | undefined;
-  /** Stored by the broker (a persistent message on a durable queue). */
+  /** Stored by the broker (a persistent message on a durable queue; any message on a quorum queue). */
   persistent: boolean;
   /** For an unacknowledged message: where it was delivered. */
   delivery?: {

@@ -14,8 +14,11 @@ interface Pending {
 
 /**
  * Messages held back by x-delayed-message exchanges in one vhost: one timer each, keyed by
- * exchange so deleting an exchange drops its messages. A persistent message on a durable
- * exchange is stored with its absolute due time, so it survives a restart.
+ * exchange so deleting an exchange drops its messages. Every message on a durable exchange is
+ * stored with its absolute due time, so it survives a restart: the plugin writes every delayed
+ * message to its disc_copies table whatever its delivery mode (rabbit_delayed_message 3.10.2,
+ * internal_delay_message), and amqplib publishes transient messages by default. (A non-durable
+ * exchange is gone after a restart, and its messages with it, there too.)
  */
 export class DelayedMessages {
   private readonly pending = new Map<Exchange, Map<number, Pending>>();
@@ -29,7 +32,7 @@ export class DelayedMessages {
 
   /** Holds msg back for delayMs; returns true when a store commit holds it. */
   hold(exchange: Exchange, msg: Message, ccRoutingKeys: string[] | undefined, delayMs: number): boolean {
-    const persisted = exchange.durable && msg.persistent;
+    const persisted = exchange.durable;
     const record: DelayedRecord = { vhost: this.vhost, exchange: exchange.name, dueAt: this.clock.now() + delayMs, seq: msg.id };
     if (persisted) this.metadata.putDelayed(record, msg);
     this.schedule(exchange, msg, ccRoutingKeys, record, persisted);

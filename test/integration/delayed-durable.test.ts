@@ -5,9 +5,10 @@ import { channel, confirmChannel, connect } from '../support/amqp.js';
 import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 /**
- * x-delayed-message on a durable exchange (rabbitmq-delayed-message-exchange README): a
- * persistent delayed message is stored with its absolute due time, survives a restart, and is
- * routed when that time comes — on the injected clock.
+ * x-delayed-message on a durable exchange (rabbitmq-delayed-message-exchange README: delayed
+ * messages "will survive a node restart"): a delayed message, persistent or not (the plugin
+ * stores every one), is stored with its absolute due time, survives a restart, and is routed
+ * when that time comes — on the injected clock — with its own delivery mode.
  */
 describe('delayed messages of a durable x-delayed-message exchange survive a restart', () => {
   let dataDir: string;
@@ -33,7 +34,7 @@ describe('delayed messages of a durable x-delayed-message exchange survive a res
     await ch.assertQueue('later-bcc', { durable: true });
     await ch.bindQueue('later-bcc', 'later', 'b');
     ch.publish('later', 'k', Buffer.from('in five seconds'), { persistent: true, headers: { 'x-delay': 5000, BCC: ['b'] } });
-    ch.publish('later', 'k', Buffer.from('transient, lost on restart'), { persistent: false, headers: { 'x-delay': 5000 } });
+    ch.publish('later', 'k', Buffer.from('transient, kept all the same'), { persistent: false, headers: { 'x-delay': 5000 } });
     await ch.waitForConfirms();
     clock1.advance(2000);
     expect((await ch.checkQueue('later-q')).messageCount).to.equal(0);
@@ -50,6 +51,8 @@ describe('delayed messages of a durable x-delayed-message exchange survive a res
     clock2.advance(1);
     const m = await ch2.get('later-q', { noAck: true });
     expect(m && m.content.toString()).to.equal('in five seconds');
+    const transient = await ch2.get('later-q', { noAck: true });
+    expect(transient && [transient.content.toString(), transient.properties.deliveryMode]).to.deep.equal(['transient, kept all the same', 1]);
     expect(await ch2.get('later-q')).to.equal(false);
     // The BCC key still routes after the restart, and the BCC header is not delivered.
     const bcc = await ch2.get('later-bcc', { noAck: true });
