@@ -222,7 +222,7 @@ const notStream = (f: (q: Queue) => number) => (q: Queue): number | undefined =>
  * ready ones beyond a classic queue's window may be paged out; a quorum queue counts none in
  * memory and every one persistent (it keeps them all: Queue.keeps), and has no ready/unacked
  * RAM split nor paging; a stream has consumers only. Bytes are of bodies, as the management API
- * counts them (format.ts).
+ * counts them (format.ts). Consumer capacity is Queue.consumerCapacity (0 without consumers).
  */
 const queueMetrics: Group<Queue> = {
   table: 'queue_metrics',
@@ -231,6 +231,8 @@ const queueMetrics: Group<Queue> = {
   items: queueItems,
   metrics: [
     QUEUE_CONSUMERS,
+    { name: 'queue_consumer_capacity', type: 'gauge', help: 'Consumer capacity', value: notStream((q) => q.consumerCapacity), perObjectOnly: true },
+    { name: 'queue_consumer_utilisation', type: 'gauge', help: 'Same as consumer capacity', value: notStream((q) => q.consumerCapacity) },
     { name: 'queue_messages_ram', type: 'gauge', help: 'Ready and unacknowledged messages stored in memory', value: classicOrZero((q) => q.readyInMemory + q.unackedCount) },
     { name: 'queue_messages_ram_bytes', type: 'gauge', help: 'Size of ready and unacknowledged messages stored in memory', value: classicOrZero((q) => q.stats.readyBytesInMemory + q.stats.unackedBytes) },
     { name: 'queue_messages_ready_ram', type: 'gauge', help: 'Ready messages stored in memory', value: classic((q) => q.readyInMemory) },

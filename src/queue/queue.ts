@@ -6,6 +6,7 @@ import { QueueCounters } from '../metrics/counters.js';
 import type { MessageStore } from '../store/message-store.js';
 import type { Consumer } from './consumer.js';
 import { ConsumerList } from './consumer-list.js';
+import { ConsumerUse } from './consumer-use.js';
 import type { Message } from './message.js';
 import { PagedReadyList, type DroppedHead } from './paged-ready-list.js';
 import type { QueueSettings } from './queue-arguments.js';
@@ -131,6 +132,8 @@ export class Queue {
   private nextSeq = 1;
   private hadConsumer = false;
   private dispatching = false;
+  /** A classic queue's consumer capacity, measured from its first consumer on. */
+  private use: ConsumerUse | undefined;
   private expiryTimer: Timer | undefined;
   private expiryDue = 0;
   private unusedTimer: Timer | undefined;
@@ -290,6 +293,17 @@ export class Queue {
 
   get consumerCount(): number {
     return this.consumers.length;
+  }
+
+  /**
+   * consumer_capacity as 3.10.8 reports it: 0 without consumers; for a classic queue the share
+   * of time it could deliver at once (ConsumerUse); 1 for a quorum queue (recorded with its
+   * consumers at their prefetch and messages ready).
+   */
+  get consumerCapacity(): number {
+    if (this.consumers.length === 0) return 0;
+    if (this.isQuorum) return 1;
+    return this.use?.capacity ?? 1;
   }
 
   /**
@@ -969,6 +983,7 @@ export class Queue {
   addConsumer(consumer: Consumer): void {
     this.consumers.add(consumer);
     this.hadConsumer = true;
+    (this.use ??= new ConsumerUse(() => this.deps.clock.monotonicOncePerTask())).activate();
     this.touch();
     this.dispatch();
     this.changed();
@@ -1048,7 +1063,11 @@ export class Queue {
           }
         }
         const consumer = this.consumers.pick();
-        if (!consumer) break;
+        if (!consumer) {
+          this.use?.deactivate();
+          break;
+        }
+        this.use?.activate();
         this.ready.shift();
         consumer.host.deliver(consumer, this, head);
       }

@@ -271,8 +271,8 @@ describe('Prometheus scrapes of a broker of many queues', function () {
     expect(zipped.headers['transfer-encoding']).to.equal('chunked');
     const unzipped = samples(gunzipSync(zipped.body).toString());
     const queueSamples = (m: Map<string, number>) => [...m].filter(([k]) => k.startsWith('rabbitmq_queue_'));
-    // 15 per classic queue: the 3 coarse ones, consumers and 11 more of queue_metrics.
-    expect(queueSamples(unzipped)).to.have.length(N * 15);
+    // 17 per classic queue: the 3 coarse ones, consumers and 13 more of queue_metrics.
+    expect(queueSamples(unzipped)).to.have.length(N * 17);
     expect(queueSamples(unzipped)).to.deep.equal(queueSamples(got));
   });
 
