@@ -102,7 +102,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     await broker.start();
     const w: WorkloadOptions = {
       url: broker.url,
-      queues: ['chaos-0', 'chaos-1'],
+      // A quorum queue whose publisher sends transient messages: it must keep them all.
+      queues: ['chaos-0', 'chaos-1', 'chaos-qq'],
+      quorum: ['chaos-qq'],
       publishers: 3,
       consumersPerQueue: 2,
       heartbeat: 1,

@@ -3,13 +3,17 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { messageBody, parseBody, type History } from './checker.js';
 
 /**
- * The chaos workload: confirming publishers of persistent messages and manually acking
- * consumers on durable queues, each on its own connection, reconnecting after every fault.
+ * The chaos workload: confirming publishers and manually acking consumers on durable queues,
+ * each on its own connection, reconnecting after every fault. Publishers send persistent
+ * messages to classic queues and transient ones to quorum queues (which keep every message:
+ * a confirm means it is on disk either way).
  */
 
 export interface WorkloadOptions {
   url: string;
   queues: string[];
+  /** Those of `queues` declared as quorum queues. */
+  quorum: string[];
   publishers: number;
   consumersPerQueue: number;
   /** Client heartbeat in seconds: how fast a frozen broker is noticed. */
@@ -28,6 +32,11 @@ export interface WorkerEvents {
   disconnected(worker: string, reason: string): void;
   blocked(worker: string, reason: string): void;
   unblocked(worker: string): void;
+}
+
+/** Declares the worker's queue as the workload has it. */
+function declare(ch: amqp.Channel, queue: string, opts: WorkloadOptions): Promise<unknown> {
+  return ch.assertQueue(queue, { durable: true, arguments: opts.quorum.includes(queue) ? { 'x-queue-type': 'quorum' } : {} });
 }
 
 abstract class Worker {
@@ -136,7 +145,8 @@ export class Publisher extends Worker {
     });
     const ch = await conn.createConfirmChannel();
     ch.on('error', () => {});
-    await ch.assertQueue(this.queue, { durable: true });
+    await declare(ch, this.queue, this.opts);
+    const persistent = !this.opts.quorum.includes(this.queue);
     let outstanding = 0;
     const interval = 1000 / this.opts.rate;
     let next = performance.now();
@@ -154,7 +164,7 @@ export class Publisher extends Worker {
       const seq = ++this.seq;
       this.history.publish(this.id, seq);
       outstanding++;
-      ch.sendToQueue(this.queue, messageBody(this.id, seq, this.opts.bodySize), { persistent: true }, (err: unknown) => {
+      ch.sendToQueue(this.queue, messageBody(this.id, seq, this.opts.bodySize), { persistent }, (err: unknown) => {
         outstanding--;
         if (!err) {
           this.history.confirm(this.id, seq);
@@ -196,7 +206,7 @@ export class Consumer extends Worker {
   protected async session(conn: amqp.ChannelModel, closed: Promise<string>): Promise<string> {
     const ch = await conn.createChannel();
     ch.on('error', () => {});
-    await ch.assertQueue(this.queue, { durable: true });
+    await declare(ch, this.queue, this.opts);
     await ch.prefetch(this.opts.prefetch);
     const session = `${this.name}#${this.sessions}`;
     await ch.consume(this.queue, (msg) => {
