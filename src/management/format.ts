@@ -55,10 +55,10 @@ const CLASSIC_ONLY = [
  * queue's keys without its backing-queue, paging, *_ram split, idle and exclusive-consumer
  * ones; with leader, members, online, open_files, the counts of at-least-once dead-lettering
  * (none held here), no message counted in memory, and the single active consumer as
- * single_active_consumer_ctag. Keys sorted.
+ * single_active_consumer_ctag. Keys sorted, `extra` (the detail's) among them.
  */
-function quorumFields(classic: Record<string, Json | undefined>): Record<string, Json | undefined> {
-  const fields: Record<string, Json | undefined> = { ...classic };
+function quorumFields(classic: Record<string, Json | undefined>, extra: Record<string, Json> = {}): Record<string, Json | undefined> {
+  const fields: Record<string, Json | undefined> = { ...classic, ...extra };
   for (const k of CLASSIC_ONLY) delete fields[k];
   Object.assign(fields, {
     leader: NODE, members: [NODE], online: [NODE], open_files: { [NODE]: 0 }, message_bytes_dlx: 0, messages_dlx: 0,
@@ -140,11 +140,9 @@ export function formatQueue(vhost: string, q: Queue, stats: MessageStatsSource, 
     vhost,
   };
   if (q.isQuorum) {
-    const fields = quorumFields(out);
-    if (!detail) return fields;
-    // The detail puts consumer_details first, then every key sorted.
-    const all = Object.entries({ ...fields, deliveries: [], incoming: [] }).sort(([a], [b]) => (a < b ? -1 : 1));
-    return Object.fromEntries([['consumer_details', q.consumerList.map((c) => formatConsumer(c))], ...all]);
+    if (!detail) return quorumFields(out);
+    // The detail puts consumer_details first, then every key sorted (deliveries and incoming too).
+    return { consumer_details: q.consumerList.map((c) => formatConsumer(c)), ...quorumFields(out, { deliveries: [], incoming: [] }) };
   }
   if (detail) {
     if (q.exclusiveOwner !== null) out['owner_pid_details'] = connectionDetails(q.exclusiveOwner as Connection);

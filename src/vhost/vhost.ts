@@ -522,11 +522,6 @@ export class VHost {
     if (source.durable && destination.durable) this.deps.metadata.putBinding(this.bindingRecord(source, destination, routingKey, args));
   }
 
-  /** Whether that binding exists (its arguments in any order). */
-  hasBinding(source: Exchange, destination: Destination, routingKey: string, args: FieldTable): boolean {
-    return this.bindings.get(source, destination, routingKey, canonicalArgs(args)) !== undefined;
-  }
-
   /** Every binding of the vhost (the default exchange's implicit ones are not bindings here). */
   listBindings(): Binding[] {
     return this.bindings.all();
@@ -542,13 +537,19 @@ export class VHost {
     return this.bindings.to(d);
   }
 
-  /** queue.unbind / exchange.unbind: unbinding what is not bound is fine, as in RabbitMQ. */
-  unbind(source: Exchange, destination: Destination, routingKey: string, args: FieldTable): void {
+  /**
+   * queue.unbind / exchange.unbind: unbinding what is not bound is fine, as in RabbitMQ.
+   * `whenBound` runs (and may throw) only when there is a binding to remove: rabbit_binding:remove
+   * checks an exclusive queue's owner only then.
+   */
+  unbind(source: Exchange, destination: Destination, routingKey: string, args: FieldTable, whenBound?: () => void): void {
     if (source === this.defaultExchange || destination === this.defaultExchange) {
       throw accessRefused('operation not permitted on the default exchange');
     }
     const b = this.bindings.get(source, destination, routingKey, canonicalArgs(args));
-    if (b) this.removeBinding(b);
+    if (!b) return;
+    whenBound?.();
+    this.removeBinding(b);
   }
 
   private removeBinding(b: Binding): void {

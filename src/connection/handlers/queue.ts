@@ -42,10 +42,7 @@ export const queueHandlers: ChannelHandlers = {
     const exchange = vhost.exchanges.get(args.exchange);
     const queue = vhost.queues.get(queueName);
     // rabbit_binding:remove checks an exclusive queue's owner only for a binding it removes.
-    if (exchange && queue && vhost.hasBinding(exchange, queue, routingKey, args.arguments)) {
-      vhost.getQueue(queue.name, ch.conn);
-      vhost.unbind(exchange, queue, routingKey, args.arguments);
-    }
+    if (exchange && queue) vhost.unbind(exchange, queue, routingKey, args.arguments, () => vhost.getQueue(queue.name, ch.conn));
     ch.send('queue.unbind-ok', {});
   },
   'queue.purge': (ch, args) => {
