@@ -5,6 +5,7 @@
  * may call each (the route's access rule) and what it does (DESCRIPTIONS: one per path;
  * test/management/api-reference.test.ts keeps the two in step).
  */
+import { escapeHtmlTags } from '../erlang/format.js';
 import { accessFor, type Access, type Method, type Route } from './router.js';
 
 const METHODS: readonly Method[] = ['GET', 'PUT', 'DELETE', 'POST'];
@@ -140,12 +141,10 @@ function who(route: Route): string {
   return methods.map((m, i) => `${m}: ${WHO[rules[i]!]}`).join('; ');
 }
 
-const escapeHtml = (s: string): string => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
-
 function table(routes: readonly Route[]): string {
   const rows = routes.map((r) => {
     const marks = METHODS.map((m) => `<td class="m">${r[m] ? 'X' : ''}</td>`).join('');
-    return `<tr>${marks}<td class="path">${escapeHtml(r.path).replaceAll('/', '/<wbr>')}</td><td>${escapeHtml(who(r))}</td><td>${DESCRIPTIONS[r.path] ?? ''}</td></tr>`;
+    return `<tr>${marks}<td class="path">${escapeHtmlTags(r.path).replaceAll('/', '/<wbr>')}</td><td>${escapeHtmlTags(who(r))}</td><td>${DESCRIPTIONS[r.path] ?? ''}</td></tr>`;
   });
   return `<table><thead><tr>${METHODS.map((m) => `<th>${m}</th>`).join('')}<th>Path</th><th>Who may call it</th><th>What it does</th></tr></thead><tbody>\n${rows.join('\n')}\n</tbody></table>`;
 }
@@ -177,7 +176,7 @@ export function apiReferencePage(routes: readonly Route[], version: string): str
 <main>
   <h1>Warren Management HTTP API</h1>
   <p>
-    Warren ${escapeHtml(version)} answers RabbitMQ 3.10's management HTTP API: the paths below, with
+    Warren ${escapeHtmlTags(version)} answers RabbitMQ 3.10's management HTTP API: the paths below, with
     RabbitMQ's methods, status codes, error bodies and JSON objects, so that rabbitmqadmin
     (<a href="/cli/">download it from here</a>), the web UI at <a href="/">/</a> and RabbitMQ's
     HTTP clients work unchanged. This page is written from the routes this server answers.

@@ -77,11 +77,12 @@ export function formatQueue(vhost: string, q: Queue, stats: MessageStatsSource, 
     if (detail) Object.assign(out, { consumer_details: q.consumerList.map((c) => formatConsumer(c)), deliveries: [], incoming: [] });
     return out;
   }
-  const s = q.stats;
   const ready = q.messageCount;
   const unacked = q.unackedCount;
   const inMemory = q.readyInMemory;
   const consumers = q.consumerCount;
+  // A float with consumers, the integer 0 without (as 3.10.8 writes them).
+  const capacity = consumers > 0 ? float(q.consumerCapacity) : 0;
   const exclusiveConsumer = q.consumerList.find((c) => c.exclusive);
   const head = q.peekHead();
   const timestamp = head?.msg.properties.timestamp;
@@ -97,8 +98,8 @@ export function formatQueue(vhost: string, q: Queue, stats: MessageStatsSource, 
       target_ram_count: 'infinity',
       version: 1,
     }),
-    consumer_capacity: consumers > 0 ? float(q.consumerCapacity) : 0,
-    consumer_utilisation: consumers > 0 ? float(q.consumerCapacity) : 0,
+    consumer_capacity: capacity,
+    consumer_utilisation: capacity,
     consumers,
     durable: q.durable,
     effective_policy_definition: asMap({ ...(policies.effective_policy_definition as JsonObject) }),
@@ -108,18 +109,18 @@ export function formatQueue(vhost: string, q: Queue, stats: MessageStatsSource, 
     head_message_timestamp: timestamp ?? null,
     idle_since: timeString(q.createdAt),
     // What the queue holds in memory: message bodies (and headers) of ready and unacked messages.
-    memory: s.readyBytesInMemory + s.unackedBytes,
-    message_bytes: s.readyBytes + s.unackedBytes,
-    message_bytes_paged_out: s.readyBytes - s.readyBytesInMemory,
-    message_bytes_persistent: s.persistentBytes,
-    message_bytes_ram: s.readyBytesInMemory + s.unackedBytes,
-    message_bytes_ready: s.readyBytes,
-    message_bytes_unacknowledged: s.unackedBytes,
+    memory: q.readyBytesInMemory + q.unackedBytes,
+    message_bytes: q.readyBytes + q.unackedBytes,
+    message_bytes_paged_out: q.readyBytes - q.readyBytesInMemory,
+    message_bytes_persistent: q.persistentBytes,
+    message_bytes_ram: q.readyBytesInMemory + q.unackedBytes,
+    message_bytes_ready: q.readyBytes,
+    message_bytes_unacknowledged: q.unackedBytes,
     message_stats: stats.queue?.(vhost, q),
     messages: ready + unacked,
     messages_details: noRate(),
     messages_paged_out: ready - inMemory,
-    messages_persistent: s.persistentCount,
+    messages_persistent: q.persistentCount,
     messages_ram: inMemory + unacked,
     messages_ready: ready,
     messages_ready_details: noRate(),

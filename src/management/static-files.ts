@@ -61,8 +61,9 @@ export function staticFiles(dirs: StaticDirs = {}): (req: IncomingMessage, res: 
       sendRedirect(res, to);
       return true;
     }
-    const name = parts[0] === 'cli' ? parts.slice(1).join('/') : path || 'index.html';
-    const body = parts[0] === 'cli' ? (cli ??= readTree(cliDir)).get(name) : (ui ??= readTree(uiDir)).get(name);
+    const inCli = parts[0] === 'cli';
+    const name = inCli ? parts.slice(1).join('/') : path || 'index.html';
+    const body = (inCli ? (cli ??= readTree(cliDir)) : (ui ??= readTree(uiDir))).get(name);
     if (!body) return false;
     sendStatic(req, res, body, CONTENT_TYPES[extname(name)]!);
     return true;

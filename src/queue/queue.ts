@@ -306,16 +306,24 @@ export class Queue {
     return this.use?.capacity ?? 1;
   }
 
-  /**
-   * What the management API reports of the queue's contents: bytes of ready messages (all, and
-   * those in memory) and body bytes of unacknowledged ones, and the messages (with their body
-   * bytes) the store holds.
-   */
-  get stats(): { readyBytes: number; readyBytesInMemory: number; unackedBytes: number; persistentCount: number; persistentBytes: number } {
-    return {
-      readyBytes: this.readyBytes, readyBytesInMemory: this.ready.bytesInMemory + this.returnsBytes, unackedBytes: this.unackedSize,
-      persistentCount: this.persistent.count, persistentBytes: this.persistent.bytes,
-    };
+  /** Bytes of the ready messages' bodies held in memory (RabbitMQ's message_bytes_ram less the unacknowledged ones). */
+  get readyBytesInMemory(): number {
+    return this.ready.bytesInMemory + this.returnsBytes;
+  }
+
+  /** Bytes of the unacknowledged messages' bodies (message_bytes_unacknowledged). */
+  get unackedBytes(): number {
+    return this.unackedSize;
+  }
+
+  /** Messages the store holds for the queue (messages_persistent). */
+  get persistentCount(): number {
+    return this.persistent.count;
+  }
+
+  /** Their body bytes (message_bytes_persistent). */
+  get persistentBytes(): number {
+    return this.persistent.bytes;
   }
 
   /** The consumers, in registration order. */

@@ -82,8 +82,21 @@ export class StreamQueue extends Queue {
     return [...this.readers.keys()];
   }
 
-  override get stats(): Queue['stats'] {
-    return { readyBytes: this.log.bytes, readyBytesInMemory: 0, unackedBytes: 0, persistentCount: this.log.count, persistentBytes: this.log.bytes };
+  override get readyBytesInMemory(): number {
+    return 0;
+  }
+
+  override get unackedBytes(): number {
+    return 0;
+  }
+
+  /** Everything a stream holds is in the store. */
+  override get persistentCount(): number {
+    return this.log.count;
+  }
+
+  override get persistentBytes(): number {
+    return this.log.bytes;
   }
 
   override peekHead(): QueuedMessage | undefined {

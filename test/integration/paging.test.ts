@@ -212,10 +212,10 @@ describe('queue paging (durable queues beyond the memory window)', () => {
     expect(reads).to.be.at.most(5);
     expect((await ch.checkQueue('cap-q')).messageCount).to.equal(3);
     const q = broker.broker.vhosts.get('/')!.queues.get('cap-q')!;
-    expect([q.stats.persistentCount, q.stats.persistentBytes]).to.deep.equal([5, 1 + 1 + 2 * 3]);
+    expect([q.persistentCount, q.persistentBytes]).to.deep.equal([5, 1 + 1 + 2 * 3]);
     for (const m of unacked) ch2.ack(m);
     expect((await ch.checkQueue('cap-q')).messageCount).to.equal(3);
-    expect([q.stats.persistentCount, q.stats.persistentBytes]).to.deep.equal([3, 2 * 3]);
+    expect([q.persistentCount, q.persistentBytes]).to.deep.equal([3, 2 * 3]);
     await conn.close();
     await broker.close();
     broker = await start();

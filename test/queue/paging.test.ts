@@ -211,7 +211,7 @@ for (const kind of ['memory', 'lmdb'] as const) {
       expect(reads).to.equal(2);
       expect(h.dropped).to.deep.equal([['expired', 6]]);
       expect(store.countEntries(h.queue.storeKey)).to.deep.equal({ messages: 4, bytes: 4 });
-      expect(h.queue.stats.persistentCount).to.equal(4);
+      expect(h.queue.persistentCount).to.equal(4);
       expect(takeAll(h.queue)).to.deep.equal(['6', '7', '8', '9']);
     });
 
@@ -411,8 +411,8 @@ for (const kind of ['memory', 'lmdb'] as const) {
               }
             }
             expect(h.queue.messageCount, `seed ${seed} step ${step}`).to.equal(ready.size);
-            expect(h.queue.stats.readyBytes, `ready bytes, seed ${seed} step ${step}`).to.equal(bytesOf(ready));
-            const { persistentCount, persistentBytes } = h.queue.stats;
+            expect(h.queue.readyBytes, `ready bytes, seed ${seed} step ${step}`).to.equal(bytesOf(ready));
+            const { persistentCount, persistentBytes } = h.queue;
             expect({ messages: persistentCount, bytes: persistentBytes }, `persistent, seed ${seed} step ${step}`).to.deep.equal(store.countEntries(h.queue.storeKey));
             // A look costs a store read: every tenth step.
             if (step % 10 === 0) expect(listed(h).map(Number), `readyEntries, seed ${seed} step ${step}`).to.deep.equal([...ready].sort((x, y) => x - y));
