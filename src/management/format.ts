@@ -53,15 +53,15 @@ const CLASSIC_ONLY = [
 /**
  * A quorum queue as RabbitMQ 3.10.8 shows it (rabbit_quorum_queue:info, recorded): a classic
  * queue's keys without its backing-queue, paging, *_ram split, idle and exclusive-consumer
- * ones; with leader, members, online, open_files, the counts of at-least-once dead-lettering
- * (none held here), no message counted in memory, and the single active consumer as
+ * ones; with leader, members, online, open_files, the dead-letters it holds at least once
+ * (messages_dlx, message_bytes_dlx: in messages and message_bytes too), no message counted in memory, and the single active consumer as
  * single_active_consumer_ctag. Keys sorted, `extra` (the detail's) among them.
  */
-function quorumFields(classic: Record<string, Json | undefined>, extra: Record<string, Json> = {}): Record<string, Json | undefined> {
+function quorumFields(q: Queue, classic: Record<string, Json | undefined>, extra: Record<string, Json> = {}): Record<string, Json | undefined> {
   const fields: Record<string, Json | undefined> = { ...classic, ...extra };
   for (const k of CLASSIC_ONLY) delete fields[k];
   Object.assign(fields, {
-    leader: NODE, members: [NODE], online: [NODE], open_files: { [NODE]: 0 }, message_bytes_dlx: 0, messages_dlx: 0,
+    leader: NODE, members: [NODE], online: [NODE], open_files: { [NODE]: 0 }, message_bytes_dlx: q.heldDeadLetterBytes, messages_dlx: q.heldDeadLetterCount,
     // 3.10.8 counts none of a quorum queue's messages as in memory (recorded with 3 ready and 2
     // unacknowledged), and every one as persistent (the queue keeps them all: Queue.keeps).
     messages_ram: 0, message_bytes_ram: 0,
@@ -110,14 +110,14 @@ export function formatQueue(vhost: string, q: Queue, stats: MessageStatsSource, 
     idle_since: timeString(q.createdAt),
     // What the queue holds in memory: message bodies (and headers) of ready and unacked messages.
     memory: q.readyBytesInMemory + q.unackedBytes,
-    message_bytes: q.readyBytes + q.unackedBytes,
+    message_bytes: q.readyBytes + q.unackedBytes + q.heldDeadLetterBytes,
     message_bytes_paged_out: q.readyBytes - q.readyBytesInMemory,
     message_bytes_persistent: q.persistentBytes,
     message_bytes_ram: q.readyBytesInMemory + q.unackedBytes,
     message_bytes_ready: q.readyBytes,
     message_bytes_unacknowledged: q.unackedBytes,
     message_stats: stats.queue?.(vhost, q),
-    messages: ready + unacked,
+    messages: q.totalCount,
     messages_details: noRate(),
     messages_paged_out: ready - inMemory,
     messages_persistent: q.persistentCount,
@@ -141,9 +141,9 @@ export function formatQueue(vhost: string, q: Queue, stats: MessageStatsSource, 
     vhost,
   };
   if (q.isQuorum) {
-    if (!detail) return quorumFields(out);
+    if (!detail) return quorumFields(q, out);
     // The detail puts consumer_details first, then every key sorted (deliveries and incoming too).
-    return { consumer_details: q.consumerList.map((c) => formatConsumer(c)), ...quorumFields(out, { deliveries: [], incoming: [] }) };
+    return { consumer_details: q.consumerList.map((c) => formatConsumer(c)), ...quorumFields(q, out, { deliveries: [], incoming: [] }) };
   }
   if (detail) {
     if (q.exclusiveOwner !== null) out['owner_pid_details'] = connectionDetails(q.exclusiveOwner as Connection);

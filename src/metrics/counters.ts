@@ -228,31 +228,40 @@ export class ConnectionCounters {
 export const DEAD_LETTER_REASONS = ['expired', 'maxlen', 'rejected', 'delivery_limit'] as const;
 export type DeadLetterReasonName = (typeof DEAD_LETTER_REASONS)[number];
 
+/** A dead-lettering queue's strategy, as RabbitMQ's counters label it. */
+export const DEAD_LETTER_STRATEGIES = ['at_most_once', 'disabled', 'at_least_once'] as const;
+export type DeadLetterStrategyName = (typeof DEAD_LETTER_STRATEGIES)[number];
+
 /**
  * Messages that left queues for a dead-letter exchange, by queue type, strategy and reason.
- * RabbitMQ's strategy is `at_most_once` when the queue's dead-letter exchange exists at that
- * moment and `disabled` otherwise (no DLX, or a DLX that does not exist): the message is then
- * dropped, and still counted.
+ * RabbitMQ's strategy is `at_least_once` for a quorum queue that holds its dead-letters until
+ * their targets take them; otherwise `at_most_once` when the queue's dead-letter exchange exists
+ * at that moment and `disabled` when it does not (no DLX, or a DLX that does not exist): the
+ * message is then dropped, and still counted. `confirmed` counts the at-least-once ones every
+ * target took (messages_dead_lettered_confirmed).
  */
 export class DeadLetterCounters {
-  /** [quorum ? 1 : 0][disabled ? 1 : 0][reason index] */
-  private readonly counts = new Float64Array(2 * 2 * DEAD_LETTER_REASONS.length);
+  /** [quorum ? 1 : 0][strategy index][reason index] */
+  private readonly counts = new Float64Array(2 * DEAD_LETTER_STRATEGIES.length * DEAD_LETTER_REASONS.length);
+  confirmed = 0;
 
-  count(quorum: boolean, dlxExists: boolean, reason: DeadLetterReasonName, n: number): void {
-    this.counts[index(quorum, dlxExists, reason)]! += n;
+  count(quorum: boolean, strategy: DeadLetterStrategyName, reason: DeadLetterReasonName, n: number): void {
+    this.counts[index(quorum, strategy, reason)]! += n;
   }
 
-  get(quorum: boolean, dlxExists: boolean, reason: DeadLetterReasonName): number {
-    return this.counts[index(quorum, dlxExists, reason)]!;
+  get(quorum: boolean, strategy: DeadLetterStrategyName, reason: DeadLetterReasonName): number {
+    return this.counts[index(quorum, strategy, reason)]!;
   }
 
   add(other: DeadLetterCounters): void {
     for (let i = 0; i < this.counts.length; i++) this.counts[i]! += other.counts[i]!;
+    this.confirmed += other.confirmed;
   }
 }
 
-function index(quorum: boolean, dlxExists: boolean, reason: DeadLetterReasonName): number {
-  return ((quorum ? 1 : 0) * 2 + (dlxExists ? 0 : 1)) * DEAD_LETTER_REASONS.length + DEAD_LETTER_REASONS.indexOf(reason);
+function index(quorum: boolean, strategy: DeadLetterStrategyName, reason: DeadLetterReasonName): number {
+  return ((quorum ? 1 : 0) * DEAD_LETTER_STRATEGIES.length + DEAD_LETTER_STRATEGIES.indexOf(strategy)) * DEAD_LETTER_REASONS.length
+    + DEAD_LETTER_REASONS.indexOf(reason);
 }
 
 /**

@@ -23,7 +23,7 @@ function maxAgeMs(text: string): number | undefined {
  *
  * Quorum queues (rabbit_quorum_queue:ra_machine_config): the lower value for max-length(-bytes),
  * delivery-limit and message-ttl; the policy wins for overflow and expires; the argument wins for
- * the dead-letter exchange and routing key. A quorum queue has no reject-publish-dlx: it falls
+ * the dead-letter exchange, routing key and strategy. A quorum queue has no reject-publish-dlx: it falls
  * back to drop-head.
  */
 export function effectiveQueueSettings(declared: QueueSettings, args: FieldTable, match: PolicyMatch): QueueSettings {
@@ -58,7 +58,7 @@ export function effectiveQueueSettings(declared: QueueSettings, args: FieldTable
   }
   let overflow = (quorum ? policyWins : argWins)(str('overflow'), argStr('x-overflow')) as Overflow | undefined;
   if (quorum && overflow === 'reject-publish-dlx') overflow = 'drop-head';
-  return {
+  const effective: QueueSettings = {
     ...declared,
     expires: (quorum ? policyWins : min)(num('expires'), argInt('x-expires')),
     messageTtl: min(num('message-ttl'), argInt('x-message-ttl')),
@@ -69,6 +69,9 @@ export function effectiveQueueSettings(declared: QueueSettings, args: FieldTable
     overflow: overflow ?? 'drop-head',
     deliveryLimit: quorum ? min(num('delivery-limit'), argInt('x-delivery-limit')) : declared.deliveryLimit,
   };
+  // rabbit_quorum_queue:dead_letter_handler: the argument wins (both were checked to be one of the two values).
+  if (quorum) effective.deadLetterStrategy = argWins(str('dead-letter-strategy') as QueueSettings['deadLetterStrategy'], declared.deadLetterStrategy);
+  return effective;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Channel } from '../connection/channel.js';
 import type { Connection } from '../connection/connection.js';
-import type { ChannelExchangeCounters, ChannelQueueCounters, DeadLetterReasonName } from '../metrics/counters.js';
+import type { ChannelExchangeCounters, ChannelQueueCounters, DeadLetterReasonName, DeadLetterStrategyName } from '../metrics/counters.js';
 import type { BrokerMetrics } from '../metrics/broker-metrics.js';
 import type { NodeIdentity } from '../node-name.js';
 import type { Queue } from '../queue/queue.js';
@@ -194,7 +194,7 @@ const queueCoarse: Group<Queue> = {
   metrics: [
     { name: 'queue_messages_ready', type: 'gauge', help: 'Messages ready to be delivered to consumers', value: (q) => q.messageCount },
     { name: 'queue_messages_unacked', type: 'gauge', help: 'Messages delivered to consumers but not yet acknowledged', value: (q) => q.unackedCount },
-    { name: 'queue_messages', type: 'gauge', help: 'Sum of ready and unacknowledged messages - total queue depth', value: (q) => q.messageCount + q.unackedCount },
+    { name: 'queue_messages', type: 'gauge', help: 'Sum of ready and unacknowledged messages - total queue depth', value: (q) => q.totalCount },
   ],
 };
 
@@ -239,7 +239,7 @@ const queueMetrics: Group<Queue> = {
     { name: 'queue_messages_unacked_ram', type: 'gauge', help: 'Unacknowledged messages stored in memory', value: classic((q) => q.unackedCount) },
     { name: 'queue_messages_persistent', type: 'gauge', help: 'Persistent messages', value: notStream((q) => q.persistentCount) },
     { name: 'queue_messages_persistent_bytes', type: 'gauge', help: 'Size in bytes of persistent messages', value: notStream((q) => q.persistentBytes), perObjectOnly: true },
-    { name: 'queue_messages_bytes', type: 'gauge', help: 'Size in bytes of ready and unacknowledged messages', value: notStream((q) => q.readyBytes + q.unackedBytes) },
+    { name: 'queue_messages_bytes', type: 'gauge', help: 'Size in bytes of ready and unacknowledged messages', value: notStream((q) => q.readyBytes + q.unackedBytes + q.heldDeadLetterBytes) },
     { name: 'queue_messages_ready_bytes', type: 'gauge', help: 'Size in bytes of ready messages', value: notStream((q) => q.readyBytes) },
     { name: 'queue_messages_unacked_bytes', type: 'gauge', help: 'Size in bytes of all unacknowledged messages', value: notStream((q) => q.unackedBytes) },
     { name: 'queue_messages_paged_out', type: 'gauge', help: 'Messages paged out to disk', value: classic((q) => q.messageCount - q.readyInMemory) },
@@ -520,21 +520,20 @@ function writeGlobal(out: Exposition, source: PrometheusSource): void {
     [labels(['protocol', 'amqp091'], ['queue_type', QUORUM]), value(g.quorum)],
     [labels(['protocol', 'amqp091'], ['queue_type', 'rabbit_stream_queue']), value(g.stream)],
   ];
-  // RabbitMQ's rows of each dead-letter counter: the strategies each queue type can have
-  // (at_least_once is a quorum queue strategy Warren does not have: always 0).
-  const deadLettered = (reason: DeadLetterReasonName, rows: Array<[string, string]>): Sample[] =>
+  // RabbitMQ's rows of each dead-letter counter: the strategies each queue type can have.
+  const deadLettered = (reason: DeadLetterReasonName, rows: Array<[string, DeadLetterStrategyName]>): Sample[] =>
     rows.map(([type, strategy]) => [
       labels(['queue_type', type], ['dead_letter_strategy', strategy]),
-      strategy === 'at_least_once' ? 0 : g.deadLettered.get(type === QUORUM, strategy === 'at_most_once', reason),
+      g.deadLettered.get(type === QUORUM, strategy, reason),
     ]);
-  const classicRows: Array<[string, string]> = [[CLASSIC, 'at_most_once'], [CLASSIC, 'disabled']];
-  const quorumRows: Array<[string, string]> = [[QUORUM, 'at_least_once'], [QUORUM, 'at_most_once'], [QUORUM, 'disabled']];
+  const classicRows: Array<[string, DeadLetterStrategyName]> = [[CLASSIC, 'at_most_once'], [CLASSIC, 'disabled']];
+  const quorumRows: Array<[string, DeadLetterStrategyName]> = [[QUORUM, 'at_least_once'], [QUORUM, 'at_most_once'], [QUORUM, 'disabled']];
   const f = (name: string, type: MetricType, help: string, samples: Sample[]) => out.family(`rabbitmq_global_${name}`, type, help, samples);
   f('consumers', 'gauge', 'Current number of consumers', [[PROTOCOL, consumers]]);
   f('messages_acknowledged_total', 'counter', 'Total number of messages acknowledged by consumers', byType((d) => d.ack));
   f('messages_confirmed_total', 'counter', 'Total number of messages confirmed to publishers', [[PROTOCOL, g.confirmed]]);
   f('messages_dead_lettered_confirmed_total', 'counter', 'Total number of messages dead-lettered and confirmed by target queues',
-    [[labels(['queue_type', QUORUM], ['dead_letter_strategy', 'at_least_once']), 0]]);
+    [[labels(['queue_type', QUORUM], ['dead_letter_strategy', 'at_least_once']), g.deadLettered.confirmed]]);
   f('messages_dead_lettered_delivery_limit_total', 'counter', 'Total number of messages dead-lettered due to delivery-limit exceeded',
     deadLettered('delivery_limit', quorumRows));
   f('messages_dead_lettered_expired_total', 'counter', 'Total number of messages dead-lettered due to message TTL exceeded',

@@ -135,6 +135,21 @@ function countedUp(entry: FieldTable): FieldTable {
 }
 
 /**
+ * The reason and routing keys of a dead-letter's latest death (the first x-death entry, which
+ * deadLetterMessage writes): what a held dead-letter read back from the store is forwarded with,
+ * as rabbit_fifo_dlx_worker:redeliver takes the keys from there when the queue has no
+ * x-dead-letter-routing-key.
+ */
+export function latestDeath(message: Message): { reason: DeadLetterReason; routingKeys: string[] } {
+  const deaths = message.properties.headers?.['x-death'];
+  const latest = deaths?.type === 'A' ? deaths.value[0] : undefined;
+  const routingKeys: string[] = [];
+  if (latest?.type !== 'F') return { reason: 'rejected', routingKeys: [message.routingKey] };
+  headerRoutingKeys(latest.value['routing-keys'], routingKeys);
+  return { reason: (fieldString(latest.value['reason']) ?? 'rejected') as DeadLetterReason, routingKeys };
+}
+
+/**
  * rabbit_dead_letter's cycle rule: a message that would come back to a queue it already died
  * in is dropped for that queue unless a rejection happened somewhere in the cycle.
  */

@@ -25,6 +25,11 @@ export interface QueueSettings {
   singleActiveConsumer: boolean;
   queueType: 'classic' | 'quorum' | 'stream';
   deliveryLimit: number | undefined;
+  /**
+   * Quorum queues: x-dead-letter-strategy (the argument wins over a policy's). In force only
+   * with a dead-letter exchange and x-overflow reject-publish (deadLettersAtLeastOnce).
+   */
+  deadLetterStrategy?: 'at-most-once' | 'at-least-once' | undefined;
   /** Streams: x-max-age in ms (src/stream). */
   maxAge?: number | undefined;
   /** Streams: x-stream-max-segment-size-bytes. */
@@ -144,7 +149,9 @@ export function parseQueueArguments(args: FieldTable, resource: string): QueueSe
   });
   if (quorum) {
     check('x-dead-letter-strategy', (v) => {
-      if (!DLX_STRATEGIES.includes(longstr(v))) throw new ArgError('invalid_dlx_strategy');
+      const strategy = longstr(v);
+      if (strategy !== 'at-most-once' && strategy !== 'at-least-once') throw new ArgError('invalid_dlx_strategy');
+      settings.deadLetterStrategy = strategy;
     });
   }
   check('x-max-length', (v) => (settings.maxLength = nonNegInt(v)));
@@ -219,8 +226,6 @@ function checkedArg<T>(args: FieldTable, key: string, resource: string, read: (v
   }
 }
 
-/** rabbit_amqqueue's KNOWN_DLX_STRATEGIES. */
-const DLX_STRATEGIES = ['at-most-once', 'at-least-once'];
 /** rabbit_queue_master_location_misc's locators of classic queues. */
 const MASTER_LOCATORS = ['min-masters', 'client-local', 'random'];
 

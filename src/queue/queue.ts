@@ -7,6 +7,7 @@ import type { MessageStore } from '../store/message-store.js';
 import type { Consumer } from './consumer.js';
 import { ConsumerList } from './consumer-list.js';
 import { ConsumerUse } from './consumer-use.js';
+import { HeldDeadLetters, type OutDeadLetter } from './held-dead-letters.js';
 import type { Message } from './message.js';
 import { PagedReadyList, type DroppedHead } from './paged-ready-list.js';
 import type { QueueSettings } from './queue-arguments.js';
@@ -50,6 +51,11 @@ export interface QueueDeps {
    * them to, without them (deadLetter counts the ones it is given).
    */
   dropped: (queue: Queue, reason: DeadLetterReason, count: number) => void;
+  /**
+   * Routes a dead-letter held under x-dead-letter-strategy at-least-once to the queue's
+   * dead-letter exchange and offers it (HeldDeadLetters): true once every queue reached took it.
+   */
+  forwardDeadLetter: (queue: Queue, out: OutDeadLetter) => boolean;
   /**
    * Paging transient messages out under memory pressure (TransientPager): active() is true
    * while transient messages beyond the window should go to the store; wake() asks for a
@@ -134,6 +140,8 @@ export class Queue {
   private dispatching = false;
   /** A classic queue's consumer capacity, measured from its first consumer on. */
   private use: ConsumerUse | undefined;
+  /** What the queue dead-lettered at least once and holds until its targets take it (quorum queues). */
+  private held: HeldDeadLetters | undefined = undefined;
   private expiryTimer: Timer | undefined;
   private expiryDue = 0;
   private unusedTimer: Timer | undefined;
@@ -269,7 +277,69 @@ export class Queue {
     this.touch();
     this.expireHead();
     this.maybeDispatch();
+    this.updateHeldDeadLetters();
     this.changed();
+  }
+
+  /**
+   * rabbit_fifo_dlx:update_config after a policy change: with at-least-once still in force the
+   * held dead-letters no queue took yet are forwarded again (the worker's lookup_topology); a
+   * queue that no longer dead-letters at least once deletes them (switch_from), and logs it.
+   */
+  private updateHeldDeadLetters(): void {
+    const held = this.held;
+    if (held === undefined) return;
+    if (this.deadLettersAtLeastOnce) return held.retry();
+    const bytes = held.bytes;
+    const messages = held.drop();
+    if (messages > 0) this.deps.log.info({ queue: this.name, messages, bytes }, 'deleted the dead-lettered messages held at least once: the queue dead-letters at most once now');
+  }
+
+  // ---- at-least-once dead-lettering ---------------------------------------------------------
+
+  /**
+   * A quorum queue dead-letters at least once while x-dead-letter-strategy at-least-once, a
+   * dead-letter exchange and x-overflow reject-publish are in force (rabbit_quorum_queue:dlh:
+   * under drop-head it falls back to at most once).
+   */
+  get deadLettersAtLeastOnce(): boolean {
+    const s = this.settings;
+    return this.isQuorum && s.deadLetterStrategy === 'at-least-once' && s.deadLetterExchange !== undefined && s.overflow === 'reject-publish';
+  }
+
+  /**
+   * A message this queue dead-lettered at least once (VHost.deadLetter made it): forwarded, and
+   * held until the queues its dead-letter exchange reaches have taken it (HeldDeadLetters).
+   */
+  holdDeadLetter(message: Message, reason: DeadLetterReason): void {
+    if (this.deleted) return;
+    (this.held ??= this.newHeldDeadLetters()).hold(message, reason);
+    // Held ones count in the length limits (rabbit_fifo:is_over_limit).
+    this.refuseWhileOverLimit();
+    this.changed();
+  }
+
+  private newHeldDeadLetters(): HeldDeadLetters {
+    const forward = (out: OutDeadLetter) => this.deps.forwardDeadLetter(this, out);
+    return new HeldDeadLetters(HeldDeadLetters.storeKeyOf(this.storeKey), { store: this.deps.store, clock: this.deps.clock, forward });
+  }
+
+  /**
+   * Messages the queue counts (RabbitMQ's `messages`): ready, unacknowledged and, in a quorum
+   * queue, the dead-letters it holds (rabbit_fifo's messages_total).
+   */
+  get totalCount(): number {
+    return this.messageCount + this.unackedCount + this.heldDeadLetterCount;
+  }
+
+  /** Dead-letters held until their targets take them (messages_dlx). */
+  get heldDeadLetterCount(): number {
+    return this.held?.count ?? 0;
+  }
+
+  /** Their body bytes (message_bytes_dlx). */
+  get heldDeadLetterBytes(): number {
+    return this.held?.bytes ?? 0;
   }
 
   private get hasLengthLimit(): boolean {
@@ -316,14 +386,14 @@ export class Queue {
     return this.unackedSize;
   }
 
-  /** Messages the store holds for the queue (messages_persistent). */
+  /** Messages the store holds for the queue (messages_persistent), held dead-letters included. */
   get persistentCount(): number {
-    return this.persistent.count;
+    return this.persistent.count + this.heldDeadLetterCount;
   }
 
   /** Their body bytes (message_bytes_persistent). */
   get persistentBytes(): number {
-    return this.persistent.bytes;
+    return this.persistent.bytes + this.heldDeadLetterBytes;
   }
 
   /** The consumers, in registration order. */
@@ -459,7 +529,7 @@ export class Queue {
     }
     if (this.refusingPublishes) {
       const below = (limit: number | undefined, n: number) => limit === undefined || n <= Math.trunc(limit * 0.8);
-      if (!below(maxLength, this.messageCount) || !below(maxLengthBytes, this.readyBytes)) return false;
+      if (!below(maxLength, this.messageCount + this.heldDeadLetterCount) || !below(maxLengthBytes, this.readyBytes + this.heldDeadLetterBytes)) return false;
       this.refusingPublishes = false;
     }
     return true;
@@ -499,10 +569,14 @@ export class Queue {
     else this.removeWhile(() => this.overLengthLimit, 'maxlen');
   }
 
-  /** More ready messages, or ready bytes, than x-max-length(-bytes) allow. */
+  /**
+   * More ready messages, or ready bytes, than x-max-length(-bytes) allow; a quorum queue's held
+   * dead-letters count too (rabbit_fifo:is_over_limit).
+   */
   private get overLengthLimit(): boolean {
     const { maxLength, maxLengthBytes } = this.settings;
-    return (maxLength !== undefined && this.messageCount > maxLength) || (maxLengthBytes !== undefined && this.readyBytes > maxLengthBytes);
+    return (maxLength !== undefined && this.messageCount + this.heldDeadLetterCount > maxLength)
+      || (maxLengthBytes !== undefined && this.readyBytes + this.heldDeadLetterBytes > maxLengthBytes);
   }
 
   /**
@@ -606,6 +680,10 @@ export class Queue {
    * and TTLs drop waits for recovered().
    */
   recover(crashed: boolean): void {
+    if (this.isQuorum && this.deps.store.lastSeq(HeldDeadLetters.storeKeyOf(this.storeKey)) >= 0) {
+      this.held = this.newHeldDeadLetters();
+      this.held.recover();
+    }
     const last = this.deps.store.lastSeq(this.storeKey);
     if (last < 0) return;
     this.nextSeq = last + 1;
@@ -625,6 +703,9 @@ export class Queue {
   recovered(): void {
     if (this.settings.overflow === 'drop-head' && this.hasLengthLimit) this.dropHeadOverLimit();
     this.expireHead();
+    // A new dead-letter worker forwards what the queue held (or the held ones go, if at-least-once is no longer in force).
+    if (this.held !== undefined && this.deadLettersAtLeastOnce) this.held.start();
+    else this.updateHeldDeadLetters();
   }
 
   /**
@@ -1030,6 +1111,7 @@ export class Queue {
     this.unusedTimer?.cancel();
     this.ready.clear();
     this.keyed?.destroy();
+    this.held?.drop();
     this.persistent = { count: 0, bytes: 0 };
     if (this.durable) this.deps.store.deleteQueue(this.storeKey);
     for (const c of this.consumers.clear()) c.host.cancelledByServer(c);

@@ -259,7 +259,7 @@ export class Inspector {
     const ready = q.messageCount;
     return {
       vhost, name: q.name, type: q.isQuorum ? 'quorum' : 'classic', durable: q.durable, autoDelete: q.autoDelete,
-      exclusive: q.exclusiveOwner !== null, arguments: tableToJS(q.arguments), messages: ready + q.unackedCount, ready,
+      exclusive: q.exclusiveOwner !== null, arguments: tableToJS(q.arguments), messages: q.totalCount, ready,
       unacked: q.unackedCount, consumers: q.consumerCount, policy: this.broker.policies.infoOf(vhost, q).policy ?? undefined,
     };
   }

@@ -8,7 +8,8 @@ import { encodeTable, F, fieldString, fieldTypeName, type FieldTable } from '../
 import type { Logger } from '../log.js';
 import type { Clock } from '../clock.js';
 import { VHostCounters, type ChurnCounters } from '../metrics/counters.js';
-import { deadLetterMessage, isDeadLetterCycle } from '../queue/dead-letter.js';
+import { deadLetterMessage, isDeadLetterCycle, latestDeath } from '../queue/dead-letter.js';
+import type { OutDeadLetter } from '../queue/held-dead-letters.js';
 import { hasNoArguments, NO_ARGUMENT_SETTINGS, parseQueueArguments, type QueueSettings } from '../queue/queue-arguments.js';
 import { EnqueueResult, Queue, type DeadLetterReason, type QueueDeps, type QueueOptions } from '../queue/queue.js';
 import type { Message } from '../queue/message.js';
@@ -99,7 +100,7 @@ export interface VHostDeps {
   clock: Clock;
   exchangeTypes: ExchangeTypeLookup;
   metadata: MetadataStore;
-  queueDeps: Omit<QueueDeps, 'onAutoDelete' | 'deadLetter' | 'dropped'>;
+  queueDeps: Omit<QueueDeps, 'onAutoDelete' | 'deadLetter' | 'dropped' | 'forwardDeadLetter'>;
   nextMessageId: () => number;
   /** The broker's queue churn counters (declared, created, deleted). */
   churn: ChurnCounters;
@@ -363,7 +364,8 @@ export class VHost {
       ...this.deps.queueDeps,
       onAutoDelete: (queue) => this.removeQueue(queue),
       deadLetter: (queue, entries, reason) => this.deadLetter(queue, entries, reason),
-      dropped: (queue, reason, count) => this.counters.deadLettered.count(queue.isQuorum, false, reason, count),
+      dropped: (queue, reason, count) => this.counters.deadLettered.count(queue.isQuorum, 'disabled', reason, count),
+      forwardDeadLetter: (queue, out) => this.forwardDeadLetter(queue, out),
     };
     return this.sharedQueueDeps;
   }
@@ -606,7 +608,9 @@ export class VHost {
    * Republishes messages that left queue (rejected, expired, maxlen, delivery_limit) to its
    * dead-letter exchange with an updated x-death header (RabbitMQ's dlx guide). A missing DLX
    * drops them, as RabbitMQ does; cycles without a rejection are cut. Queues report every
-   * message they drop for these reasons, DLX or not, and all are counted.
+   * message they drop for these reasons, DLX or not, and all are counted. A quorum queue that
+   * dead-letters at least once holds each until the queues reached have taken it
+   * (Queue.holdDeadLetter, forwardDeadLetter).
    */
   deadLetter(queue: Queue, entries: QueuedMessage[], reason: DeadLetterReason): void {
     if (this.offering > 0) {
@@ -614,9 +618,19 @@ export class VHost {
       return;
     }
     const dlxName = queue.settings.deadLetterExchange;
+    if (dlxName !== undefined && reason !== 'maxlen' && queue.deadLettersAtLeastOnce) {
+      // rabbit_fifo_dlx:discard: counted as at_least_once whether the exchange exists or not.
+      this.counters.deadLettered.count(true, 'at_least_once', reason, entries.length);
+      const now = this.deps.clock.now();
+      for (const entry of entries) {
+        const { message } = deadLetterMessage(entry.msg, reason, queue.name, dlxName, queue.settings.deadLetterRoutingKey, now, this.deps.nextMessageId());
+        queue.holdDeadLetter(message, reason);
+      }
+      return;
+    }
     const dlx = dlxName === undefined ? undefined : this.exchanges.get(dlxName);
     // Counted whether the messages go anywhere or not (strategy at_most_once or disabled).
-    this.counters.deadLettered.count(queue.isQuorum, dlx !== undefined, reason, entries.length);
+    this.counters.deadLettered.count(queue.isQuorum, dlx !== undefined ? 'at_most_once' : 'disabled', reason, entries.length);
     if (dlxName === undefined) return;
     if (!dlx) {
       this.deps.log.warn({ queue: queue.name, dlx: dlxName }, 'dead-letter exchange not found; message dropped');
@@ -635,6 +649,45 @@ export class VHost {
       // message.routingKey is routingKeys[0]; the rest are its CC keys.
       this.publish(dlx, message, routingKeys.slice(1), admit);
     }
+  }
+
+  /**
+   * rabbit_fifo_dlx_worker's forward and redeliver, on one node: routes a dead-letter the queue
+   * holds through its dead-letter exchange in force now, with its dead-letter routing key or else
+   * the keys of its latest death, and offers it to every queue reached but those that took it
+   * already (out.settled) and those a cycle without a rejection cuts; streams take it. True once
+   * every queue reached took it, or none is reached now but one took it before (the routes
+   * changed); false while the exchange is missing, routes it nowhere, or a queue refused it
+   * (x-overflow reject-publish): it stays held. Each taking is counted as confirmed.
+   */
+  private forwardDeadLetter(queue: Queue, out: OutDeadLetter): boolean {
+    const dlxName = queue.settings.deadLetterExchange;
+    const dlx = dlxName === undefined ? undefined : this.exchanges.get(dlxName);
+    if (dlx === undefined) return false;
+    const dlrk = queue.settings.deadLetterRoutingKey;
+    const keys = dlrk !== undefined ? [dlrk] : latestDeath(out.message).routingKeys;
+    // As published to the exchange in force, under the first key (the rest as CC keys).
+    if (out.message.exchange !== dlx.name || out.message.routingKey !== keys[0]) {
+      out.message = out.message.withProperties(this.deps.nextMessageId(), dlx.name, keys[0] ?? '', out.message.properties);
+    }
+    const message = out.message;
+    const queues = new Set<Queue>();
+    this.route(dlx, routingInput(message, keys.length > 1 ? keys.slice(1) : undefined), queues);
+    for (const q of queues) {
+      if (out.settled?.has(q.name) || (out.reason !== 'rejected' && isDeadLetterCycle(message, q.name))) queues.delete(q);
+    }
+    if (queues.size === 0) {
+      const done = out.settled !== undefined;
+      if (done) this.counters.deadLettered.confirmed++;
+      return done;
+    }
+    const refused = new Set<Queue>();
+    this.offer(message.withoutBcc(), queues, refused);
+    out.lastPublishedAt = this.deps.clock.now();
+    for (const q of queues) if (!refused.has(q)) (out.settled ??= new Set()).add(q.name);
+    if (refused.size > 0) return false;
+    this.counters.deadLettered.confirmed++;
+    return true;
   }
 
   // ---- publishing ---------------------------------------------------------------------------
@@ -686,9 +739,10 @@ export class VHost {
    * dead-letter meanwhile (a drop-head queue's head, a reject-publish-dlx queue's refusal) is
    * published once the message reached all of them: in RabbitMQ the channel hands the message to
    * every queue before any queue's dead-lettering publishes, so a dead-lettered copy comes after
-   * the message that pushed it out, in every queue the two reach.
+   * the message that pushed it out, in every queue the two reach. The queues that refuse it
+   * (x-overflow reject-publish) are added to `refused` when given.
    */
-  offer(message: Message, queues: ReadonlySet<Queue>): Published {
+  offer(message: Message, queues: ReadonlySet<Queue>, refused?: Set<Queue>): Published {
     let durable = false;
     let rejected = false;
     // Delivered to three queues or more: encoded once for all of them (a second delivery would
@@ -699,7 +753,10 @@ export class VHost {
       for (const q of queues) {
         const result = q.enqueue(message);
         if (result === EnqueueResult.Durable) durable = true;
-        else if (result === EnqueueResult.Rejected) rejected = true;
+        else if (result === EnqueueResult.Rejected) {
+          rejected = true;
+          refused?.add(q);
+        }
       }
     } finally {
       // Nothing allocated per publish: the list is taken only when a queue dead-lettered.

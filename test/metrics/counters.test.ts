@@ -38,13 +38,14 @@ describe('counters (src/metrics/counters.ts)', () => {
     expect(c.deliveryTotals().deliver).to.equal(1);
   });
 
-  it('dead-lettered messages by queue type, strategy (DLX there or not) and reason', () => {
+  it('dead-lettered messages by queue type, strategy and reason', () => {
     const d = new DeadLetterCounters();
-    d.count(false, true, 'expired', 2);
-    d.count(false, false, 'expired', 1);
-    d.count(true, true, 'delivery_limit', 4);
-    expect([d.get(false, true, 'expired'), d.get(false, false, 'expired'), d.get(true, true, 'delivery_limit'), d.get(true, true, 'expired')])
-      .to.deep.equal([2, 1, 4, 0]);
+    d.count(false, 'at_most_once', 'expired', 2);
+    d.count(false, 'disabled', 'expired', 1);
+    d.count(true, 'at_most_once', 'delivery_limit', 4);
+    d.count(true, 'at_least_once', 'delivery_limit', 3);
+    expect([d.get(false, 'at_most_once', 'expired'), d.get(false, 'disabled', 'expired'), d.get(true, 'at_most_once', 'delivery_limit'),
+      d.get(true, 'at_least_once', 'delivery_limit'), d.get(true, 'at_most_once', 'expired')]).to.deep.equal([2, 1, 4, 3, 0]);
   });
 
   it("a deleted queue's counts stay in its vhost, by queue type", () => {

@@ -41,6 +41,13 @@ describe('policy resolution against queue arguments', () => {
     expect(settings({ 'x-queue-type': F.str('quorum') }, match({ overflow: 'reject-publish-dlx' })).overflow).to.equal('drop-head');
   });
 
+  it('quorum: the dead-letter strategy argument wins over the policy\'s', () => {
+    const quorum = { 'x-queue-type': F.str('quorum') };
+    expect(settings(quorum, match({ 'dead-letter-strategy': 'at-least-once' })).deadLetterStrategy).to.equal('at-least-once');
+    expect(settings({ ...quorum, 'x-dead-letter-strategy': F.str('at-most-once') }, match({ 'dead-letter-strategy': 'at-least-once' })).deadLetterStrategy)
+      .to.equal('at-most-once');
+  });
+
   it('no policy: the declared settings; removing the policy restores them', () => {
     const args = { 'x-max-length': F.int32(3) };
     expect(settings(args, { policy: undefined, operatorPolicy: undefined })).to.deep.equal(parseQueueArguments(args, 'q'));

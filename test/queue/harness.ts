@@ -66,6 +66,8 @@ export function makeQueue(options: HarnessOptions = {}): QueueHarness {
         for (const e of entries) h.deadLettered.push([reason, e.msg.body.toString()]);
       },
       dropped: (_q, reason, count) => { h.dropped.push([reason, count]); },
+      // No exchanges here: a dead-letter held at least once stays held.
+      forwardDeadLetter: () => false,
     },
   );
   return h;

@@ -53,6 +53,7 @@ function overview(ctx: RequestContext): Reply {
   let consumers = 0;
   let ready = 0;
   let unacked = 0;
+  let messages = 0;
   let totals = false;
   for (const name of vhosts) {
     const vhost = broker.vhosts.get(name)!;
@@ -63,6 +64,7 @@ function overview(ctx: RequestContext): Reply {
       consumers += q.consumerCount;
       ready += q.messageCount;
       unacked += q.unackedCount;
+      messages += q.totalCount;
     }
   }
   let connections = 0;
@@ -93,7 +95,7 @@ function overview(ctx: RequestContext): Reply {
     // RabbitMQ sums its statistics of the vhosts' queues: nothing before any queue has been
     // there (a new node), zeros once the last one is gone.
     queue_totals: asMap(!totals ? {} : {
-      messages: ready + unacked, messages_details: noRate(),
+      messages, messages_details: noRate(),
       messages_ready: ready, messages_ready_details: noRate(),
       messages_unacknowledged: unacked, messages_unacknowledged_details: noRate(),
     }),

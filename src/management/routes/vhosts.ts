@@ -15,12 +15,7 @@ import type { MessageStatsSource } from '../stats.js';
 
 /** A vhost as rabbit_vhost:info plus the management database's counts shows it. */
 export function formatVhost(broker: Broker, vhost: VHost, stats: MessageStatsSource): JsonObject {
-  let ready = 0;
-  let unacked = 0;
-  for (const q of vhost.queues.values()) {
-    ready += q.messageCount;
-    unacked += q.unackedCount;
-  }
+  const totals = broker.metrics.queueTotals(vhost);
   let recv = 0;
   let send = 0;
   for (const conn of broker.connections) {
@@ -36,11 +31,11 @@ export function formatVhost(broker: Broker, vhost: VHost, stats: MessageStatsSou
     default_queue_type: defaultQueueType ?? 'undefined',
     description,
     message_stats: stats.vhost?.(vhost.name),
-    messages: ready + unacked,
+    messages: totals.messages,
     messages_details: noRate(),
-    messages_ready: ready,
+    messages_ready: totals.messages_ready,
     messages_ready_details: noRate(),
-    messages_unacknowledged: unacked,
+    messages_unacknowledged: totals.messages_unacknowledged,
     messages_unacknowledged_details: noRate(),
     metadata: asMap(metadata),
     name: vhost.name,
