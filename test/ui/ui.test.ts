@@ -230,6 +230,29 @@ describe('management web UI (headless Chromium)', function () {
     await page.locator('.message .badge', { hasText: 'redelivered' }).waitFor();
   });
 
+  it('shows the dead-letters a quorum queue holds at least once', async () => {
+    const held = `ui-test-${run}-held`;
+    const dlx = `ui-test-${run}-dlx`;
+    await ch.assertExchange(dlx, 'fanout', { durable: true });
+    await ch.assertQueue(held, {
+      durable: true,
+      arguments: { 'x-queue-type': 'quorum', 'x-dead-letter-exchange': dlx, 'x-dead-letter-strategy': 'at-least-once', 'x-overflow': 'reject-publish' },
+    });
+    try {
+      ch.sendToQueue(held, Buffer.from('nowhere to go'));
+      const m = await ch.get(held, { noAck: false });
+      if (m === false) throw new Error('the message did not arrive');
+      ch.nack(m, false, false);
+      await go(`#/queues/%2F/${encodeURIComponent(held)}`);
+      // RabbitMQ's API reports queue figures after its next statistics tick.
+      await page.locator('.tile[data-tile=dead-lettered] .tile-value', { hasText: /^1$/ }).waitFor();
+      expect(await page.locator('.tile[data-tile=total] .tile-value').innerText()).to.equal('1');
+    } finally {
+      await ch.deleteQueue(held);
+      await ch.deleteExchange(dlx);
+    }
+  });
+
   it('lists a queue\'s consumers with each tag whole on one line', async () => {
     const consumer = await conn.createChannel();
     try {

@@ -106,6 +106,8 @@ export async function mount(root, { segments }) {
       tileEl('Ready', num(q.messages_ready ?? 0), 'tile-ready'),
       tileEl('Unacked', num(q.messages_unacknowledged ?? 0), 'tile-unacked'),
       tileEl('Total', num(q.messages ?? 0)),
+      // A quorum queue's at-least-once dead-letters that no target took yet (in Total too).
+      q.type === 'quorum' ? tileEl('Dead-lettered', num(q.messages_dlx ?? 0)) : null,
       tileEl('Consumers', num(q.consumers ?? 0)),
       tileEl('Bytes', bytes(q.message_bytes ?? 0)),
       tileEl('In', rate(st.publish_details?.rate ?? 0)),
