@@ -609,3 +609,55 @@ test('reject-publish-requeue-over-limit-kept', 'rabbit_amqqueue_process:maybe_dr
     t.log(type, left);
   }
 });
+
+/**
+ * x-dead-letter-strategy at-least-once (rabbit_fifo_dlx, 3.10): a quorum queue with a dead-letter
+ * exchange and x-overflow reject-publish keeps a dead-letter that routes nowhere, and it counts
+ * in the queue's x-max-length (rabbit_fifo:is_over_limit), where at most once drops it. Without
+ * reject-publish the strategy falls back to at most once.
+ */
+test('quorum-at-least-once-held-counts-in-limit', 'rabbit_fifo_dlx (3.10): a dead-letter held at least once counts in x-max-length; at most once, or under drop-head, it is dropped', async (t) => {
+  const ch = await t.confirmChannel();
+  const dlx = t.x('nowhere');
+  await ch.assertExchange(dlx, 'fanout', { durable: true });
+  const cases: Array<[string, Record<string, string>]> = [
+    ['at-least-once', { 'x-dead-letter-strategy': 'at-least-once', 'x-overflow': 'reject-publish' }],
+    ['at-most-once', { 'x-dead-letter-strategy': 'at-most-once', 'x-overflow': 'reject-publish' }],
+    ['at-least-once under drop-head', { 'x-dead-letter-strategy': 'at-least-once' }],
+  ];
+  for (const [label, args] of cases) {
+    const q = t.q(label.replace(/ /g, '-'));
+    await ch.assertQueue(q, { durable: true, arguments: { 'x-queue-type': 'quorum', 'x-dead-letter-exchange': dlx, 'x-max-length': 1, ...args } });
+    ch.sendToQueue(q, Buffer.from('dead'), { persistent: true });
+    await ch.waitForConfirms();
+    const m = await ch.get(q, { noAck: false });
+    if (m) ch.nack(m, false, false);
+    await ch.checkQueue(q);
+    const publish = (body: string) => new Promise<string>((resolve) => ch.sendToQueue(q, Buffer.from(body), { persistent: true }, (err) => resolve(`${body}:${err ? 'nack' : 'ack'}`)));
+    const outcomes: string[] = [];
+    for (const body of ['m1', 'm2', 'm3']) outcomes.push(await publish(body));
+    t.log(`${label}: publishes`, outcomes);
+    t.log(`${label}: ready`, t.bodies(await t.drainQueue(ch, q)));
+  }
+});
+
+test('quorum-at-least-once-routed', 'rabbit_fifo_dlx_worker (3.10): a dead-letter that routes is forwarded at once, with the x-death of at most once, and leaves the source', async (t) => {
+  const ch = await t.confirmChannel();
+  const dlq = t.q('dlq');
+  const q = t.q('src');
+  await ch.assertQueue(dlq, { durable: true });
+  await ch.assertQueue(q, {
+    durable: true,
+    arguments: { 'x-queue-type': 'quorum', 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': dlq, 'x-dead-letter-strategy': 'at-least-once', 'x-overflow': 'reject-publish', 'x-max-length': 1 },
+  });
+  ch.sendToQueue(q, Buffer.from('poison'), { persistent: true, headers: { h: 1 } });
+  await ch.waitForConfirms();
+  const m = await ch.get(q, { noAck: false });
+  if (m) ch.nack(m, false, false);
+  t.log('dead', dead(t, ch, await getOne(t, ch, dlq, 1000)));
+  const outcomes: string[] = [];
+  for (const body of ['m1', 'm2']) {
+    outcomes.push(await new Promise<string>((resolve) => ch.sendToQueue(q, Buffer.from(body), { persistent: true }, (err) => resolve(`${body}:${err ? 'nack' : 'ack'}`))));
+  }
+  t.log('publishes after', outcomes);
+});
