@@ -17,6 +17,9 @@ export const DEAD_LETTER_PREFETCH = 32;
  */
 export const DEAD_LETTER_RETRY_MS = 180_000;
 
+/** Held dead-letters read back from the store at once after a restart (their refs only are kept). */
+const RECOVER_PAGE = 4096;
+
 /** A held dead-letter in the store: its seq under the held key, its message id and body size. */
 interface HeldRef {
   readonly seq: number;
@@ -112,12 +115,22 @@ export class HeldDeadLetters {
    * once the exchanges, queues and bindings are back).
    */
   recover(): void {
-    const stored = this.deps.store.readEntries(this.storeKey, 0, Number.MAX_SAFE_INTEGER);
-    this.waiting = stored.map((e) => ({ seq: e.seq, msgId: e.msgId, size: e.size }));
+    this.waiting = [];
     this.at = 0;
-    this.count = stored.length;
-    this.bytes = stored.reduce((n, e) => n + e.size, 0);
-    this.nextSeq = stored.length > 0 ? stored[stored.length - 1]!.seq + 1 : 0;
+    this.count = 0;
+    this.bytes = 0;
+    // A page at a time: a range read keeps what it read (values, inline messages) until the next.
+    for (let from = 0; ;) {
+      const page = this.deps.store.readEntries(this.storeKey, from, RECOVER_PAGE);
+      for (const e of page) {
+        this.waiting.push({ seq: e.seq, msgId: e.msgId, size: e.size });
+        this.count++;
+        this.bytes += e.size;
+      }
+      if (page.length < RECOVER_PAGE) break;
+      from = page[page.length - 1]!.seq + 1;
+    }
+    this.nextSeq = this.count > 0 ? this.waiting[this.count - 1]!.seq + 1 : 0;
   }
 
   /** A new rabbit_fifo_dlx_worker (after a restart): takes the first ones out and forwards them. */
