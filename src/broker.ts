@@ -199,7 +199,7 @@ export class Broker implements BrokerContext, PrometheusSource {
       clock: this.clock,
       exchangeTypes: this.exchangeTypes,
       metadata: this.store.metadata,
-      queueDeps: { log: this.log, clock: this.clock, store: this.store.messages, memoryWindow: this.config.queueMemoryWindow, transientPaging, hooks: this.hooks, state: this.store.metadata, later: this.later },
+      queueDeps: { log: this.log, clock: this.clock, store: this.store.messages, memoryWindow: this.config.queueMemoryWindow, deadLetterRetryMs: this.config.deadLetterRetryMs, transientPaging, hooks: this.hooks, state: this.store.metadata, later: this.later },
       nextMessageId: () => this.nextMessageId(),
       churn: this.metrics.churn,
     };

@@ -11,6 +11,7 @@ import type { Permissions } from './access/records.js';
 import type { PolicyRecord } from './policy/policy.js';
 import type { GlobalParameterRecord, ParameterRecord } from './parameters/records.js';
 import { checkTlsConfig, type TlsConfig } from './tls/tls-options.js';
+import { DEAD_LETTER_RETRY_MS } from './queue/held-dead-letters.js';
 import type { Definitions } from './management/definitions/format.js';
 
 export interface UserConfig {
@@ -50,6 +51,11 @@ export interface BrokerConfig {
   heartbeat: number;
   /** RabbitMQ's consumer_timeout: ms a delivery may stay unacknowledged (0 disables). */
   consumerTimeout: number;
+  /**
+   * RabbitMQ's dead_letter_worker_publisher_confirm_timeout (advanced config, 180,000 ms): how
+   * often a quorum queue forwards again the at-least-once dead-letters it holds.
+   */
+  deadLetterRetryMs: number;
   /** Largest message body accepted (RabbitMQ's max_message_size, 128 MiB by default). */
   maxMessageSize: number;
   /**
@@ -169,6 +175,7 @@ export const DEFAULT_CONFIG: BrokerConfig = {
   channelMax: 2047,
   heartbeat: 60,
   consumerTimeout: 30 * 60 * 1000,
+  deadLetterRetryMs: DEAD_LETTER_RETRY_MS,
   maxMessageSize: 128 * 1024 * 1024,
   memoryHighWatermark: 0.4,
   diskFreeLimit: 50_000_000,
@@ -204,6 +211,7 @@ export function resolveConfig(options: Partial<BrokerConfig>): BrokerConfig {
     if (value !== undefined && key in DEFAULT_CONFIG) (config as unknown as Record<string, unknown>)[key] = value;
   }
   checkReadCoalescing(config.readCoalescingMicros, 'readCoalescingMicros');
+  checkDeadLetterRetry(config.deadLetterRetryMs, 'deadLetterRetryMs');
   // Plain passwords do not outlive this line.
   config.users = hashConfigUsers(config.users);
   return config;
@@ -237,7 +245,14 @@ export function readConfigFile(path: string): Partial<BrokerConfig> {
   }
   if (config.prometheusPort !== undefined) config.prometheusPort = parseOptionalPort(config.prometheusPort as unknown, `config file ${path}: prometheusPort`);
   if (config.readCoalescingMicros !== undefined) checkReadCoalescing(config.readCoalescingMicros, `config file ${path}: readCoalescingMicros`);
+  if (config.deadLetterRetryMs !== undefined) checkDeadLetterRetry(config.deadLetterRetryMs, `config file ${path}: deadLetterRetryMs`);
   return config as Partial<BrokerConfig>;
+}
+
+/** deadLetterRetryMs: a whole number of milliseconds, at least 1. */
+export function checkDeadLetterRetry(value: unknown, what: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw new Error(`${what}: '${String(value)}' is not a whole number of milliseconds (at least 1)`);
+  return value;
 }
 
 /** The longest nap read coalescing may take: 0.1 s (a nap stops the whole event loop). */

@@ -57,6 +57,22 @@ describe('command line (src/main.ts)', () => {
     }
   });
 
+  it('deadLetterRetryMs in the config file: 180,000 by default (RabbitMQ\'s dead_letter_worker_publisher_confirm_timeout), a whole number of ms', () => {
+    expect(DEFAULT_CONFIG.deadLetterRetryMs).to.equal(180_000);
+    const dir = makeTmpDir('warren-cli-');
+    try {
+      const file = join(dir, 'config.json');
+      writeFileSync(file, JSON.stringify({ deadLetterRetryMs: 1000 }));
+      expect(parseCli(['--config', file], {})).to.include({ deadLetterRetryMs: 1000 });
+      for (const bad of [0, 1.5, '1000']) {
+        writeFileSync(file, JSON.stringify({ deadLetterRetryMs: bad }));
+        expect(() => parseCli(['--config', file], {}), String(bad)).to.throw(`config file ${file}: deadLetterRetryMs: '${bad}' is not a whole number of milliseconds (at least 1)`);
+      }
+    } finally {
+      removeDir(dir);
+    }
+  });
+
   it('--read-coalescing US (or WARREN_READ_COALESCING, or readCoalescingMicros in the config file): 50 by default, 0 = off', async () => {
     expect(parseCli([], {})).not.to.have.property('readCoalescingMicros'); // the default, 50
     expect(DEFAULT_CONFIG.readCoalescingMicros).to.equal(50);

@@ -12,8 +12,9 @@ import type { DeadLetterReason } from './queue.js';
 export const DEAD_LETTER_PREFETCH = 32;
 
 /**
- * dead_letter_worker_publisher_confirm_timeout (180 s in 3.10.8): every so often the ones out
- * that no queue took, or that a queue refused this long ago, are forwarded again.
+ * dead_letter_worker_publisher_confirm_timeout (180 s in 3.10.8; the broker's deadLetterRetryMs):
+ * every so often the ones out that no queue took, or that a queue refused this long ago, are
+ * forwarded again.
  */
 export const DEAD_LETTER_RETRY_MS = 180_000;
 
@@ -50,6 +51,8 @@ export interface HeldDeadLettersDeps {
   store: MessageStore;
   clock: Clock;
   forward: ForwardDeadLetter;
+  /** The retry period (DEAD_LETTER_RETRY_MS unless configured). */
+  retryMs: number;
 }
 
 /**
@@ -59,7 +62,7 @@ export interface HeldDeadLettersDeps {
  * has taken it. One that no queue took (the exchange is missing or routes it nowhere) or that a
  * queue refused (x-overflow reject-publish) stays held, counts in the queue's messages and length
  * limits (messages_dlx, message_bytes_dlx), survives a restart, and is forwarded again every
- * DEAD_LETTER_RETRY_MS, when a policy of the queue changes (those never published), and after
+ * retry period (DEAD_LETTER_RETRY_MS by default), when a policy of the queue changes (those never published), and after
  * a restart. Its removal from the store and its copies in the target queues are written in one
  * commit, so a crash loses nothing and at most repeats a forward.
  */
@@ -141,13 +144,13 @@ export class HeldDeadLetters {
 
   /**
    * redeliver_and_ack: forwards again the ones out that no queue took yet, and those a queue
-   * refused at least DEAD_LETTER_RETRY_MS ago; then takes out more in place of those now taken.
+   * refused at least a retry period ago; then takes out more in place of those now taken.
    * Run by the timer, and when a policy of the queue changed (the worker's lookup_topology).
    */
   retry(): void {
     const now = this.deps.clock.now();
     for (const out of [...this.out]) {
-      const due = out.lastPublishedAt === undefined || out.lastPublishedAt + DEAD_LETTER_RETRY_MS <= now;
+      const due = out.lastPublishedAt === undefined || out.lastPublishedAt + this.deps.retryMs <= now;
       if (due && this.deps.forward(out)) this.settle(out);
     }
     this.takeOut();
@@ -197,7 +200,7 @@ export class HeldDeadLetters {
     this.timer ??= this.deps.clock.setTimeout(() => {
       this.timer = undefined;
       this.retry();
-    }, DEAD_LETTER_RETRY_MS);
+    }, this.deps.retryMs);
   }
 
   /**

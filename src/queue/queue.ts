@@ -7,7 +7,7 @@ import type { MessageStore } from '../store/message-store.js';
 import type { Consumer } from './consumer.js';
 import { ConsumerList } from './consumer-list.js';
 import { ConsumerUse } from './consumer-use.js';
-import { HeldDeadLetters, type OutDeadLetter } from './held-dead-letters.js';
+import { DEAD_LETTER_RETRY_MS, HeldDeadLetters, type OutDeadLetter } from './held-dead-letters.js';
 import type { Message } from './message.js';
 import { PagedReadyList, type DroppedHead } from './paged-ready-list.js';
 import type { QueueSettings } from './queue-arguments.js';
@@ -56,6 +56,8 @@ export interface QueueDeps {
    * dead-letter exchange and offers it (HeldDeadLetters): true once every queue reached took it.
    */
   forwardDeadLetter: (queue: Queue, out: OutDeadLetter) => boolean;
+  /** How often held dead-letters are forwarded again (the broker's deadLetterRetryMs; default DEAD_LETTER_RETRY_MS). */
+  deadLetterRetryMs?: number;
   /**
    * Paging transient messages out under memory pressure (TransientPager): active() is true
    * while transient messages beyond the window should go to the store; wake() asks for a
@@ -321,7 +323,8 @@ export class Queue {
 
   private newHeldDeadLetters(): HeldDeadLetters {
     const forward = (out: OutDeadLetter) => this.deps.forwardDeadLetter(this, out);
-    return new HeldDeadLetters(HeldDeadLetters.storeKeyOf(this.storeKey), { store: this.deps.store, clock: this.deps.clock, forward });
+    const { store, clock, deadLetterRetryMs: retryMs = DEAD_LETTER_RETRY_MS } = this.deps;
+    return new HeldDeadLetters(HeldDeadLetters.storeKeyOf(this.storeKey), { store, clock, forward, retryMs });
   }
 
   /**

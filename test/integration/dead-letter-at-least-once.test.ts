@@ -167,6 +167,35 @@ describe('at-least-once dead-lettering (quorum queues)', function () {
   });
 });
 
+describe('at-least-once dead-lettering: the retry period is deadLetterRetryMs', function () {
+  const clock = new FakeClock(Date.UTC(2026, 10, 30));
+  const b = useManagedBroker({ clock, heartbeat: 0, deadLetterRetryMs: 1000 });
+
+  it('forwards again after the configured period what no queue took', async () => {
+    const conn = await connect(b.url);
+    try {
+      const ch = await confirmChannel(conn);
+      await ch.assertExchange('retry.dlx', 'fanout', { durable: true });
+      await ch.assertQueue('retry.src', {
+        durable: true,
+        arguments: { 'x-queue-type': 'quorum', 'x-dead-letter-exchange': 'retry.dlx', 'x-dead-letter-strategy': 'at-least-once', 'x-overflow': 'reject-publish' },
+      });
+      ch.sendToQueue('retry.src', Buffer.from('again'));
+      await ch.waitForConfirms();
+      const m = await ch.get('retry.src', { noAck: false });
+      if (m === false) throw new Error('retry.src is empty');
+      ch.nack(m, false, false);
+      await ch.assertQueue('retry.dst', { durable: true });
+      await ch.bindQueue('retry.dst', 'retry.dlx', '');
+      expect((await ch.checkQueue('retry.dst')).messageCount).to.equal(0);
+      clock.advance(1000);
+      expect((await ch.checkQueue('retry.dst')).messageCount).to.equal(1);
+    } finally {
+      await conn.close();
+    }
+  });
+});
+
 describe('at-least-once dead-lettering: a crash loses nothing held', function () {
   this.timeout(60000);
   const dataDir = useTmpDir('warren-alo-');

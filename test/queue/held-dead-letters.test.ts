@@ -24,7 +24,7 @@ describe('HeldDeadLetters', () => {
     out.lastPublishedAt = clock.now();
     return false;
   };
-  const held = () => new HeldDeadLetters(KEY, { store, clock, forward });
+  const held = () => new HeldDeadLetters(KEY, { store, clock, forward, retryMs: DEAD_LETTER_RETRY_MS });
   const dead = (body: string) => deadLetterMessage(message(store, body), 'rejected', 'src', 'dlx', undefined, clock.now(), store.nextMessageId()).message;
 
   beforeEach(() => {
