@@ -19,6 +19,7 @@ describe('chaos (one node: SIGKILL, SIGSTOP, clock steps, full disk)', function 
     expect(report.violations, summary).to.deep.equal([]);
     expect(report.stats.confirmed, summary).to.be.greaterThan(100);
     expect(report.drained, 'messages left queued at the end are found after a crash').to.be.greaterThan(0);
+    expect(report.stats.deadLettered, 'rejected messages come out of the dead-letter queue').to.be.greaterThan(0);
     expect(report.disconnects.kill + report.disconnects.pause, 'kill and pause drop the clients, which reconnect').to.be.greaterThan(0);
   });
 

@@ -11,6 +11,11 @@
  *   deliveries that are not redeliveries increase (a queue is FIFO; only a redelivery may come
  *   back out of order);
  * - no phantoms: every delivery is of a message that was published, with its body intact.
+ *
+ * A delivery out of a dead-letter queue fed at least once (Delivery.deadLettered) counts for no
+ * loss, phantoms and intact bodies, but not for duplicates or order: at least once means a
+ * dead-letter may come twice (RabbitMQ's worker forwards again what it had no confirm for), as
+ * a new message each time, and one held and forwarded again comes after later ones.
  */
 
 export interface Delivery {
@@ -22,6 +27,8 @@ export interface Delivery {
   queue: string;
   /** The body matched what the publisher sent for (publisher, seq). */
   intact: boolean;
+  /** Out of a queue that dead-letters were forwarded to at least once. */
+  deadLettered?: boolean;
 }
 
 export class History {
@@ -57,6 +64,10 @@ export interface CheckResult {
     distinctDelivered: number;
     redeliveries: number;
     duplicates: number;
+    /** Deliveries out of the dead-letter queue. */
+    deadLettered: number;
+    /** ... that came after a later seq of their publisher, to the same consumer: held and forwarded again. */
+    deadLetteredLate: number;
   };
 }
 
@@ -76,6 +87,9 @@ export function check(h: History): CheckResult {
   const lastInOrder = new Map<string, number>();
   let redeliveries = 0;
   let duplicates = 0;
+  let deadLettered = 0;
+  let deadLetteredLate = 0;
+  const lastDeadLettered = new Map<string, number>();
   for (const d of h.deliveries) {
     const k = key(d.publisher, d.seq);
     if (!d.intact) report('corrupt', `message ${k} delivered to ${d.consumer} with a body that is not the one published`);
@@ -83,6 +97,14 @@ export function check(h: History): CheckResult {
     const times = seen.get(k) ?? 0;
     seen.set(k, times + 1);
     if (d.redelivered) redeliveries++;
+    if (d.deadLettered) {
+      deadLettered++;
+      if (times > 0) duplicates++;
+      const order = `${d.consumer}/${d.publisher}`;
+      if (d.seq < (lastDeadLettered.get(order) ?? 0)) deadLetteredLate++;
+      else lastDeadLettered.set(order, d.seq);
+      continue;
+    }
     if (times > 0) {
       duplicates++;
       if (!d.redelivered) report('duplicate without redelivered', `message ${k} delivered again (delivery ${times + 1}) to ${d.consumer} with redelivered=false`);
@@ -111,6 +133,8 @@ export function check(h: History): CheckResult {
       distinctDelivered: seen.size,
       redeliveries,
       duplicates,
+      deadLettered,
+      deadLetteredLate,
     },
   };
 }

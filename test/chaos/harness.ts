@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { rng as seededRng } from '../frame/helpers.js';
@@ -5,14 +6,17 @@ import { SmallDisk } from '../support/small-disk.js';
 import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 import { check, History, type CheckResult } from './checker.js';
 import { ChaosBroker, findLibfaketime } from './faults.js';
-import { Consumer, drain, Publisher, type WorkerEvents, type WorkloadOptions } from './workload.js';
+import { Consumer, drain, drainDeadLetters, Publisher, Rejecter, type WorkerEvents, type WorkloadOptions } from './workload.js';
 
 /**
- * One node, Jepsen-style: a workload of confirming publishers and acking consumers runs while a
- * fault schedule SIGKILLs and restarts the broker, freezes it past the heartbeat timeout, steps
+ * One node, Jepsen-style: a workload of confirming publishers and acking consumers (and a quorum
+ * queue whose every message is rejected and dead-lettered at least once into a queue of two
+ * that refuses the rest, so that dead-letters are held, forwarded again every second and
+ * recovered after crashes) runs while a fault schedule SIGKILLs and restarts the broker, freezes it past the heartbeat timeout, steps
  * its wall clock by an hour (libfaketime) and fills its disk (a tmpfs of its own). Clients
  * reconnect after every fault. At the end the broker is crashed once more, restarted, and every
- * queue is drained; checker.ts then judges the whole history.
+ * queue is drained, the dead-letter queue until nothing more is forwarded; checker.ts then
+ * judges the whole history.
  */
 
 export type FaultKind = 'kill' | 'pause' | 'clock' | 'disk';
@@ -37,6 +41,8 @@ export interface ChaosReport extends CheckResult {
 }
 
 const DISK_LIMIT = 16_000_000;
+/** The broker's deadLetterRetryMs in the run. */
+const DEAD_LETTER_RETRY_MS = 1000;
 const DISK_SIZE_MIB = 96;
 /** A fault must let the workload go on within this long after it ends. */
 const RECOVERY_TIMEOUT_MS = 45_000;
@@ -51,7 +57,10 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   if (!disk) skipped.push('disk: cannot mount a tmpfs here (needs root); the disk was not filled');
   const scratch = makeTmpDir('warren-chaos-');
   const dataDir = disk ? join(disk.dir, 'data') : join(scratch, 'data');
-  const broker = new ChaosBroker(dataDir, ['--disk-free-limit', String(DISK_LIMIT)], lib ? { lib, file: join(scratch, 'faketime') } : undefined);
+  // Held dead-letters are forwarded again every second, not every 3 minutes.
+  const config = join(scratch, 'config.json');
+  writeFileSync(config, JSON.stringify({ deadLetterRetryMs: DEAD_LETTER_RETRY_MS }));
+  const broker = new ChaosBroker(dataDir, ['--disk-free-limit', String(DISK_LIMIT), '--config', config], lib ? { lib, file: join(scratch, 'faketime') } : undefined);
   const available = FAULT_KINDS.filter((k) => (k !== 'clock' || lib) && (k !== 'disk' || disk));
 
   const history = new History();
@@ -97,15 +106,17 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   };
 
   let publishers: Publisher[] = [];
-  let consumers: Consumer[] = [];
+  let consumers: Array<Consumer | Rejecter> = [];
   try {
     await broker.start();
     const w: WorkloadOptions = {
       url: broker.url,
-      // A quorum queue whose publisher sends transient messages: it must keep them all.
-      queues: ['chaos-0', 'chaos-1', 'chaos-qq'],
-      quorum: ['chaos-qq'],
-      publishers: 3,
+      // A quorum queue whose publisher sends transient messages: it must keep them all. Another
+      // dead-letters everything at least once into a small queue that refuses what is over.
+      queues: ['chaos-0', 'chaos-1', 'chaos-qq', 'chaos-alo'],
+      quorum: ['chaos-qq', 'chaos-alo'],
+      deadLetters: { source: 'chaos-alo', target: 'chaos-alo-dead', targetMaxLength: 2 },
+      publishers: 4,
       consumersPerQueue: 2,
       heartbeat: 1,
       window: 32,
@@ -115,8 +126,11 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       ...opts.workload,
     };
     publishers = Array.from({ length: w.publishers }, (_, i) => new Publisher(i + 1, w.queues[i % w.queues.length]!, w, history, events));
-    consumers = w.queues.flatMap((q, qi) =>
+    const dl = w.deadLetters;
+    const consumed = dl ? [...w.queues.filter((q) => q !== dl.source), dl.target] : w.queues;
+    consumers = consumed.flatMap((q, qi) =>
       Array.from({ length: w.consumersPerQueue }, (_, ci) => new Consumer(`consumer-${qi}.${ci}`, q, w, history, events)));
+    if (dl) consumers.push(new Rejecter(dl.source, w, history, events));
     const workers = [...publishers, ...consumers];
     for (const worker of workers) worker.start();
     const allConnected = () => workers.every((x) => x.connected);
@@ -193,7 +207,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     for (const p of publishers) await p.stop();
     await broker.kill();
     await broker.start();
-    const drained = await drain(broker.url, w.queues, history);
+    let drained = await drain(broker.url, dl ? [...w.queues, dl.target] : w.queues, history, dl?.target);
+    // What the source still holds comes out as it is forwarded again.
+    if (dl) drained += await drainDeadLetters(broker.url, dl.target, history, 3 * DEAD_LETTER_RETRY_MS);
     log(`drained ${drained} message(s) after a final crash and restart`);
     const result = check(history);
     for (const kind of ['clock', 'disk'] as const) {

@@ -6,7 +6,9 @@ import { messageBody, parseBody, type History } from './checker.js';
  * The chaos workload: confirming publishers and manually acking consumers on durable queues,
  * each on its own connection, reconnecting after every fault. Publishers send persistent
  * messages to classic queues and transient ones to quorum queues (which keep every message:
- * a confirm means it is on disk either way).
+ * a confirm means it is on disk either way). With `deadLetters`, one quorum queue dead-letters
+ * at least once: a Rejecter nacks everything it gets from it, into a bounded quorum queue whose
+ * consumers record the deliveries, so that what is dead-lettered is sometimes refused and held.
  */
 
 export interface WorkloadOptions {
@@ -24,6 +26,12 @@ export interface WorkloadOptions {
   rate: number;
   prefetch: number;
   bodySize: number;
+  /**
+   * `source` (one of `queues`, a quorum queue) dead-letters at least once, through the default
+   * exchange, to `target`: a quorum queue of at most `targetMaxLength` ready messages that refuses
+   * more (x-overflow reject-publish), so dead-letters are held and forwarded again.
+   */
+  deadLetters?: { source: string; target: string; targetMaxLength: number };
 }
 
 /** Connection lifecycle events the fault schedule waits on and counts. */
@@ -36,6 +44,16 @@ export interface WorkerEvents {
 
 /** Declares the worker's queue as the workload has it. */
 function declare(ch: amqp.Channel, queue: string, opts: WorkloadOptions): Promise<unknown> {
+  const dl = opts.deadLetters;
+  if (dl?.source === queue) {
+    return ch.assertQueue(queue, {
+      durable: true,
+      arguments: { 'x-queue-type': 'quorum', 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': dl.target, 'x-dead-letter-strategy': 'at-least-once', 'x-overflow': 'reject-publish' },
+    });
+  }
+  if (dl?.target === queue) {
+    return ch.assertQueue(queue, { durable: true, arguments: { 'x-queue-type': 'quorum', 'x-max-length': dl.targetMaxLength, 'x-overflow': 'reject-publish' } });
+  }
   return ch.assertQueue(queue, { durable: true, arguments: opts.quorum.includes(queue) ? { 'x-queue-type': 'quorum' } : {} });
 }
 
@@ -219,6 +237,7 @@ export class Consumer extends Worker {
         redelivered: msg.fields.redelivered,
         queue: this.queue,
         intact: parsed?.intact ?? false,
+        deadLettered: this.queue === this.opts.deadLetters?.target,
       });
       this.received++;
       ch.ack(msg);
@@ -229,8 +248,79 @@ export class Consumer extends Worker {
   }
 }
 
-/** Takes every message left in the queues (basic.get) into the history, as the consumer "drain". */
-export async function drain(url: string, queues: string[], history: History): Promise<number> {
+/**
+ * Takes everything from the at-least-once source queue and nacks it without requeue: each
+ * message is dead-lettered, and counts as delivered only once it comes out of the target.
+ */
+export class Rejecter extends Worker {
+  private stopNow: (() => void) | undefined;
+
+  constructor(
+    readonly queue: string,
+    opts: WorkloadOptions,
+    history: History,
+    events: WorkerEvents,
+  ) {
+    super('rejecter', opts, history, events);
+  }
+
+  protected override wake(): void {
+    this.stopNow?.();
+  }
+
+  protected async session(conn: amqp.ChannelModel, closed: Promise<string>): Promise<string> {
+    const ch = await conn.createChannel();
+    ch.on('error', () => {});
+    await declare(ch, this.queue, this.opts);
+    await ch.prefetch(this.opts.prefetch);
+    await ch.consume(this.queue, (msg) => {
+      if (msg) ch.nack(msg, false, false);
+    });
+    const stopped = new Promise<string>((resolve) => (this.stopNow = () => resolve('stopped')));
+    if (this.stopping) return 'stopped';
+    return Promise.race([closed, stopped]);
+  }
+}
+
+/**
+ * The end of the run for the dead-letter target: consumes it without acknowledgements (so the
+ * target refuses nothing) until nothing has come for `quietMs`, long enough for the source to
+ * forward again what it still holds. Returns how many came.
+ */
+export async function drainDeadLetters(url: string, target: string, history: History, quietMs: number): Promise<number> {
+  const conn = await amqp.connect(url);
+  conn.on('error', () => {});
+  let n = 0;
+  try {
+    const ch = await conn.createChannel();
+    let last = performance.now();
+    await ch.consume(target, (msg) => {
+      if (!msg) return;
+      const parsed = parseBody(msg.content);
+      history.deliver({
+        consumer: 'drain-dead-letters',
+        publisher: parsed?.publisher ?? -1,
+        seq: parsed?.seq ?? -1,
+        redelivered: msg.fields.redelivered,
+        queue: target,
+        intact: parsed?.intact ?? false,
+        deadLettered: true,
+      });
+      n++;
+      last = performance.now();
+    }, { noAck: true });
+    while (performance.now() - last < quietMs) await sleep(100);
+  } finally {
+    await conn.close().catch(() => undefined);
+  }
+  return n;
+}
+
+/**
+ * Takes every message left in the queues (basic.get) into the history, as the consumer "drain"
+ * (those of `deadLetterTarget` as dead-lettered).
+ */
+export async function drain(url: string, queues: string[], history: History, deadLetterTarget?: string): Promise<number> {
   const conn = await amqp.connect(url);
   conn.on('error', () => {});
   let n = 0;
@@ -248,6 +338,7 @@ export async function drain(url: string, queues: string[], history: History): Pr
           redelivered: msg.fields.redelivered,
           queue,
           intact: parsed?.intact ?? false,
+          deadLettered: queue === deadLetterTarget,
         });
         n++;
       }
