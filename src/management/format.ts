@@ -25,6 +25,7 @@ import { packBindingProps } from './binding-key.js';
 import { float, noRate, type Json, type JsonObject } from './json.js';
 import { asMap } from './query.js';
 import type { MessageStatsSource } from './stats.js';
+import type { HeadTimestamps } from '../metrics/head-timestamps.js';
 import type { PolicyInfo } from '../policy/policy-operations.js';
 
 export const NODE = nodeName();
@@ -71,7 +72,7 @@ function quorumFields(q: Queue, classic: Record<string, Json | undefined>, extra
 }
 
 /** A queue in /api/queues (detail adds consumer_details, deliveries and incoming). */
-export function formatQueue(vhost: string, q: Queue, stats: MessageStatsSource, policies: PolicyInfo, detail = false): JsonObject {
+export function formatQueue(vhost: string, q: Queue, stats: MessageStatsSource, policies: PolicyInfo, heads: HeadTimestamps, detail = false): JsonObject {
   if (q instanceof StreamQueue) {
     const out = formatStream(vhost, q, stats, policies);
     if (detail) Object.assign(out, { consumer_details: q.consumerList.map((c) => formatConsumer(c)), deliveries: [], incoming: [] });
@@ -84,8 +85,6 @@ export function formatQueue(vhost: string, q: Queue, stats: MessageStatsSource, 
   // A float with consumers, the integer 0 without (as 3.10.8 writes them).
   const capacity = consumers > 0 ? float(q.consumerCapacity) : 0;
   const exclusiveConsumer = q.consumerList.find((c) => c.exclusive);
-  const head = q.peekHead();
-  const timestamp = head?.msg.properties.timestamp;
   const out: Record<string, Json | undefined> = {
     arguments: tableToJson(q.arguments),
     auto_delete: q.autoDelete,
@@ -106,7 +105,7 @@ export function formatQueue(vhost: string, q: Queue, stats: MessageStatsSource, 
     exclusive: q.exclusiveOwner !== null,
     exclusive_consumer_tag: exclusiveConsumer?.tag ?? null,
     garbage_collection: noGarbageCollection(),
-    head_message_timestamp: timestamp ?? null,
+    head_message_timestamp: q.isQuorum ? null : (heads.of(q) ?? null),
     idle_since: timeString(q.createdAt),
     // What the queue holds in memory: message bodies (and headers) of ready and unacked messages.
     memory: q.readyBytesInMemory + q.unackedBytes,

@@ -14,7 +14,7 @@ const getOver = (b: { api: ReturnType<typeof useManagedBroker>['api'] }, queue: 
 
 /** /api/queues driven over HTTP and observed over AMQP (amqplib), and the reverse. */
 describe('management API: queues', () => {
-  const b = useManagedBroker();
+  const b = useManagedBroker({ prometheusPort: 0 });
   let conn: ChannelModel;
   let ch: Channel;
   before(async () => {
@@ -40,6 +40,44 @@ describe('management API: queues', () => {
     expect(Object.keys(detail)).to.deep.equal(['consumer_details', ...[...keys, 'deliveries', 'incoming'].sort()]);
     expect(detail).to.deep.include({ open_files: { [NODE]: 0 }, messages_dlx: 0, single_active_consumer_ctag: null, leader: NODE });
     await b.api('DELETE', '/api/queues/%2F/h.quorum-keys');
+  });
+
+  it('head_message_timestamp is the older of the ready head\'s and the oldest unacknowledged message\'s (recorded from 3.10.8), in the API and Prometheus', async () => {
+    const queue = 'h.head-ts';
+    await ch.assertQueue(queue, { durable: false });
+    ch.sendToQueue(queue, Buffer.from('a'), { timestamp: 2000 });
+    ch.sendToQueue(queue, Buffer.from('b'), { timestamp: 1000 });
+    ch.sendToQueue(queue, Buffer.from('c'), { timestamp: 3000 });
+    const head = async () => {
+      const api = (await b.api('GET', `/api/queues/%2F/${queue}`)).json.head_message_timestamp as number | null;
+      const listed = ((await b.api('GET', '/api/queues/%2F')).json as Array<Record<string, unknown>>).find((q) => q['name'] === queue)!['head_message_timestamp'];
+      const text = await (await fetch(`${b.running.broker.prometheusUrl}/metrics/per-object`)).text();
+      const sample = new RegExp(`^rabbitmq_queue_head_message_timestamp\\{vhost="/",queue="${queue}"\\} (\\S+)$`, 'm').exec(text)?.[1];
+      expect(listed).to.equal(api);
+      return [api, sample];
+    };
+    await ch.checkQueue(queue);
+    // The head only, not the lowest of the ready messages.
+    expect(await head()).to.deep.equal([2000, '2000']);
+    const consumer = await conn.createChannel();
+    await consumer.prefetch(2);
+    const got: amqp.ConsumeMessage[] = [];
+    await consumer.consume(queue, (m) => got.push(m!));
+    while (got.length < 2) await new Promise((r) => setTimeout(r, 10));
+    // a and b unacknowledged, c ready: the oldest unacknowledged one (a, the lowest seq) counts.
+    expect(await head()).to.deep.equal([2000, '2000']);
+    consumer.ack(got[0]!);
+    await consumer.checkQueue(queue);
+    expect(await head()).to.deep.equal([1000, '1000']);
+    consumer.ack(got[1]!);
+    await consumer.checkQueue(queue);
+    while (got.length < 3) await new Promise((r) => setTimeout(r, 10));
+    // c delivered and unacknowledged, nothing ready.
+    expect(await head()).to.deep.equal([3000, '3000']);
+    consumer.ack(got[2]!);
+    await consumer.checkQueue(queue);
+    expect(await head()).to.deep.equal([null, 'NaN']);
+    await consumer.close();
   });
 
   it('declares over HTTP what AMQP then finds, and counts what AMQP publishes, live', async () => {

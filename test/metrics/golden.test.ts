@@ -69,7 +69,6 @@ const LEFT_OUT: Record<string, string> = {
   rabbitmq_channel_process_reductions_total: 'Erlang reductions',
   rabbitmq_connection_process_reductions_total: 'Erlang reductions',
   rabbitmq_queue_process_memory_bytes: 'queues are not processes',
-  rabbitmq_queue_head_message_timestamp: 'RabbitMQ\'s is the oldest timestamp of the ready head and the oldest unacknowledged message; queues do not track the latter',
   rabbitmq_queue_disk_reads_total: 'store reads not counted per queue',
   rabbitmq_queue_disk_writes_total: 'store writes not counted per queue',
   rabbitmq_connection_outgoing_packets_total: 'socket writes not counted',

@@ -13,6 +13,7 @@ import { isStream, refuseOnStream } from '../../stream/stream-refusals.js';
 import { resourceName } from '../../errors.js';
 import { jsonToTable, propertiesToJson } from '../amqp-json.js';
 import { bindingFacts, formatBinding, formatQueue, implicitBinding } from '../format.js';
+import { HeadTimestamps } from '../../metrics/head-timestamps.js';
 import { HttpError, badRequest, noContent, notAuthorised, notFound, objectNotFound, ok, parseBodyBool, parseBool, parseInt, requireKeys, type Reply } from '../http.js';
 import type { Json } from '../json.js';
 import { checkAccess, run } from '../ops.js';
@@ -68,16 +69,17 @@ function list(ctx: RequestContext): Reply {
     const queues = [...vhost.queues.values()].sort((a, b) => compareUtf8(a.name, b.name));
     for (const queue of queues) sources.push({ vhost, queue });
   }
+  const heads = new HeadTimestamps(ctx.broker.connections);
   return ok(sortedListReply({
     sources,
     name: (s) => s.queue.name,
-    item: ({ vhost, queue }) => formatQueue(vhost.name, queue, ctx.stats, ctx.broker.policies.infoOf(vhost.name, queue)),
+    item: ({ vhost, queue }) => formatQueue(vhost.name, queue, ctx.stats, ctx.broker.policies.infoOf(vhost.name, queue), heads),
   }, ctx.query, ['vhost', 'name']));
 }
 
 function show(ctx: RequestContext): Reply {
   const { vhost, queue } = existingQueue(ctx);
-  return ok(objectReply(formatQueue(vhost.name, queue, ctx.stats, ctx.broker.policies.infoOf(vhost.name, queue), true), ctx.query));
+  return ok(objectReply(formatQueue(vhost.name, queue, ctx.stats, ctx.broker.policies.infoOf(vhost.name, queue), new HeadTimestamps(ctx.broker.connections), true), ctx.query));
 }
 
 /**
