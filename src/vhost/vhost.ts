@@ -663,8 +663,15 @@ export class VHost {
   private forwardDeadLetter(queue: Queue, out: OutDeadLetter): boolean {
     const dlxName = queue.settings.deadLetterExchange;
     const dlx = dlxName === undefined ? undefined : this.exchanges.get(dlxName);
-    if (dlx === undefined) return false;
     const dlrk = queue.settings.deadLetterRoutingKey;
+    if (dlx === undefined) {
+      this.warnOnce(queue, `missing\u0000${dlxName}`, () =>
+        `Cannot forward any dead-letter messages from source quorum ${this.rs('queue', queue.name)} because its configured dead-letter-exchange ` +
+        `${this.rs('exchange', dlxName ?? '')} does not exist. Either create the configured dead-letter-exchange or re-configure the ` +
+        'dead-letter-exchange policy for the source quorum queue to prevent dead-lettered messages from piling up in the source quorum queue. ' +
+        'This message will not be logged again.');
+      return false;
+    }
     const keys = dlrk !== undefined ? [dlrk] : latestDeath(out.message).routingKeys;
     // As published to the exchange in force, under the first key (the rest as CC keys).
     if (out.message.exchange !== dlx.name || out.message.routingKey !== keys[0]) {
@@ -679,6 +686,14 @@ export class VHost {
     if (queues.size === 0) {
       const done = out.settled !== undefined;
       if (done) this.counters.deadLettered.confirmed++;
+      else {
+        this.warnOnce(queue, `no-route\u0000${dlx.name}\u0000${dlrk}`, () =>
+          `Cannot forward any dead-letter messages from source quorum ${this.rs('queue', queue.name)} with configured dead-letter-exchange ` +
+          `${this.rs('exchange', dlx.name)} and configured dead-letter-routing-key '${dlrk ?? 'undefined'}'. This can happen either if the ` +
+          'dead-letter routing topology is misconfigured (for example no queue bound to dead-letter-exchange or wrong dead-letter-routing-key ' +
+          'configured) or if non-mirrored classic queues are bound whose host node is down. Fix this issue to prevent dead-lettered messages ' +
+          'from piling up in the source quorum queue. This message will not be logged again.');
+      }
       return done;
     }
     const refused = new Set<Queue>();
@@ -688,6 +703,20 @@ export class VHost {
     if (refused.size > 0) return false;
     this.counters.deadLettered.confirmed++;
     return true;
+  }
+
+  /**
+   * What each at-least-once source queue was warned about (rabbit_fifo_dlx_worker's `logged`):
+   * a warning is logged once per queue and missing exchange, or exchange and routing key.
+   */
+  private readonly deadLetterWarnings = new WeakMap<Queue, Set<string>>();
+
+  private warnOnce(queue: Queue, key: string, text: () => string): void {
+    let warned = this.deadLetterWarnings.get(queue);
+    if (warned === undefined) this.deadLetterWarnings.set(queue, (warned = new Set()));
+    if (warned.has(key)) return;
+    warned.add(key);
+    this.deps.log.warn(text());
   }
 
   // ---- publishing ---------------------------------------------------------------------------

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { FakeClock } from '../../src/clock.js';
 import { DEAD_LETTER_RETRY_MS } from '../../src/queue/held-dead-letters.js';
 import { confirmChannel, connect, type ChannelModel, type ConfirmChannel } from '../support/amqp.js';
-import { BrokerProcess } from '../support/broker-process.js';
+import { BrokerProcess, type LogEntry } from '../support/broker-process.js';
 import { call, useManagedBroker } from '../support/management.js';
 import { useTmpDir } from '../support/tmp-dir.js';
 import { samples } from '../metrics/prometheus-text.js';
@@ -200,9 +200,11 @@ describe('at-least-once dead-lettering: a crash loses nothing held', function ()
   this.timeout(60000);
   const dataDir = useTmpDir('warren-alo-');
 
+  /** Every line the brokers logged, from their start (recovery logs before "listening"). */
+  const lines: string[] = [];
   /** The broker in a child process with the management API on a free port. */
   const start = async () => {
-    const broker = await BrokerProcess.start(dataDir.path, { args: ['--management-port', '0'] });
+    const broker = await BrokerProcess.start(dataDir.path, { args: ['--management-port', '0'], onLine: (l) => lines.push(l) });
     const listening = await broker.waitForLog((e) => typeof e.msg === 'string' && e.msg.startsWith('management API listening'));
     return { broker, api: `http://127.0.0.1:${listening.port}` };
   };
@@ -235,6 +237,11 @@ describe('at-least-once dead-lettering: a crash loses nothing held', function ()
       ({ broker, api } = await start());
       const src = async () => (await call(api, 'GET', '/api/queues/%2F/crash.src')).json;
       expect(await src()).to.include({ messages: n, messages_ready: 0, messages_dlx: n });
+      // No route, in RabbitMQ's words: once by the first broker for 50 messages, once after the restart.
+      const noRoute = lines.filter((l) => (JSON.parse(l) as LogEntry).msg?.startsWith(
+        "Cannot forward any dead-letter messages from source quorum queue 'crash.src' in vhost '/' with configured dead-letter-exchange " +
+        "exchange 'crash.dlx' in vhost '/' and configured dead-letter-routing-key 'undefined'."));
+      expect(noRoute).to.have.length(2);
       const conn2 = await connect(broker.url);
       const ch2 = await confirmChannel(conn2);
       await ch2.assertQueue('crash.dst', { durable: true });
