@@ -62,9 +62,9 @@ export interface HeldDeadLettersDeps {
  * has taken it. One that no queue took (the exchange is missing or routes it nowhere) or that a
  * queue refused (x-overflow reject-publish) stays held, counts in the queue's messages and length
  * limits (messages_dlx, message_bytes_dlx), survives a restart, and is forwarded again every
- * retry period (DEAD_LETTER_RETRY_MS by default), when a policy of the queue changes (those never published), and after
- * a restart. Its removal from the store and its copies in the target queues are written in one
- * commit, so a crash loses nothing and at most repeats a forward.
+ * retry period (DEAD_LETTER_RETRY_MS by default), when a policy of the queue changes (those no
+ * queue took yet) and after a restart. Its removal from the store and its copies in the target
+ * queues are written in one commit, so a crash loses nothing and at most repeats a forward.
  */
 export class HeldDeadLetters {
   /** Held in the store, not out yet, in order: refs[at..]. */

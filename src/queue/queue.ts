@@ -294,7 +294,8 @@ export class Queue {
     if (this.deadLettersAtLeastOnce) return held.retry();
     const bytes = held.bytes;
     const messages = held.drop();
-    if (messages > 0) this.deps.log.info({ queue: this.name, messages, bytes }, 'deleted the dead-lettered messages held at least once: the queue dead-letters at most once now');
+    // rabbit_fifo_dlx:switch_from logs it, in these words.
+    if (messages > 0) this.deps.log.info({ queue: this.name }, `Deleted ${messages} dead-lettered messages (with total messages size of ${bytes} bytes) in queue '${this.name}'`);
   }
 
   // ---- at-least-once dead-lettering ---------------------------------------------------------
