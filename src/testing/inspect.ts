@@ -28,7 +28,10 @@ export interface QueueInfo {
   exclusive: boolean;
   /** The x-arguments as declared, as plain values. */
   arguments: Record<string, unknown>;
-  /** Ready and unacknowledged messages (the management API's `messages`). */
+  /**
+   * Ready and unacknowledged messages, and a quorum queue's held at-least-once dead-letters (the
+   * management API's `messages`).
+   */
   messages: number;
   /** Ready messages: what queue.declare-ok reports and x-max-length counts. */
   ready: number;
