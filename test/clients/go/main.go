@@ -1,0 +1,155 @@
+// The client scenario of test/integration/go-java-clients.test.ts, driven by Go's
+// github.com/rabbitmq/amqp091-go (Debian's golang-github-rabbitmq-amqp091-go-dev). It prints
+// what a Go program sees, as one JSON object, for the test to compare with what the same
+// scenario saw against RabbitMQ 3.10.8 (test/clients/expected.json).
+//
+//	GO111MODULE=off GOPATH=/usr/share/gocode go run test/clients/go/main.go amqp://guest:guest@127.0.0.1:5672/
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+func must(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func main() {
+	out := map[string]interface{}{}
+	conn, err := amqp.Dial(os.Args[1])
+	must(err)
+	out["product"] = conn.Properties["product"]
+	out["version"] = conn.Properties["version"]
+	capabilities := []string{}
+	if caps, ok := conn.Properties["capabilities"].(amqp.Table); ok {
+		for k, v := range caps {
+			if v == true {
+				capabilities = append(capabilities, k)
+			}
+		}
+	}
+	sort.Strings(capabilities)
+	out["capabilities"] = capabilities
+
+	ch, err := conn.Channel()
+	must(err)
+	must(ch.ExchangeDeclare("clients.x", "direct", true, false, false, false, nil))
+	q, err := ch.QueueDeclare("clients.q", true, false, false, false, nil)
+	must(err)
+	out["declare"] = map[string]interface{}{"queue": q.Name, "messages": q.Messages, "consumers": q.Consumers}
+	must(ch.QueueBind("clients.q", "k", "clients.x", false, nil))
+
+	must(ch.Confirm(false))
+	confirms := ch.NotifyPublish(make(chan amqp.Confirmation, 3))
+	for i := 0; i < 3; i++ {
+		must(ch.Publish("clients.x", "k", false, false, amqp.Publishing{
+			ContentType: "text/plain", DeliveryMode: amqp.Persistent, Headers: amqp.Table{"n": int32(i)}, Body: []byte(fmt.Sprintf("m%d", i)),
+		}))
+	}
+	acked := 0
+	for i := 0; i < 3; i++ {
+		if c := <-confirms; c.Ack {
+			acked++
+		}
+	}
+	out["confirmed"] = acked
+
+	d, ok, err := ch.Get("clients.q", false)
+	must(err)
+	out["get"] = map[string]interface{}{
+		"ok": ok, "body": string(d.Body), "redelivered": d.Redelivered, "remaining": d.MessageCount, "contentType": d.ContentType,
+		"exchange": d.Exchange, "routingKey": d.RoutingKey, "deliveryMode": d.DeliveryMode, "n": d.Headers["n"],
+	}
+	must(d.Nack(false, true))
+
+	must(ch.Qos(2, 0, false))
+	deliveries, err := ch.Consume("clients.q", "go-consumer", false, false, false, false, nil)
+	must(err)
+	consumed := []string{}
+	for len(consumed) < 3 {
+		select {
+		case m := <-deliveries:
+			s := string(m.Body)
+			if m.Redelivered {
+				s += " redelivered"
+			}
+			consumed = append(consumed, s)
+			must(m.Ack(false))
+		case <-time.After(5 * time.Second):
+			fmt.Fprintln(os.Stderr, "timed out consuming")
+			os.Exit(1)
+		}
+	}
+	out["consumed"] = consumed
+	must(ch.Cancel("go-consumer", false))
+
+	named, err := ch.QueueDeclare("", false, true, true, false, nil)
+	must(err)
+	out["serverNamed"] = map[string]interface{}{"prefix": strings.HasPrefix(named.Name, "amq.gen-"), "length": len(named.Name)}
+
+	_, err = ch.QueueDeclarePassive("clients.missing", false, false, false, false, nil)
+	var amqpErr *amqp.Error
+	if errors.As(err, &amqpErr) {
+		out["passive"] = map[string]interface{}{"code": amqpErr.Code, "reason": amqpErr.Reason, "server": amqpErr.Server}
+	} else {
+		out["passive"] = fmt.Sprint(err)
+	}
+
+	out["negotiated"] = map[string]interface{}{"heartbeat": conn.Config.Heartbeat.Seconds(), "frameMax": conn.Config.FrameSize, "channelMax": conn.Config.ChannelMax}
+
+	ch2, err := conn.Channel()
+	must(err)
+	// A mandatory publish that routes nowhere comes back with basic.return.
+	returns := ch2.NotifyReturn(make(chan amqp.Return, 1))
+	must(ch2.Publish("clients.x", "nowhere", true, false, amqp.Publishing{Body: []byte("lost")}))
+	select {
+	case r := <-returns:
+		out["returned"] = map[string]interface{}{"code": r.ReplyCode, "text": r.ReplyText, "routingKey": r.RoutingKey, "body": string(r.Body)}
+	case <-time.After(5 * time.Second):
+		out["returned"] = "nothing"
+	}
+	// A body larger than a frame goes in several and comes back whole.
+	large := make([]byte, 300000)
+	for i := range large {
+		large[i] = byte('a' + i%26)
+	}
+	must(ch2.Publish("clients.x", "k", false, false, amqp.Publishing{Body: large}))
+	var got amqp.Delivery
+	for tries := 0; tries < 100; tries++ {
+		if got, ok, err = ch2.Get("clients.q", true); err != nil || ok {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	must(err)
+	out["large"] = map[string]interface{}{"length": len(got.Body), "same": string(got.Body) == string(large)}
+	// A consumer of a queue that is deleted is told (consumer_cancel_notify).
+	cancels := ch2.NotifyCancel(make(chan string, 1))
+	_, err = ch2.Consume("clients.q", "go-watcher", false, false, false, false, nil)
+	must(err)
+	ch3, err := conn.Channel()
+	must(err)
+	deleted, err := ch3.QueueDelete("clients.q", false, false, false)
+	must(err)
+	select {
+	case tag := <-cancels:
+		out["cancelled"] = tag
+	case <-time.After(5 * time.Second):
+		out["cancelled"] = "nothing"
+	}
+	out["deletedMessages"] = deleted
+	must(ch3.ExchangeDelete("clients.x", false, false))
+	must(conn.Close())
+	must(json.NewEncoder(os.Stdout).Encode(out))
+}

@@ -1,0 +1,192 @@
+// The client scenario of test/integration/go-java-clients.test.ts, driven by the RabbitMQ Java
+// client (Debian's librabbitmq-client-java). It prints what a Java program sees, as one JSON
+// object, for the test to compare with what the same scenario saw against RabbitMQ 3.10.8
+// (test/clients/expected.json).
+//
+//   javac -cp /usr/share/java/amqp-client.jar -d OUT ClientCheck.java
+//   java -cp OUT:/usr/share/java/amqp-client.jar:/usr/share/java/slf4j-api.jar:/usr/share/java/slf4j-nop.jar ClientCheck URL
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.DefaultConsumer;
+import com.rabbitmq.client.Envelope;
+import com.rabbitmq.client.GetResponse;
+import com.rabbitmq.client.ShutdownSignalException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+public class ClientCheck {
+  public static void main(String[] args) throws Exception {
+    Map<String, Object> out = new TreeMap<>();
+    ConnectionFactory factory = new ConnectionFactory();
+    factory.setUri(args[0]);
+    Connection conn = factory.newConnection();
+    Map<String, Object> props = conn.getServerProperties();
+    out.put("product", String.valueOf(props.get("product")));
+    out.put("version", String.valueOf(props.get("version")));
+    TreeSet<String> capabilities = new TreeSet<>();
+    @SuppressWarnings("unchecked")
+    Map<String, Object> caps = (Map<String, Object>) props.get("capabilities");
+    for (Map.Entry<String, Object> e : caps.entrySet()) if (Boolean.TRUE.equals(e.getValue())) capabilities.add(e.getKey());
+    out.put("capabilities", new ArrayList<>(capabilities));
+
+    Channel ch = conn.createChannel();
+    ch.exchangeDeclare("clients.x", "direct", true);
+    AMQP.Queue.DeclareOk q = ch.queueDeclare("clients.q", true, false, false, null);
+    Map<String, Object> declare = new TreeMap<>();
+    declare.put("queue", q.getQueue());
+    declare.put("messages", q.getMessageCount());
+    declare.put("consumers", q.getConsumerCount());
+    out.put("declare", declare);
+    ch.queueBind("clients.q", "clients.x", "k");
+
+    ch.confirmSelect();
+    for (int i = 0; i < 3; i++) {
+      Map<String, Object> headers = new HashMap<>();
+      headers.put("n", i);
+      AMQP.BasicProperties p = new AMQP.BasicProperties.Builder().contentType("text/plain").deliveryMode(2).headers(headers).build();
+      ch.basicPublish("clients.x", "k", p, ("m" + i).getBytes(StandardCharsets.UTF_8));
+    }
+    out.put("confirmed", ch.waitForConfirms(5000) ? 3 : 0);
+
+    GetResponse r = ch.basicGet("clients.q", false);
+    Map<String, Object> get = new TreeMap<>();
+    get.put("ok", r != null);
+    get.put("body", new String(r.getBody(), StandardCharsets.UTF_8));
+    get.put("redelivered", r.getEnvelope().isRedeliver());
+    get.put("remaining", r.getMessageCount());
+    get.put("contentType", r.getProps().getContentType());
+    get.put("exchange", r.getEnvelope().getExchange());
+    get.put("routingKey", r.getEnvelope().getRoutingKey());
+    get.put("deliveryMode", r.getProps().getDeliveryMode());
+    get.put("n", r.getProps().getHeaders().get("n"));
+    out.put("get", get);
+    ch.basicNack(r.getEnvelope().getDeliveryTag(), false, true);
+
+    ch.basicQos(2);
+    LinkedBlockingQueue<String> deliveries = new LinkedBlockingQueue<>();
+    ch.basicConsume("clients.q", false, "java-consumer", new DefaultConsumer(ch) {
+      @Override
+      public void handleDelivery(String tag, Envelope envelope, AMQP.BasicProperties properties, byte[] body) throws IOException {
+        deliveries.add(new String(body, StandardCharsets.UTF_8) + (envelope.isRedeliver() ? " redelivered" : ""));
+        getChannel().basicAck(envelope.getDeliveryTag(), false);
+      }
+    });
+    List<String> consumed = new ArrayList<>();
+    while (consumed.size() < 3) {
+      String d = deliveries.poll(5, TimeUnit.SECONDS);
+      if (d == null) throw new IllegalStateException("timed out consuming");
+      consumed.add(d);
+    }
+    out.put("consumed", consumed);
+    ch.basicCancel("java-consumer");
+
+    String named = ch.queueDeclare().getQueue();
+    Map<String, Object> serverNamed = new TreeMap<>();
+    serverNamed.put("prefix", named.startsWith("amq.gen-"));
+    serverNamed.put("length", named.length());
+    out.put("serverNamed", serverNamed);
+
+    try {
+      ch.queueDeclarePassive("clients.missing");
+      out.put("passive", "declared");
+    } catch (IOException e) {
+      ShutdownSignalException s = (ShutdownSignalException) e.getCause();
+      AMQP.Channel.Close close = (AMQP.Channel.Close) s.getReason();
+      Map<String, Object> passive = new TreeMap<>();
+      passive.put("code", close.getReplyCode());
+      passive.put("reason", close.getReplyText());
+      passive.put("server", !s.isInitiatedByApplication());
+      out.put("passive", passive);
+    }
+
+    Map<String, Object> negotiated = new TreeMap<>();
+    negotiated.put("heartbeat", conn.getHeartbeat());
+    negotiated.put("frameMax", conn.getFrameMax());
+    negotiated.put("channelMax", conn.getChannelMax());
+    out.put("negotiated", negotiated);
+
+    Channel ch2 = conn.createChannel();
+    // A mandatory publish that routes nowhere comes back with basic.return.
+    LinkedBlockingQueue<Map<String, Object>> returns = new LinkedBlockingQueue<>();
+    ch2.addReturnListener((code, text, exchange, routingKey, properties, body) -> {
+      Map<String, Object> ret = new TreeMap<>();
+      ret.put("code", code);
+      ret.put("text", text);
+      ret.put("routingKey", routingKey);
+      ret.put("body", new String(body, StandardCharsets.UTF_8));
+      returns.add(ret);
+    });
+    ch2.basicPublish("clients.x", "nowhere", true, null, "lost".getBytes(StandardCharsets.UTF_8));
+    Map<String, Object> returned = returns.poll(5, TimeUnit.SECONDS);
+    out.put("returned", returned == null ? "nothing" : returned);
+    // A body larger than a frame goes in several and comes back whole.
+    byte[] large = new byte[300000];
+    for (int i = 0; i < large.length; i++) large[i] = (byte) ('a' + i % 26);
+    ch2.basicPublish("clients.x", "k", null, large);
+    GetResponse big = null;
+    for (int tries = 0; tries < 100 && big == null; tries++) {
+      big = ch2.basicGet("clients.q", true);
+      if (big == null) Thread.sleep(20);
+    }
+    Map<String, Object> largeOut = new TreeMap<>();
+    largeOut.put("length", big.getBody().length);
+    largeOut.put("same", java.util.Arrays.equals(big.getBody(), large));
+    out.put("large", largeOut);
+    // A consumer of a queue that is deleted is told (consumer_cancel_notify).
+    LinkedBlockingQueue<String> cancels = new LinkedBlockingQueue<>();
+    ch2.basicConsume("clients.q", false, "java-watcher", new DefaultConsumer(ch2) {
+      @Override
+      public void handleCancel(String tag) {
+        cancels.add(tag);
+      }
+    });
+    Channel ch3 = conn.createChannel();
+    int deleted = ch3.queueDelete("clients.q").getMessageCount();
+    String cancelled = cancels.poll(5, TimeUnit.SECONDS);
+    out.put("cancelled", cancelled == null ? "nothing" : cancelled);
+    out.put("deletedMessages", deleted);
+    ch3.exchangeDelete("clients.x");
+    conn.close();
+    System.out.println(json(out));
+  }
+
+  /** The JSON of maps, lists, strings, numbers and booleans (keys in the map's order). */
+  static String json(Object v) {
+    if (v == null) return "null";
+    if (v instanceof Map) {
+      StringBuilder b = new StringBuilder("{");
+      for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
+        if (b.length() > 1) b.append(',');
+        b.append(json(String.valueOf(e.getKey()))).append(':').append(json(e.getValue()));
+      }
+      return b.append('}').toString();
+    }
+    if (v instanceof List) {
+      StringBuilder b = new StringBuilder("[");
+      for (Object x : (List<?>) v) {
+        if (b.length() > 1) b.append(',');
+        b.append(json(x));
+      }
+      return b.append(']').toString();
+    }
+    if (v instanceof Number || v instanceof Boolean) return String.valueOf(v);
+    StringBuilder b = new StringBuilder("\"");
+    for (char c : String.valueOf(v).toCharArray()) {
+      if (c == '"' || c == '\\') b.append('\\').append(c);
+      else if (c < 0x20) b.append(String.format("\\u%04x", (int) c));
+      else b.append(c);
+    }
+    return b.append('"').toString();
+  }
+}
