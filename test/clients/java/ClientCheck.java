@@ -27,6 +27,10 @@ import java.util.concurrent.TimeUnit;
 
 public class ClientCheck {
   public static void main(String[] args) throws Exception {
+    if (args.length > 1 && args[1].equals("recovery")) {
+      recovery(args[0]);
+      return;
+    }
     Map<String, Object> out = new TreeMap<>();
     ConnectionFactory factory = new ConnectionFactory();
     factory.setUri(args[0]);
@@ -157,6 +161,57 @@ public class ClientCheck {
     out.put("cancelled", cancelled == null ? "nothing" : cancelled);
     out.put("deletedMessages", deleted);
     ch3.exchangeDelete("clients.x");
+    conn.close();
+    System.out.println(json(out));
+  }
+
+  /**
+   * Automatic recovery, on by default in the Java client: prints "ready" once it consumes from a
+   * server-named exclusive queue bound to amq.fanout, waits for the test to close its connection
+   * from the server (320 CONNECTION_FORCED), then, once recovered (reconnected, the queue
+   * declared again and bound, the consumer back), publishes through amq.fanout and prints what
+   * it saw.
+   */
+  static void recovery(String uri) throws Exception {
+    ConnectionFactory factory = new ConnectionFactory();
+    factory.setUri(uri);
+    factory.setNetworkRecoveryInterval(200);
+    Connection conn = factory.newConnection("java-recovery");
+    LinkedBlockingQueue<String> events = new LinkedBlockingQueue<>();
+    conn.addShutdownListener((cause) -> {
+      AMQP.Connection.Close close = (AMQP.Connection.Close) cause.getReason();
+      events.add("closed " + close.getReplyCode() + " " + close.getReplyText());
+    });
+    ((com.rabbitmq.client.Recoverable) conn).addRecoveryListener(new com.rabbitmq.client.RecoveryListener() {
+      public void handleRecovery(com.rabbitmq.client.Recoverable r) {
+        events.add("recovered");
+      }
+
+      public void handleRecoveryStarted(com.rabbitmq.client.Recoverable r) {}
+    });
+    Channel ch = conn.createChannel();
+    String queue = ch.queueDeclare().getQueue();
+    ch.queueBind(queue, "amq.fanout", "");
+    LinkedBlockingQueue<String> deliveries = new LinkedBlockingQueue<>();
+    ch.basicConsume(queue, true, new DefaultConsumer(ch) {
+      @Override
+      public void handleDelivery(String tag, Envelope envelope, AMQP.BasicProperties properties, byte[] body) {
+        deliveries.add(new String(body, StandardCharsets.UTF_8));
+      }
+    });
+    ch.basicPublish("amq.fanout", "", null, "before".getBytes(StandardCharsets.UTF_8));
+    Map<String, Object> out = new TreeMap<>();
+    out.put("before", deliveries.poll(5, TimeUnit.SECONDS));
+    System.out.println("ready");
+    System.out.flush();
+    List<String> seen = new ArrayList<>();
+    for (String e = events.poll(20, TimeUnit.SECONDS); e != null; e = events.poll(20, TimeUnit.SECONDS)) {
+      seen.add(e);
+      if (e.equals("recovered")) break;
+    }
+    out.put("events", seen);
+    ch.basicPublish("amq.fanout", "", null, "after".getBytes(StandardCharsets.UTF_8));
+    out.put("after", deliveries.poll(5, TimeUnit.SECONDS));
     conn.close();
     System.out.println(json(out));
   }
