@@ -20,8 +20,9 @@ const JARS = ['/usr/share/java/amqp-client.jar', '/usr/share/java/slf4j-api.jar'
  * which .ci/run installs): server properties and capabilities, negotiated limits, declare-ok,
  * confirms, basic.get with its message count, nack with requeue, prefetch and consume,
  * redelivered flags, a server-named queue, a mandatory publish returned, a 300,000-octet body,
- * the cancel notification of a deleted queue's consumer, and a passive declare's 404; and the
- * Java client's automatic recovery once the management API closes its connection. Each client
+ * the cancel notification of a deleted queue's consumer, and a passive declare's 404; the
+ * Java client's automatic recovery once the management API closes its connection; and both
+ * clients' blocked and unblocked notifications under the memory alarm. Each client
  * must see from Warren exactly what it saw from RabbitMQ 3.10.8 (test/clients/expected.json;
  * `RECORD_CLIENTS_FROM=amqp://… npx mocha …` records it again from a reference, its management
  * API on the AMQP port + 10000).
@@ -37,7 +38,7 @@ describe('Go (amqp091-go) and Java (RabbitMQ Java client) see Warren as RabbitMQ
     return reference ? `http://127.0.0.1:${Number(new URL(reference).port) + 10000}` : b.base;
   };
   const expected = () => JSON.parse(readFileSync(EXPECTED, 'utf8')) as Record<string, unknown>;
-  const check = (client: 'go' | 'java' | 'javaRecovery', out: string) => {
+  const check = (client: 'go' | 'java' | 'javaRecovery' | 'goBlocked' | 'javaBlocked', out: string) => {
     const seen = JSON.parse(out) as Record<string, unknown>;
     if (process.env['RECORD_CLIENTS_FROM']) {
       writeFileSync(EXPECTED, `${JSON.stringify({ ...expected(), [client]: seen }, null, 2)}\n`);
@@ -76,13 +77,7 @@ describe('Go (amqp091-go) and Java (RabbitMQ Java client) see Warren as RabbitMQ
     const classes = makeTmpDir('warren-java-');
     try {
       await run('javac', ['-cp', JARS[0]!, '-d', classes, join(CLIENTS, 'java', 'ClientCheck.java')]);
-      const child = spawn('java', ['-cp', [classes, ...JARS].join(':'), 'ClientCheck', url(), 'recovery'], { stdio: ['ignore', 'pipe', 'inherit'] });
-      let result = '';
-      for await (const line of createInterface({ input: child.stdout! })) {
-        if (line !== 'ready') {
-          result = line;
-          continue;
-        }
+      const result = await drive('java', ['-cp', [classes, ...JARS].join(':'), 'ClientCheck', url(), 'recovery'], async () => {
         // RabbitMQ lists a connection once its statistics are in: look for it a while.
         let name: string | undefined;
         for (let i = 0; i < 100 && name === undefined; i++) {
@@ -91,13 +86,70 @@ describe('Go (amqp091-go) and Java (RabbitMQ Java client) see Warren as RabbitMQ
           if (name === undefined) await new Promise((r) => setTimeout(r, 100));
         }
         expect((await call(management(), 'DELETE', `/api/connections/${encodeURIComponent(name!)}`)).status).to.equal(204);
-      }
+      });
       check('javaRecovery', result);
     } finally {
       removeDir(classes);
     }
   });
+
+  /**
+   * The memory alarm: Warren's raised by the toolkit (faults.raiseAlarm), the reference's by
+   * lowering its watermark (rabbitmqctl set_vm_memory_high_watermark), until the client says it
+   * is blocked.
+   */
+  const alarm = async (on: boolean): Promise<void> => {
+    const reference = process.env['RECORD_CLIENTS_FROM'];
+    if (reference === undefined) {
+      if (on) b.running.faults.raiseAlarm('memory');
+      else b.running.faults.clearAlarm('memory');
+      return;
+    }
+    const node = `ref${new URL(reference).port}@localhost`;
+    await run('su', ['rabbitmq', '-s', '/bin/sh', '-c', `rabbitmqctl -q -n ${node} set_vm_memory_high_watermark ${on ? '0.000001' : '0.4'}`]);
+  };
+  const onAlarm = async (line: string) => alarm(line === 'ready');
+
+  it('Go: connection.blocked and connection.unblocked while the memory alarm is on', async function () {
+    if (!existsSync(AMQP091) || !(await found('go'))) return skip(this, 'Debian\'s golang-go and golang-github-rabbitmq-amqp091-go-dev are not installed');
+    const cache = makeTmpDir('warren-go-cache-');
+    try {
+      const env = { ...process.env, GO111MODULE: 'off', GOPATH, GOCACHE: cache, GOFLAGS: '' };
+      check('goBlocked', await drive('go', ['run', join(CLIENTS, 'go', 'main.go'), url(), 'blocked'], onAlarm, env));
+    } finally {
+      await alarm(false);
+      removeDir(cache);
+    }
+  });
+
+  it('Java: connection.blocked and connection.unblocked while the memory alarm is on', async function () {
+    if (JARS.some((j) => !existsSync(j)) || !(await found('javac'))) return skip(this, 'Debian\'s default-jdk-headless and librabbitmq-client-java are not installed');
+    const classes = makeTmpDir('warren-java-');
+    try {
+      await run('javac', ['-cp', JARS[0]!, '-d', classes, join(CLIENTS, 'java', 'ClientCheck.java')]);
+      check('javaBlocked', await drive('java', ['-cp', [classes, ...JARS].join(':'), 'ClientCheck', url(), 'blocked'], onAlarm));
+    } finally {
+      await alarm(false);
+      removeDir(classes);
+    }
+  });
 });
+
+/**
+ * Runs a client program that prints control lines ("ready", "blocked") the test acts on (act)
+ * before its last line, what it saw; resolves with that line once the program exits with 0.
+ */
+async function drive(command: string, args: string[], act: (line: string) => Promise<void>, env?: NodeJS.ProcessEnv): Promise<string> {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], env });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let result = '';
+  for await (const line of createInterface({ input: child.stdout! })) {
+    if (line === 'ready' || line === 'blocked') await act(line);
+    else result = line;
+  }
+  expect(await exited, `${command} exit code`).to.equal(0);
+  return result;
+}
 
 async function found(command: string): Promise<boolean> {
   try {

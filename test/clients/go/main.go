@@ -26,6 +26,10 @@ func must(err error) {
 }
 
 func main() {
+	if len(os.Args) > 2 && os.Args[2] == "blocked" {
+		blocked(os.Args[1])
+		return
+	}
 	out := map[string]interface{}{}
 	conn, err := amqp.Dial(os.Args[1])
 	must(err)
@@ -152,4 +156,40 @@ func main() {
 	must(ch3.ExchangeDelete("clients.x", false, false))
 	must(conn.Close())
 	must(json.NewEncoder(os.Stdout).Encode(out))
+}
+
+// blocked: prints "ready", then publishes every 100 ms (a connection that only consumes is not
+// blocked) until the broker says connection.blocked; prints "blocked" and waits for
+// connection.unblocked (the test clears the alarm then), and prints what it saw.
+func blocked(url string) {
+	conn, err := amqp.Dial(url)
+	must(err)
+	notes := conn.NotifyBlocked(make(chan amqp.Blocking, 2))
+	ch, err := conn.Channel()
+	must(err)
+	q, err := ch.QueueDeclare("", false, true, true, false, nil)
+	must(err)
+	fmt.Println("ready")
+	seen := []interface{}{}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(60 * time.Second)
+	for len(seen) < 2 {
+		select {
+		case b := <-notes:
+			seen = append(seen, map[string]interface{}{"active": b.Active, "reason": b.Reason})
+			if b.Active {
+				fmt.Println("blocked")
+			}
+		case <-tick.C:
+			if len(seen) == 0 {
+				must(ch.Publish("", q.Name, false, false, amqp.Publishing{Body: []byte("x")}))
+			}
+		case <-deadline:
+			fmt.Fprintln(os.Stderr, "timed out waiting for connection.blocked and connection.unblocked")
+			os.Exit(1)
+		}
+	}
+	must(conn.Close())
+	must(json.NewEncoder(os.Stdout).Encode(map[string]interface{}{"notifications": seen}))
 }

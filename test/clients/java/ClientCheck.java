@@ -31,6 +31,10 @@ public class ClientCheck {
       recovery(args[0]);
       return;
     }
+    if (args.length > 1 && args[1].equals("blocked")) {
+      blocked(args[0]);
+      return;
+    }
     Map<String, Object> out = new TreeMap<>();
     ConnectionFactory factory = new ConnectionFactory();
     factory.setUri(args[0]);
@@ -213,6 +217,56 @@ public class ClientCheck {
     ch.basicPublish("amq.fanout", "", null, "after".getBytes(StandardCharsets.UTF_8));
     out.put("after", deliveries.poll(5, TimeUnit.SECONDS));
     conn.close();
+    System.out.println(json(out));
+  }
+
+  /**
+   * Prints "ready", then publishes every 100 ms (a connection that only consumes is not blocked)
+   * until the broker says connection.blocked; prints "blocked" and waits for
+   * connection.unblocked (the test clears the alarm then), and prints what it saw.
+   */
+  static void blocked(String uri) throws Exception {
+    ConnectionFactory factory = new ConnectionFactory();
+    factory.setUri(uri);
+    Connection conn = factory.newConnection();
+    LinkedBlockingQueue<Map<String, Object>> notes = new LinkedBlockingQueue<>();
+    conn.addBlockedListener(new com.rabbitmq.client.BlockedListener() {
+      public void handleBlocked(String reason) {
+        Map<String, Object> n = new TreeMap<>();
+        n.put("active", true);
+        n.put("reason", reason);
+        notes.add(n);
+      }
+
+      public void handleUnblocked() {
+        Map<String, Object> n = new TreeMap<>();
+        n.put("active", false);
+        n.put("reason", "");
+        notes.add(n);
+      }
+    });
+    Channel ch = conn.createChannel();
+    String queue = ch.queueDeclare().getQueue();
+    System.out.println("ready");
+    System.out.flush();
+    List<Object> seen = new ArrayList<>();
+    long deadline = System.currentTimeMillis() + 60000;
+    while (seen.size() < 2) {
+      if (System.currentTimeMillis() > deadline) throw new IllegalStateException("timed out waiting for connection.blocked and connection.unblocked");
+      Map<String, Object> n = notes.poll(100, TimeUnit.MILLISECONDS);
+      if (n != null) {
+        seen.add(n);
+        if (Boolean.TRUE.equals(n.get("active"))) {
+          System.out.println("blocked");
+          System.out.flush();
+        }
+      } else if (seen.isEmpty()) {
+        ch.basicPublish("", queue, null, "x".getBytes(StandardCharsets.UTF_8));
+      }
+    }
+    conn.close();
+    Map<String, Object> out = new TreeMap<>();
+    out.put("notifications", seen);
     System.out.println(json(out));
   }
 
