@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
+import { startBroker, type RunningBroker } from '../../src/broker.js';
 import { call, useManagedBroker } from '../support/management.js';
+import { TestPki } from '../support/tls-certs.js';
 import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 const run = promisify(execFile);
@@ -130,6 +132,52 @@ describe('Go (amqp091-go) and Java (RabbitMQ Java client) see Warren as RabbitMQ
       check('javaBlocked', await drive('java', ['-cp', [classes, ...JARS].join(':'), 'ClientCheck', url(), 'blocked'], onAlarm));
     } finally {
       await alarm(false);
+      removeDir(classes);
+    }
+  });
+});
+
+/**
+ * The same scenario over AMQPS (Warren's TLS listener, a certificate of test/support/tls-certs.ts):
+ * Go's crypto/tls, verifying the name, and Java's JSSE see what they saw over plain AMQP.
+ */
+describe('Go and Java clients over TLS (amqps)', function () {
+  this.timeout(120_000);
+  let pki: TestPki;
+  let broker: RunningBroker;
+  before(async () => {
+    pki = new TestPki();
+    const server = pki.server();
+    broker = await startBroker({ port: 0, logLevel: 'silent', heartbeat: 60, tls: { port: 0, certfile: server.cert, keyfile: server.key } });
+  });
+  after(async () => {
+    await broker?.close();
+    pki?.dispose();
+  });
+  const url = () => `amqps://guest:guest@localhost:${broker.tlsPort}`;
+  const expected = () => JSON.parse(readFileSync(EXPECTED, 'utf8')) as Record<string, unknown>;
+
+  it('Go: amqp091-go over crypto/tls', async function () {
+    if (!existsSync(AMQP091) || !(await found('go'))) return skip(this, 'Debian\'s golang-go and golang-github-rabbitmq-amqp091-go-dev are not installed');
+    const cache = makeTmpDir('warren-go-cache-');
+    try {
+      const { stdout } = await run('go', ['run', join(CLIENTS, 'go', 'main.go'), url()], {
+        env: { ...process.env, GO111MODULE: 'off', GOPATH, GOCACHE: cache, GOFLAGS: '', CLIENT_CA: pki.ca.cert },
+      });
+      expect(JSON.parse(stdout)).to.deep.equal(expected()['go']);
+    } finally {
+      removeDir(cache);
+    }
+  });
+
+  it('Java: the RabbitMQ Java client over JSSE', async function () {
+    if (JARS.some((j) => !existsSync(j)) || !(await found('javac'))) return skip(this, 'Debian\'s default-jdk-headless and librabbitmq-client-java are not installed');
+    const classes = makeTmpDir('warren-java-');
+    try {
+      await run('javac', ['-cp', JARS[0]!, '-d', classes, join(CLIENTS, 'java', 'ClientCheck.java')]);
+      const { stdout } = await run('java', ['-cp', [classes, ...JARS].join(':'), 'ClientCheck', url()], { env: { ...process.env, CLIENT_CA: pki.ca.cert } });
+      expect(JSON.parse(stdout)).to.deep.equal(expected()['java']);
+    } finally {
       removeDir(classes);
     }
   });

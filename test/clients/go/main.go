@@ -7,6 +7,8 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,13 +27,25 @@ func must(err error) {
 	}
 }
 
+// dial connects to url; an amqps URL trusts the CA certificate in the file $CLIENT_CA.
+func dial(url string) (*amqp.Connection, error) {
+	if !strings.HasPrefix(url, "amqps:") {
+		return amqp.Dial(url)
+	}
+	pem, err := os.ReadFile(os.Getenv("CLIENT_CA"))
+	must(err)
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pem)
+	return amqp.DialTLS(url, &tls.Config{RootCAs: roots})
+}
+
 func main() {
 	if len(os.Args) > 2 && os.Args[2] == "blocked" {
 		blocked(os.Args[1])
 		return
 	}
 	out := map[string]interface{}{}
-	conn, err := amqp.Dial(os.Args[1])
+	conn, err := dial(os.Args[1])
 	must(err)
 	out["product"] = conn.Properties["product"]
 	out["version"] = conn.Properties["version"]
@@ -162,7 +176,7 @@ func main() {
 // blocked) until the broker says connection.blocked; prints "blocked" and waits for
 // connection.unblocked (the test clears the alarm then), and prints what it saw.
 func blocked(url string) {
-	conn, err := amqp.Dial(url)
+	conn, err := dial(url)
 	must(err)
 	notes := conn.NotifyBlocked(make(chan amqp.Blocking, 2))
 	ch, err := conn.Channel()

@@ -36,9 +36,7 @@ public class ClientCheck {
       return;
     }
     Map<String, Object> out = new TreeMap<>();
-    ConnectionFactory factory = new ConnectionFactory();
-    factory.setUri(args[0]);
-    Connection conn = factory.newConnection();
+    Connection conn = factory(args[0]).newConnection();
     Map<String, Object> props = conn.getServerProperties();
     out.put("product", String.valueOf(props.get("product")));
     out.put("version", String.valueOf(props.get("version")));
@@ -169,6 +167,25 @@ public class ClientCheck {
     System.out.println(json(out));
   }
 
+  /** A factory for uri; an amqps URI trusts the CA certificate in the PEM file $CLIENT_CA (5.0.0 has no hostname verification). */
+  static ConnectionFactory factory(String uri) throws Exception {
+    ConnectionFactory factory = new ConnectionFactory();
+    factory.setUri(uri);
+    if (uri.startsWith("amqps:")) {
+      java.security.KeyStore trusted = java.security.KeyStore.getInstance(java.security.KeyStore.getDefaultType());
+      trusted.load(null, null);
+      try (java.io.InputStream in = new java.io.FileInputStream(System.getenv("CLIENT_CA"))) {
+        trusted.setCertificateEntry("ca", java.security.cert.CertificateFactory.getInstance("X.509").generateCertificate(in));
+      }
+      javax.net.ssl.TrustManagerFactory tmf = javax.net.ssl.TrustManagerFactory.getInstance(javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+      tmf.init(trusted);
+      javax.net.ssl.SSLContext context = javax.net.ssl.SSLContext.getInstance("TLS");
+      context.init(null, tmf.getTrustManagers(), null);
+      factory.useSslProtocol(context);
+    }
+    return factory;
+  }
+
   /**
    * Automatic recovery, on by default in the Java client: prints "ready" once it consumes from a
    * server-named exclusive queue bound to amq.fanout, waits for the test to close its connection
@@ -177,8 +194,7 @@ public class ClientCheck {
    * it saw.
    */
   static void recovery(String uri) throws Exception {
-    ConnectionFactory factory = new ConnectionFactory();
-    factory.setUri(uri);
+    ConnectionFactory factory = factory(uri);
     factory.setNetworkRecoveryInterval(200);
     Connection conn = factory.newConnection("java-recovery");
     LinkedBlockingQueue<String> events = new LinkedBlockingQueue<>();
@@ -226,9 +242,7 @@ public class ClientCheck {
    * connection.unblocked (the test clears the alarm then), and prints what it saw.
    */
   static void blocked(String uri) throws Exception {
-    ConnectionFactory factory = new ConnectionFactory();
-    factory.setUri(uri);
-    Connection conn = factory.newConnection();
+    Connection conn = factory(uri).newConnection();
     LinkedBlockingQueue<Map<String, Object>> notes = new LinkedBlockingQueue<>();
     conn.addBlockedListener(new com.rabbitmq.client.BlockedListener() {
       public void handleBlocked(String reason) {
