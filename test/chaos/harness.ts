@@ -6,7 +6,7 @@ import { SmallDisk } from '../support/small-disk.js';
 import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 import { check, History, type CheckResult } from './checker.js';
 import { ChaosBroker, findLibfaketime } from './faults.js';
-import { Consumer, drain, drainDeadLetters, Publisher, Rejecter, type WorkerEvents, type WorkloadOptions } from './workload.js';
+import { Consumer, drain, drainDeadLetters, Publisher, type WorkerEvents, type WorkloadOptions } from './workload.js';
 
 /**
  * One node, Jepsen-style: a workload of confirming publishers and acking consumers (and a quorum
@@ -106,7 +106,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   };
 
   let publishers: Publisher[] = [];
-  let consumers: Array<Consumer | Rejecter> = [];
+  let consumers: Consumer[] = [];
   try {
     await broker.start();
     const w: WorkloadOptions = {
@@ -130,7 +130,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const consumed = dl ? [...w.queues.filter((q) => q !== dl.source), dl.target] : w.queues;
     consumers = consumed.flatMap((q, qi) =>
       Array.from({ length: w.consumersPerQueue }, (_, ci) => new Consumer(`consumer-${qi}.${ci}`, q, w, history, events)));
-    if (dl) consumers.push(new Rejecter(dl.source, w, history, events));
+    if (dl) consumers.push(new Consumer('rejecter', dl.source, w, history, events, true));
     const workers = [...publishers, ...consumers];
     for (const worker of workers) worker.start();
     const allConnected = () => workers.every((x) => x.connected);

@@ -1,13 +1,13 @@
 import amqp from 'amqplib';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { messageBody, parseBody, type History } from './checker.js';
+import { messageBody, parseBody, type Delivery, type History } from './checker.js';
 
 /**
  * The chaos workload: confirming publishers and manually acking consumers on durable queues,
  * each on its own connection, reconnecting after every fault. Publishers send persistent
  * messages to classic queues and transient ones to quorum queues (which keep every message:
  * a confirm means it is on disk either way). With `deadLetters`, one quorum queue dead-letters
- * at least once: a Rejecter nacks everything it gets from it, into a bounded quorum queue whose
+ * at least once: a rejecting Consumer nacks everything it gets from it, into a bounded quorum queue whose
  * consumers record the deliveries, so that what is dead-lettered is sometimes refused and held.
  */
 
@@ -211,6 +211,11 @@ export class Consumer extends Worker {
     opts: WorkloadOptions,
     history: History,
     events: WorkerEvents,
+    /**
+     * Nacks everything without requeue and records nothing (the at-least-once source: each
+     * message counts as delivered once it comes out of the dead-letter queue).
+     */
+    private readonly rejects = false,
   ) {
     super(name, opts, history, events);
   }
@@ -229,52 +234,13 @@ export class Consumer extends Worker {
     const session = `${this.name}#${this.sessions}`;
     await ch.consume(this.queue, (msg) => {
       if (!msg) return;
-      const parsed = parseBody(msg.content);
-      this.history.deliver({
-        consumer: session,
-        publisher: parsed?.publisher ?? -1,
-        seq: parsed?.seq ?? -1,
-        redelivered: msg.fields.redelivered,
-        queue: this.queue,
-        intact: parsed?.intact ?? false,
-        deadLettered: this.queue === this.opts.deadLetters?.target,
-      });
+      if (this.rejects) {
+        ch.nack(msg, false, false);
+        return;
+      }
+      this.history.deliver(delivery(msg, session, this.queue, this.queue === this.opts.deadLetters?.target));
       this.received++;
       ch.ack(msg);
-    });
-    const stopped = new Promise<string>((resolve) => (this.stopNow = () => resolve('stopped')));
-    if (this.stopping) return 'stopped';
-    return Promise.race([closed, stopped]);
-  }
-}
-
-/**
- * Takes everything from the at-least-once source queue and nacks it without requeue: each
- * message is dead-lettered, and counts as delivered only once it comes out of the target.
- */
-export class Rejecter extends Worker {
-  private stopNow: (() => void) | undefined;
-
-  constructor(
-    readonly queue: string,
-    opts: WorkloadOptions,
-    history: History,
-    events: WorkerEvents,
-  ) {
-    super('rejecter', opts, history, events);
-  }
-
-  protected override wake(): void {
-    this.stopNow?.();
-  }
-
-  protected async session(conn: amqp.ChannelModel, closed: Promise<string>): Promise<string> {
-    const ch = await conn.createChannel();
-    ch.on('error', () => {});
-    await declare(ch, this.queue, this.opts);
-    await ch.prefetch(this.opts.prefetch);
-    await ch.consume(this.queue, (msg) => {
-      if (msg) ch.nack(msg, false, false);
     });
     const stopped = new Promise<string>((resolve) => (this.stopNow = () => resolve('stopped')));
     if (this.stopping) return 'stopped';
@@ -296,16 +262,7 @@ export async function drainDeadLetters(url: string, target: string, history: His
     let last = performance.now();
     await ch.consume(target, (msg) => {
       if (!msg) return;
-      const parsed = parseBody(msg.content);
-      history.deliver({
-        consumer: 'drain-dead-letters',
-        publisher: parsed?.publisher ?? -1,
-        seq: parsed?.seq ?? -1,
-        redelivered: msg.fields.redelivered,
-        queue: target,
-        intact: parsed?.intact ?? false,
-        deadLettered: true,
-      });
+      history.deliver(delivery(msg, 'drain-dead-letters', target, true));
       n++;
       last = performance.now();
     }, { noAck: true });
@@ -330,16 +287,7 @@ export async function drain(url: string, queues: string[], history: History, dea
       for (;;) {
         const msg = await ch.get(queue, { noAck: true });
         if (!msg) break;
-        const parsed = parseBody(msg.content);
-        history.deliver({
-          consumer: 'drain',
-          publisher: parsed?.publisher ?? -1,
-          seq: parsed?.seq ?? -1,
-          redelivered: msg.fields.redelivered,
-          queue,
-          intact: parsed?.intact ?? false,
-          deadLettered: queue === deadLetterTarget,
-        });
+        history.deliver(delivery(msg, 'drain', queue, queue === deadLetterTarget));
         n++;
       }
     }
@@ -347,4 +295,18 @@ export async function drain(url: string, queues: string[], history: History, dea
     await conn.close().catch(() => undefined);
   }
   return n;
+}
+
+/** What a consumer session saw of msg, out of queue, for the history. */
+function delivery(msg: amqp.Message, consumer: string, queue: string, deadLettered: boolean): Delivery {
+  const parsed = parseBody(msg.content);
+  return {
+    consumer,
+    publisher: parsed?.publisher ?? -1,
+    seq: parsed?.seq ?? -1,
+    redelivered: msg.fields.redelivered,
+    queue,
+    intact: parsed?.intact ?? false,
+    deadLettered,
+  };
 }

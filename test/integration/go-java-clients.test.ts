@@ -39,7 +39,6 @@ describe('Go (amqp091-go) and Java (RabbitMQ Java client) see Warren as RabbitMQ
     const reference = process.env['RECORD_CLIENTS_FROM'];
     return reference ? `http://127.0.0.1:${Number(new URL(reference).port) + 10000}` : b.base;
   };
-  const expected = () => JSON.parse(readFileSync(EXPECTED, 'utf8')) as Record<string, unknown>;
   const check = (client: 'go' | 'java' | 'javaRecovery' | 'goBlocked' | 'javaBlocked', out: string) => {
     const seen = JSON.parse(out) as Record<string, unknown>;
     if (process.env['RECORD_CLIENTS_FROM']) {
@@ -50,36 +49,16 @@ describe('Go (amqp091-go) and Java (RabbitMQ Java client) see Warren as RabbitMQ
   };
 
   it('Go: amqp091-go', async function () {
-    if (!existsSync(AMQP091) || !(await found('go'))) return skip(this, 'Debian\'s golang-go and golang-github-rabbitmq-amqp091-go-dev are not installed');
-    const cache = makeTmpDir('warren-go-cache-');
-    try {
-      const { stdout } = await run('go', ['run', join(CLIENTS, 'go', 'main.go'), url()], {
-        env: { ...process.env, GO111MODULE: 'off', GOPATH, GOCACHE: cache, GOFLAGS: '' },
-      });
-      check('go', stdout);
-    } finally {
-      removeDir(cache);
-    }
+    await withGo(this, async (go) => check('go', await output(go, [url()])));
   });
 
   it('Java: the RabbitMQ Java client', async function () {
-    if (JARS.some((j) => !existsSync(j)) || !(await found('javac'))) return skip(this, 'Debian\'s default-jdk-headless and librabbitmq-client-java are not installed');
-    const classes = makeTmpDir('warren-java-');
-    try {
-      await run('javac', ['-cp', JARS[0]!, '-d', classes, join(CLIENTS, 'java', 'ClientCheck.java')]);
-      const { stdout } = await run('java', ['-cp', [classes, ...JARS].join(':'), 'ClientCheck', url()]);
-      check('java', stdout);
-    } finally {
-      removeDir(classes);
-    }
+    await withJava(this, async (java) => check('java', await output(java, [url()])));
   });
 
   it('Java: automatic recovery after the server closes the connection (320 through the management API)', async function () {
-    if (JARS.some((j) => !existsSync(j)) || !(await found('javac'))) return skip(this, 'Debian\'s default-jdk-headless and librabbitmq-client-java are not installed');
-    const classes = makeTmpDir('warren-java-');
-    try {
-      await run('javac', ['-cp', JARS[0]!, '-d', classes, join(CLIENTS, 'java', 'ClientCheck.java')]);
-      const result = await drive('java', ['-cp', [classes, ...JARS].join(':'), 'ClientCheck', url(), 'recovery'], async () => {
+    await withJava(this, async (java) => {
+      const result = await drive(java, [url(), 'recovery'], async () => {
         // RabbitMQ lists a connection once its statistics are in: look for it a while.
         let name: string | undefined;
         for (let i = 0; i < 100 && name === undefined; i++) {
@@ -90,9 +69,7 @@ describe('Go (amqp091-go) and Java (RabbitMQ Java client) see Warren as RabbitMQ
         expect((await call(management(), 'DELETE', `/api/connections/${encodeURIComponent(name!)}`)).status).to.equal(204);
       });
       check('javaRecovery', result);
-    } finally {
-      removeDir(classes);
-    }
+    });
   });
 
   /**
@@ -113,27 +90,23 @@ describe('Go (amqp091-go) and Java (RabbitMQ Java client) see Warren as RabbitMQ
   const onAlarm = async (line: string) => alarm(line === 'ready');
 
   it('Go: connection.blocked and connection.unblocked while the memory alarm is on', async function () {
-    if (!existsSync(AMQP091) || !(await found('go'))) return skip(this, 'Debian\'s golang-go and golang-github-rabbitmq-amqp091-go-dev are not installed');
-    const cache = makeTmpDir('warren-go-cache-');
-    try {
-      const env = { ...process.env, GO111MODULE: 'off', GOPATH, GOCACHE: cache, GOFLAGS: '' };
-      check('goBlocked', await drive('go', ['run', join(CLIENTS, 'go', 'main.go'), url(), 'blocked'], onAlarm, env));
-    } finally {
-      await alarm(false);
-      removeDir(cache);
-    }
+    await withGo(this, async (go) => {
+      try {
+        check('goBlocked', await drive(go, [url(), 'blocked'], onAlarm));
+      } finally {
+        await alarm(false);
+      }
+    });
   });
 
   it('Java: connection.blocked and connection.unblocked while the memory alarm is on', async function () {
-    if (JARS.some((j) => !existsSync(j)) || !(await found('javac'))) return skip(this, 'Debian\'s default-jdk-headless and librabbitmq-client-java are not installed');
-    const classes = makeTmpDir('warren-java-');
-    try {
-      await run('javac', ['-cp', JARS[0]!, '-d', classes, join(CLIENTS, 'java', 'ClientCheck.java')]);
-      check('javaBlocked', await drive('java', ['-cp', [classes, ...JARS].join(':'), 'ClientCheck', url(), 'blocked'], onAlarm));
-    } finally {
-      await alarm(false);
-      removeDir(classes);
-    }
+    await withJava(this, async (java) => {
+      try {
+        check('javaBlocked', await drive(java, [url(), 'blocked'], onAlarm));
+      } finally {
+        await alarm(false);
+      }
+    });
   });
 });
 
@@ -155,47 +128,72 @@ describe('Go and Java clients over TLS (amqps)', function () {
     pki?.dispose();
   });
   const url = () => `amqps://guest:guest@localhost:${broker.tlsPort}`;
-  const expected = () => JSON.parse(readFileSync(EXPECTED, 'utf8')) as Record<string, unknown>;
 
   it('Go: amqp091-go over crypto/tls', async function () {
-    if (!existsSync(AMQP091) || !(await found('go'))) return skip(this, 'Debian\'s golang-go and golang-github-rabbitmq-amqp091-go-dev are not installed');
-    const cache = makeTmpDir('warren-go-cache-');
-    try {
-      const { stdout } = await run('go', ['run', join(CLIENTS, 'go', 'main.go'), url()], {
-        env: { ...process.env, GO111MODULE: 'off', GOPATH, GOCACHE: cache, GOFLAGS: '', CLIENT_CA: pki.ca.cert },
-      });
-      expect(JSON.parse(stdout)).to.deep.equal(expected()['go']);
-    } finally {
-      removeDir(cache);
-    }
+    await withGo(this, async (go) => {
+      expect(JSON.parse(await output(go, [url()], { CLIENT_CA: pki.ca.cert }))).to.deep.equal(expected()['go']);
+    });
   });
 
   it('Java: the RabbitMQ Java client over JSSE', async function () {
-    if (JARS.some((j) => !existsSync(j)) || !(await found('javac'))) return skip(this, 'Debian\'s default-jdk-headless and librabbitmq-client-java are not installed');
-    const classes = makeTmpDir('warren-java-');
-    try {
-      await run('javac', ['-cp', JARS[0]!, '-d', classes, join(CLIENTS, 'java', 'ClientCheck.java')]);
-      const { stdout } = await run('java', ['-cp', [classes, ...JARS].join(':'), 'ClientCheck', url()], { env: { ...process.env, CLIENT_CA: pki.ca.cert } });
-      expect(JSON.parse(stdout)).to.deep.equal(expected()['java']);
-    } finally {
-      removeDir(classes);
-    }
+    await withJava(this, async (java) => {
+      expect(JSON.parse(await output(java, [url()], { CLIENT_CA: pki.ca.cert }))).to.deep.equal(expected()['java']);
+    });
   });
 });
+
+function expected(): Record<string, unknown> {
+  return JSON.parse(readFileSync(EXPECTED, 'utf8')) as Record<string, unknown>;
+}
+
+/** A client program: the command that runs it, with its arguments and environment before the test's own. */
+interface Program {
+  command: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+}
+
+/** Runs body with the Go program (go run, GOPATH mode, a build cache of its own), or skips without Go. */
+async function withGo(ctx: Mocha.Context, body: (go: Program) => Promise<void>): Promise<void> {
+  if (!existsSync(AMQP091) || !(await found('go'))) return skip(ctx, 'Debian\'s golang-go and golang-github-rabbitmq-amqp091-go-dev are not installed');
+  const cache = makeTmpDir('warren-go-cache-');
+  try {
+    await body({ command: 'go', args: ['run', join(CLIENTS, 'go', 'main.go')], env: { ...process.env, GO111MODULE: 'off', GOPATH, GOCACHE: cache, GOFLAGS: '' } });
+  } finally {
+    removeDir(cache);
+  }
+}
+
+/** Runs body with the Java program, compiled for it, or skips without a JDK and the client. */
+async function withJava(ctx: Mocha.Context, body: (java: Program) => Promise<void>): Promise<void> {
+  if (JARS.some((j) => !existsSync(j)) || !(await found('javac'))) return skip(ctx, 'Debian\'s default-jdk-headless and librabbitmq-client-java are not installed');
+  const classes = makeTmpDir('warren-java-');
+  try {
+    await run('javac', ['-cp', JARS[0]!, '-d', classes, join(CLIENTS, 'java', 'ClientCheck.java')]);
+    await body({ command: 'java', args: ['-cp', [classes, ...JARS].join(':'), 'ClientCheck'], env: process.env });
+  } finally {
+    removeDir(classes);
+  }
+}
+
+/** What the program prints, run to its end with args (and env added). */
+async function output(p: Program, args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
+  return (await run(p.command, [...p.args, ...args], { env: { ...p.env, ...env } })).stdout;
+}
 
 /**
  * Runs a client program that prints control lines ("ready", "blocked") the test acts on (act)
  * before its last line, what it saw; resolves with that line once the program exits with 0.
  */
-async function drive(command: string, args: string[], act: (line: string) => Promise<void>, env?: NodeJS.ProcessEnv): Promise<string> {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], env });
+async function drive(p: Program, args: string[], act: (line: string) => Promise<void>): Promise<string> {
+  const child = spawn(p.command, [...p.args, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: p.env });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let result = '';
   for await (const line of createInterface({ input: child.stdout! })) {
     if (line === 'ready' || line === 'blocked') await act(line);
     else result = line;
   }
-  expect(await exited, `${command} exit code`).to.equal(0);
+  expect(await exited, `${p.command} exit code`).to.equal(0);
   return result;
 }
 
