@@ -22,7 +22,8 @@ const JARS = ['/usr/share/java/amqp-client.jar', '/usr/share/java/slf4j-api.jar'
  * which .ci/run installs): server properties and capabilities, negotiated limits, declare-ok,
  * confirms, basic.get with its message count, nack with requeue, prefetch and consume,
  * redelivered flags, a server-named queue, a mandatory publish returned, a 300,000-octet body,
- * the cancel notification of a deleted queue's consumer, and a passive declare's 404; the
+ * the cancel notification of a deleted queue's consumer, a passive declare's 404, a nack from a
+ * reject-publish queue, a transaction rolled back and committed, an exclusive consumer's 403; the
  * Java client's automatic recovery once the management API closes its connection; and both
  * clients' blocked and unblocked notifications under the memory alarm. Each client
  * must see from Warren exactly what it saw from RabbitMQ 3.10.8 (test/clients/expected.json;

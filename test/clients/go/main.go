@@ -126,6 +126,58 @@ func main() {
 
 	out["negotiated"] = map[string]interface{}{"heartbeat": conn.Config.Heartbeat.Seconds(), "frameMax": conn.Config.FrameSize, "channelMax": conn.Config.ChannelMax}
 
+	// x-overflow reject-publish: the publish over x-max-length is nacked.
+	full, err := conn.Channel()
+	must(err)
+	_, err = full.QueueDeclare("clients.full", false, false, false, false, amqp.Table{"x-max-length": int32(1), "x-overflow": "reject-publish"})
+	must(err)
+	must(full.Confirm(false))
+	fullConfirms := full.NotifyPublish(make(chan amqp.Confirmation, 2))
+	for _, body := range []string{"kept", "refused"} {
+		must(full.Publish("", "clients.full", false, false, amqp.Publishing{Body: []byte(body)}))
+	}
+	outcomes := []bool{}
+	for i := 0; i < 2; i++ {
+		outcomes = append(outcomes, (<-fullConfirms).Ack)
+	}
+	out["rejectPublish"] = outcomes
+	_, err = full.QueueDelete("clients.full", false, false, false)
+	must(err)
+
+	// A transaction: a rollback drops the publish, a commit applies it.
+	tx, err := conn.Channel()
+	must(err)
+	_, err = tx.QueueDeclare("clients.tx", false, false, false, false, nil)
+	must(err)
+	must(tx.Tx())
+	must(tx.Publish("", "clients.tx", false, false, amqp.Publishing{Body: []byte("rolled back")}))
+	must(tx.TxRollback())
+	must(tx.Publish("", "clients.tx", false, false, amqp.Publishing{Body: []byte("committed")}))
+	must(tx.TxCommit())
+	txq, err := tx.QueueDeclarePassive("clients.tx", false, false, false, false, nil)
+	must(err)
+	out["transaction"] = txq.Messages
+	_, err = tx.QueueDelete("clients.tx", false, false, false)
+	must(err)
+
+	// An exclusive consumer keeps others out (403 on the second channel).
+	excl, err := conn.Channel()
+	must(err)
+	_, err = excl.QueueDeclare("clients.excl", false, false, false, false, nil)
+	must(err)
+	_, err = excl.Consume("clients.excl", "first", false, true, false, false, nil)
+	must(err)
+	other, err := conn.Channel()
+	must(err)
+	_, err = other.Consume("clients.excl", "second", false, false, false, false, nil)
+	if errors.As(err, &amqpErr) {
+		out["exclusive"] = map[string]interface{}{"code": amqpErr.Code, "reason": amqpErr.Reason}
+	} else {
+		out["exclusive"] = fmt.Sprint(err)
+	}
+	_, err = excl.QueueDelete("clients.excl", false, false, false)
+	must(err)
+
 	ch2, err := conn.Channel()
 	must(err)
 	// A mandatory publish that routes nowhere comes back with basic.return.

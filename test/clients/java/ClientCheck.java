@@ -122,6 +122,58 @@ public class ClientCheck {
     negotiated.put("channelMax", conn.getChannelMax());
     out.put("negotiated", negotiated);
 
+    // x-overflow reject-publish: the publish over x-max-length is nacked.
+    Channel full = conn.createChannel();
+    Map<String, Object> limits = new HashMap<>();
+    limits.put("x-max-length", 1);
+    limits.put("x-overflow", "reject-publish");
+    full.queueDeclare("clients.full", false, false, false, limits);
+    full.confirmSelect();
+    LinkedBlockingQueue<Boolean> outcomes = new LinkedBlockingQueue<>();
+    full.addConfirmListener(new com.rabbitmq.client.ConfirmListener() {
+      public void handleAck(long tag, boolean multiple) {
+        outcomes.add(true);
+      }
+
+      public void handleNack(long tag, boolean multiple) {
+        outcomes.add(false);
+      }
+    });
+    full.basicPublish("", "clients.full", null, "kept".getBytes(StandardCharsets.UTF_8));
+    full.basicPublish("", "clients.full", null, "refused".getBytes(StandardCharsets.UTF_8));
+    List<Object> rejectPublish = new ArrayList<>();
+    for (int i = 0; i < 2; i++) rejectPublish.add(outcomes.poll(5, TimeUnit.SECONDS));
+    out.put("rejectPublish", rejectPublish);
+    full.queueDelete("clients.full");
+
+    // A transaction: a rollback drops the publish, a commit applies it.
+    Channel tx = conn.createChannel();
+    tx.queueDeclare("clients.tx", false, false, false, null);
+    tx.txSelect();
+    tx.basicPublish("", "clients.tx", null, "rolled back".getBytes(StandardCharsets.UTF_8));
+    tx.txRollback();
+    tx.basicPublish("", "clients.tx", null, "committed".getBytes(StandardCharsets.UTF_8));
+    tx.txCommit();
+    out.put("transaction", tx.queueDeclarePassive("clients.tx").getMessageCount());
+    tx.queueDelete("clients.tx");
+
+    // An exclusive consumer keeps others out (403 on the second channel).
+    Channel excl = conn.createChannel();
+    excl.queueDeclare("clients.excl", false, false, false, null);
+    excl.basicConsume("clients.excl", false, "first", false, true, null, new DefaultConsumer(excl));
+    Channel other = conn.createChannel();
+    try {
+      other.basicConsume("clients.excl", false, "second", new DefaultConsumer(other));
+      out.put("exclusive", "consumed");
+    } catch (IOException e) {
+      AMQP.Channel.Close close = (AMQP.Channel.Close) ((ShutdownSignalException) e.getCause()).getReason();
+      Map<String, Object> exclusive = new TreeMap<>();
+      exclusive.put("code", close.getReplyCode());
+      exclusive.put("reason", close.getReplyText());
+      out.put("exclusive", exclusive);
+    }
+    excl.queueDelete("clients.excl");
+
     Channel ch2 = conn.createChannel();
     // A mandatory publish that routes nowhere comes back with basic.return.
     LinkedBlockingQueue<Map<String, Object>> returns = new LinkedBlockingQueue<>();
