@@ -661,3 +661,26 @@ test('quorum-at-least-once-routed', 'rabbit_fifo_dlx_worker (3.10): a dead-lette
   }
   t.log('publishes after', outcomes);
 });
+
+test('quorum-at-least-once-delivery-limit', 'rabbit_fifo_dlx (3.10): a message returned past x-delivery-limit is dead-lettered at least once, its x-death reason delivery_limit', async (t) => {
+  const ch = await t.confirmChannel();
+  const dlq = t.q('dlq');
+  const q = t.q('src');
+  await ch.assertQueue(dlq, { durable: true });
+  await ch.assertQueue(q, {
+    durable: true,
+    arguments: { 'x-queue-type': 'quorum', 'x-delivery-limit': 1, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': dlq, 'x-dead-letter-strategy': 'at-least-once', 'x-overflow': 'reject-publish' },
+  });
+  ch.sendToQueue(q, Buffer.from('poison'), { persistent: true });
+  await ch.waitForConfirms();
+  const seen: unknown[] = [];
+  for (let i = 0; i < 3; i++) {
+    const m = await t.waitFor(() => ch.get(q, { noAck: false }), 1000);
+    if (!m) break;
+    seen.push({ redelivered: m.fields.redelivered, headers: t.typedHeaders(ch, m) });
+    ch.nack(m, false, true);
+  }
+  t.log('deliveries', seen);
+  t.log('dead', dead(t, ch, await getOne(t, ch, dlq, 1000)));
+  t.log('source left', (await ch.checkQueue(q)).messageCount);
+});
