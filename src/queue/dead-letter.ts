@@ -150,10 +150,12 @@ export function latestDeath(message: Message): { reason: DeadLetterReason; routi
 }
 
 /**
- * rabbit_dead_letter's cycle rule: a message that would come back to a queue it already died
- * in is dropped for that queue unless a rejection happened somewhere in the cycle.
+ * rabbit_dead_letter's cycle rule: a message dead-lettered for reason that would come back to a
+ * queue it already died in is dropped for that queue unless a rejection happened somewhere in
+ * the cycle (a rejection now: detect_cycles(rejected, …) lets every queue have it).
  */
-export function isDeadLetterCycle(message: Message, targetQueue: string): boolean {
+export function isDeadLetterCycle(message: Message, targetQueue: string, reason: DeadLetterReason): boolean {
+  if (reason === 'rejected') return false;
   const deaths = message.properties.headers?.['x-death'];
   if (!deaths || deaths.type !== 'A') return false;
   const list = deaths.value;

@@ -643,9 +643,7 @@ export class VHost {
       );
       // Cycles are cut unless a rejection happened in them (isDeadLetterCycle). RabbitMQ 3.10
       // drops what a queue dead-letters into a stream (rabbit_stream_queue:deliver, stateless).
-      const admit = reason === 'rejected'
-        ? (q: Queue) => !(q instanceof StreamQueue)
-        : (q: Queue) => !(q instanceof StreamQueue) && !isDeadLetterCycle(message, q.name);
+      const admit = (q: Queue) => !(q instanceof StreamQueue) && !isDeadLetterCycle(message, q.name, reason);
       // message.routingKey is routingKeys[0]; the rest are its CC keys.
       this.publish(dlx, message, routingKeys.slice(1), admit);
     }
@@ -681,7 +679,7 @@ export class VHost {
     const queues = new Set<Queue>();
     this.route(dlx, routingInput(message, keys.length > 1 ? keys.slice(1) : undefined), queues);
     for (const q of queues) {
-      if (out.settled?.has(q.name) || (out.reason !== 'rejected' && isDeadLetterCycle(message, q.name))) queues.delete(q);
+      if (out.settled?.has(q.name) || isDeadLetterCycle(message, q.name, out.reason)) queues.delete(q);
     }
     if (queues.size === 0) {
       const done = out.settled !== undefined;
