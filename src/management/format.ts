@@ -109,7 +109,7 @@ export function formatQueue(vhost: string, q: Queue, stats: MessageStatsSource, 
     idle_since: timeString(q.createdAt),
     // What the queue holds in memory: message bodies (and headers) of ready and unacked messages.
     memory: q.readyBytesInMemory + q.unackedBytes,
-    message_bytes: q.readyBytes + q.unackedBytes + q.heldDeadLetterBytes,
+    message_bytes: q.totalBytes,
     message_bytes_paged_out: q.readyBytes - q.readyBytesInMemory,
     message_bytes_persistent: q.persistentBytes,
     message_bytes_ram: q.readyBytesInMemory + q.unackedBytes,

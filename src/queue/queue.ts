@@ -336,6 +336,11 @@ export class Queue {
     return this.messageCount + this.unackedCount + this.heldDeadLetterCount;
   }
 
+  /** Their body bytes (RabbitMQ's `message_bytes`). */
+  get totalBytes(): number {
+    return this.readyBytes + this.unackedBytes + this.heldDeadLetterBytes;
+  }
+
   /** Dead-letters held until their targets take them (messages_dlx). */
   get heldDeadLetterCount(): number {
     return this.held?.count ?? 0;
@@ -533,7 +538,7 @@ export class Queue {
     }
     if (this.refusingPublishes) {
       const below = (limit: number | undefined, n: number) => limit === undefined || n <= Math.trunc(limit * 0.8);
-      if (!below(maxLength, this.messageCount + this.heldDeadLetterCount) || !below(maxLengthBytes, this.readyBytes + this.heldDeadLetterBytes)) return false;
+      if (!below(maxLength, this.limitedCount) || !below(maxLengthBytes, this.limitedBytes)) return false;
       this.refusingPublishes = false;
     }
     return true;
@@ -573,14 +578,23 @@ export class Queue {
     else this.removeWhile(() => this.overLengthLimit, 'maxlen');
   }
 
-  /**
-   * More ready messages, or ready bytes, than x-max-length(-bytes) allow; a quorum queue's held
-   * dead-letters count too (rabbit_fifo:is_over_limit).
-   */
+  /** More than x-max-length(-bytes) allow. */
   private get overLengthLimit(): boolean {
     const { maxLength, maxLengthBytes } = this.settings;
-    return (maxLength !== undefined && this.messageCount + this.heldDeadLetterCount > maxLength)
-      || (maxLengthBytes !== undefined && this.readyBytes + this.heldDeadLetterBytes > maxLengthBytes);
+    return (maxLength !== undefined && this.limitedCount > maxLength) || (maxLengthBytes !== undefined && this.limitedBytes > maxLengthBytes);
+  }
+
+  /**
+   * What x-max-length counts: the ready messages and a quorum queue's held dead-letters
+   * (rabbit_fifo:is_over_limit).
+   */
+  private get limitedCount(): number {
+    return this.messageCount + this.heldDeadLetterCount;
+  }
+
+  /** What x-max-length-bytes counts: their body bytes. */
+  private get limitedBytes(): number {
+    return this.readyBytes + this.heldDeadLetterBytes;
   }
 
   /**
