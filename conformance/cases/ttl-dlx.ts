@@ -20,6 +20,21 @@ function dead(t: CaseContext, ch: Channel, m: GetMessage | false): unknown {
   return { body: m.content.toString(), exchange: m.fields.exchange, routingKey: m.fields.routingKey, redelivered: m.fields.redelivered, properties: props, headers: t.typedHeaders(ch, m) };
 }
 
+/**
+ * basic.get then basic.nack with requeue, up to n times or until q is empty: each delivery's
+ * redelivered flag and headers (x-delivery-count), in order.
+ */
+async function getAndRequeue(t: CaseContext, ch: Channel, q: string, n: number): Promise<unknown[]> {
+  const seen: unknown[] = [];
+  for (let i = 0; i < n; i++) {
+    const m = await t.waitFor(() => ch.get(q, { noAck: false }), 1000);
+    if (!m) break;
+    seen.push({ redelivered: m.fields.redelivered, headers: t.typedHeaders(ch, m) });
+    ch.nack(m, false, true);
+  }
+  return seen;
+}
+
 /** A queue that dead-letters into a fresh queue through the default exchange. */
 async function withDlq(t: CaseContext, ch: Channel, args: Record<string, unknown>, opts: Options.AssertQueue = Q): Promise<{ q: string; dlq: string }> {
   const q = t.q('src');
@@ -403,14 +418,7 @@ test('dlx-quorum-delivery-limit', 'rabbitmq.com/quorum-queues.html#poison-messag
   await ch.assertQueue(q, { durable: true, arguments: { 'x-queue-type': 'quorum', 'x-delivery-limit': 2, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': dlq } });
   ch.sendToQueue(q, Buffer.from('poison'));
   await ch.waitForConfirms();
-  const seen: unknown[] = [];
-  for (let i = 0; i < 4; i++) {
-    const m = await t.waitFor(() => ch.get(q, { noAck: false }), 1000);
-    if (!m) break;
-    seen.push({ redelivered: m.fields.redelivered, headers: t.typedHeaders(ch, m) });
-    ch.nack(m, false, true);
-  }
-  t.log('deliveries', seen);
+  t.log('deliveries', await getAndRequeue(t, ch, q, 4));
   t.log('dead', dead(t, ch, await getOne(t, ch, dlq, 1000)));
 });
 
@@ -420,14 +428,7 @@ test('quorum-delivery-count-header', 'rabbitmq.com/quorum-queues.html#poison-mes
   await ch.assertQueue(q, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
   ch.sendToQueue(q, Buffer.from('counted'));
   await ch.waitForConfirms();
-  const seen: unknown[] = [];
-  for (let i = 0; i < 3; i++) {
-    const m = await t.waitFor(() => ch.get(q, { noAck: false }), 1000);
-    if (!m) break;
-    seen.push({ redelivered: m.fields.redelivered, headers: t.typedHeaders(ch, m) });
-    ch.nack(m, false, true);
-  }
-  t.log('deliveries', seen);
+  t.log('deliveries', await getAndRequeue(t, ch, q, 3));
 });
 
 // --- x-expires -----------------------------------------------------------------------------
@@ -673,14 +674,7 @@ test('quorum-at-least-once-delivery-limit', 'rabbit_fifo_dlx (3.10): a message r
   });
   ch.sendToQueue(q, Buffer.from('poison'), { persistent: true });
   await ch.waitForConfirms();
-  const seen: unknown[] = [];
-  for (let i = 0; i < 3; i++) {
-    const m = await t.waitFor(() => ch.get(q, { noAck: false }), 1000);
-    if (!m) break;
-    seen.push({ redelivered: m.fields.redelivered, headers: t.typedHeaders(ch, m) });
-    ch.nack(m, false, true);
-  }
-  t.log('deliveries', seen);
+  t.log('deliveries', await getAndRequeue(t, ch, q, 3));
   t.log('dead', dead(t, ch, await getOne(t, ch, dlq, 1000)));
   t.log('source left', (await ch.checkQueue(q)).messageCount);
 });
