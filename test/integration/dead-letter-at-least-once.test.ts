@@ -4,6 +4,7 @@ import { DEAD_LETTER_RETRY_MS } from '../../src/queue/held-dead-letters.js';
 import { confirmChannel, connect, type ChannelModel, type ConfirmChannel } from '../support/amqp.js';
 import { BrokerProcess, type LogEntry } from '../support/broker-process.js';
 import { call, useManagedBroker } from '../support/management.js';
+import { drainBodies } from '../support/session.js';
 import { useTmpDir } from '../support/tmp-dir.js';
 import { samples } from '../metrics/prometheus-text.js';
 
@@ -50,11 +51,7 @@ describe('at-least-once dead-lettering (quorum queues)', function () {
   /** Publishes body to queue and resolves with the confirm: 'ack' or 'nack'. */
   const publish = (queue: string, body: string) =>
     new Promise<string>((resolve) => ch.sendToQueue(queue, Buffer.from(body), {}, (err) => resolve(err ? 'nack' : 'ack')));
-  const bodies = async (queue: string) => {
-    const out: string[] = [];
-    for (let m = await ch.get(queue, { noAck: true }); m !== false; m = await ch.get(queue, { noAck: true })) out.push(m.content.toString());
-    return out;
-  };
+  const bodies = (queue: string) => drainBodies(ch, queue);
 
   it('holds what its dead-letter exchange routes nowhere, counts it in messages and length limits, and forwards it when a policy changes', async () => {
     await ch.assertExchange('alo.dlx', 'fanout', { durable: true });
@@ -258,9 +255,7 @@ describe('at-least-once dead-lettering: a crash loses nothing held', function ()
       expect(await src()).to.include({ messages: 0, messages_dlx: 0 });
       const conn3 = await connect(broker.url);
       const ch3 = await confirmChannel(conn3);
-      const got: string[] = [];
-      for (let m = await ch3.get('crash.dst', { noAck: true }); m !== false; m = await ch3.get('crash.dst', { noAck: true })) got.push(m.content.toString());
-      expect(got).to.deep.equal(Array.from({ length: n }, (_, i) => String(i)));
+      expect(await drainBodies(ch3, 'crash.dst')).to.deep.equal(Array.from({ length: n }, (_, i) => String(i)));
       await conn3.close();
     } finally {
       await broker.stop();
