@@ -1,5 +1,5 @@
 /** Message TTL, per-message expiration, queue expiry (x-expires) and dead-lettering with x-death. */
-import type { Channel, GetMessage, Options } from 'amqplib';
+import type { Channel, ConfirmChannel, GetMessage, Options } from 'amqplib';
 import { area } from '../lib/case.js';
 import type { CaseContext } from '../lib/context.js';
 
@@ -33,6 +33,11 @@ async function getAndRequeue(t: CaseContext, ch: Channel, q: string, n: number):
     ch.nack(m, false, true);
   }
   return seen;
+}
+
+/** Publishes body (persistent) to q on a confirm channel: `body:ack` or `body:nack`. */
+function publishOutcome(ch: ConfirmChannel, q: string, body: string): Promise<string> {
+  return new Promise((resolve) => ch.sendToQueue(q, Buffer.from(body), { persistent: true }, (err) => resolve(`${body}:${err ? 'nack' : 'ack'}`)));
 }
 
 /** A queue that dead-letters into a fresh queue through the default exchange. */
@@ -558,7 +563,7 @@ test('quorum-reject-publish-soft-limit', 'rabbit_fifo:evaluate_limit (3.10): a q
   const ch = await t.confirmChannel();
   const q = t.q();
   await ch.assertQueue(q, { durable: true, arguments: { 'x-queue-type': 'quorum', 'x-max-length': 5, 'x-overflow': 'reject-publish' } });
-  const publish = (body: string) => new Promise<string>((resolve) => ch.sendToQueue(q, Buffer.from(body), { persistent: true }, (err) => resolve(`${body}:${err ? 'nack' : 'ack'}`)));
+  const publish = (body: string) => publishOutcome(ch, q, body);
   const outcomes: string[] = [];
   for (let i = 1; i <= 8; i++) outcomes.push(await publish(`m${i}`));
   t.log('one at a time', outcomes);
@@ -617,6 +622,9 @@ test('reject-publish-requeue-over-limit-kept', 'rabbit_amqqueue_process:maybe_dr
  * in the queue's x-max-length (rabbit_fifo:is_over_limit), where at most once drops it. Without
  * reject-publish the strategy falls back to at most once.
  */
+/** A quorum queue that dead-letters at least once (with withDlq's exchange and routing key). */
+const AT_LEAST_ONCE = { 'x-queue-type': 'quorum', 'x-dead-letter-strategy': 'at-least-once', 'x-overflow': 'reject-publish' };
+
 test('quorum-at-least-once-held-counts-in-limit', 'rabbit_fifo_dlx (3.10): a dead-letter held at least once counts in x-max-length; at most once, or under drop-head, it is dropped', async (t) => {
   const ch = await t.confirmChannel();
   const dlx = t.x('nowhere');
@@ -634,9 +642,8 @@ test('quorum-at-least-once-held-counts-in-limit', 'rabbit_fifo_dlx (3.10): a dea
     const m = await ch.get(q, { noAck: false });
     if (m) ch.nack(m, false, false);
     await ch.checkQueue(q);
-    const publish = (body: string) => new Promise<string>((resolve) => ch.sendToQueue(q, Buffer.from(body), { persistent: true }, (err) => resolve(`${body}:${err ? 'nack' : 'ack'}`)));
     const outcomes: string[] = [];
-    for (const body of ['m1', 'm2', 'm3']) outcomes.push(await publish(body));
+    for (const body of ['m1', 'm2', 'm3']) outcomes.push(await publishOutcome(ch, q, body));
     t.log(`${label}: publishes`, outcomes);
     t.log(`${label}: ready`, t.bodies(await t.drainQueue(ch, q)));
   }
@@ -644,34 +651,20 @@ test('quorum-at-least-once-held-counts-in-limit', 'rabbit_fifo_dlx (3.10): a dea
 
 test('quorum-at-least-once-routed', 'rabbit_fifo_dlx_worker (3.10): a dead-letter that routes is forwarded at once, with the x-death of at most once, and leaves the source', async (t) => {
   const ch = await t.confirmChannel();
-  const dlq = t.q('dlq');
-  const q = t.q('src');
-  await ch.assertQueue(dlq, { durable: true });
-  await ch.assertQueue(q, {
-    durable: true,
-    arguments: { 'x-queue-type': 'quorum', 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': dlq, 'x-dead-letter-strategy': 'at-least-once', 'x-overflow': 'reject-publish', 'x-max-length': 1 },
-  });
+  const { q, dlq } = await withDlq(t, ch, { ...AT_LEAST_ONCE, 'x-max-length': 1 }, { durable: true });
   ch.sendToQueue(q, Buffer.from('poison'), { persistent: true, headers: { h: 1 } });
   await ch.waitForConfirms();
   const m = await ch.get(q, { noAck: false });
   if (m) ch.nack(m, false, false);
   t.log('dead', dead(t, ch, await getOne(t, ch, dlq, 1000)));
   const outcomes: string[] = [];
-  for (const body of ['m1', 'm2']) {
-    outcomes.push(await new Promise<string>((resolve) => ch.sendToQueue(q, Buffer.from(body), { persistent: true }, (err) => resolve(`${body}:${err ? 'nack' : 'ack'}`))));
-  }
+  for (const body of ['m1', 'm2']) outcomes.push(await publishOutcome(ch, q, body));
   t.log('publishes after', outcomes);
 });
 
 test('quorum-at-least-once-delivery-limit', 'rabbit_fifo_dlx (3.10): a message returned past x-delivery-limit is dead-lettered at least once, its x-death reason delivery_limit', async (t) => {
   const ch = await t.confirmChannel();
-  const dlq = t.q('dlq');
-  const q = t.q('src');
-  await ch.assertQueue(dlq, { durable: true });
-  await ch.assertQueue(q, {
-    durable: true,
-    arguments: { 'x-queue-type': 'quorum', 'x-delivery-limit': 1, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': dlq, 'x-dead-letter-strategy': 'at-least-once', 'x-overflow': 'reject-publish' },
-  });
+  const { q, dlq } = await withDlq(t, ch, { ...AT_LEAST_ONCE, 'x-delivery-limit': 1 }, { durable: true });
   ch.sendToQueue(q, Buffer.from('poison'), { persistent: true });
   await ch.waitForConfirms();
   t.log('deliveries', await getAndRequeue(t, ch, q, 3));
