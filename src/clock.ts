@@ -49,10 +49,15 @@ export class SystemClock implements Clock {
     return performance.now();
   }
 
-  /** The value read in this task, -1 once its microtasks have run (performance.now() is > 0). */
-  private taskNow = -1;
+  /**
+   * The value read in this task, -Infinity once its microtasks have run (performance.now() is
+   * > 0). Not -1: a field first given a small integer and later a fraction changes the clock's
+   * shape, and every compiled function that reads the clock is thrown away (a broker's first
+   * delivery did this mid-run).
+   */
+  private taskNow = -Infinity;
   private readonly endTask = (): void => {
-    this.taskNow = -1;
+    this.taskNow = -Infinity;
   };
 
   monotonicOncePerTask(): number {

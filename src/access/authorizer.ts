@@ -6,6 +6,11 @@ import type { PermissionName } from './records.js';
 /** Names that passed a check, per permission, kept until anything changes (bounded). */
 const CACHE_LIMIT = 256;
 
+/** No name has passed a check yet (Authorizer.passed). */
+function noneYet(): Record<PermissionName, Set<string> | undefined> {
+  return { configure: undefined, write: undefined, read: undefined };
+}
+
 /** A pattern no routing key matches. */
 const NOTHING = new PermissionPattern('(?!)');
 
@@ -27,8 +32,13 @@ export interface TopicExchangeRef {
 export class Authorizer {
   private generation = -1;
   private patterns: CompiledPermissions | undefined;
-  /** Made by the first check of each kind: a connection that never checks (an idle one) holds none. */
-  private passed: Partial<Record<PermissionName, Set<string>>> = {};
+  /**
+   * Per permission, made by its first check: a connection that never checks (an idle one) holds
+   * no set. Every permission is a field from the start, so that every connection's object has
+   * one shape whichever it checked first (keys added as checked would give each order its own,
+   * and the compiled publish path would be thrown away for each new one).
+   */
+  private passed: Record<PermissionName, Set<string> | undefined> = noneYet();
   /** Topic patterns of this user and vhost by exchange, with {username} and {vhost} expanded; null = none. */
   private topics: Map<string, { write: PermissionPattern; read: PermissionPattern } | null> | undefined;
   private impersonator = false;
@@ -126,7 +136,7 @@ export class Authorizer {
     this.generation = this.access.generation;
     this.patterns = this.access.compiledPermissions(this.username, this.vhost);
     this.impersonator = this.access.tags(this.username).includes('impersonator');
-    this.passed = {};
+    this.passed = noneYet();
     this.topics = undefined;
   }
 }

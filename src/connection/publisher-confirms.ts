@@ -1,4 +1,5 @@
 import { encodeBasicAck, encodeBasicNack } from '../frame/fast.js';
+import { objectArray } from '../object-array.js';
 
 /** Where confirms are counted: a channel's counters for an exchange, the vhost's. */
 export interface ConfirmCounter {
@@ -31,7 +32,7 @@ export class PublisherConfirms {
   /** Seqs waiting for a store commit, in order. */
   private awaitingDisk: number[] = [];
   /** The counter each of them is counted in once confirmed. */
-  private awaitingCounters: ConfirmCounter[] = [];
+  private awaitingCounters: ConfirmCounter[] = objectArray<ConfirmCounter>();
   private awaitingDiskHead = 0;
   private readyAcks: number[] = [];
   private readyNacks: number[] = [];
@@ -125,8 +126,9 @@ export class PublisherConfirms {
       }
     }
     if (head === waiting.length) {
-      this.awaitingDisk = [];
-      this.awaitingCounters = [];
+      // Emptied in place, not replaced (objectArray).
+      waiting.length = 0;
+      counters.length = 0;
       head = 0;
     } else if (head >= COMPACT_FROM && head * 2 >= waiting.length) {
       // A publisher that never lets every confirm arrive (a window kept full) leaves the lists

@@ -33,6 +33,7 @@
  * tls.TLSSocket defer their callbacks and events to a later tick): a frame queued during a flush
  * could otherwise be written before the items queued ahead of it.
  */
+import { objectArray } from '../object-array.js';
 import { basicDeliverFrameSize, writeBasicDeliver, writeBasicDeliverHead } from './fast.js';
 import { FRAME_END } from './frame-reader.js';
 import { copyBytes, shortstrLength } from './wire.js';
@@ -165,7 +166,7 @@ export class FrameWriter {
   /** Batches handed to the sink so far, one writev each (RabbitMQ's send_cnt). */
   writes = 0;
   /** Output queued before the open segment (scratch[start, pos)), in order. */
-  private items: Item[] = [];
+  private items: Item[] = objectArray<Item>();
   /** Index of the first item not completely handed over. */
   private head = 0;
   private bytes = 0;
@@ -222,7 +223,7 @@ export class FrameWriter {
   /** Drops everything queued (the connection is gone); later writes are ignored. */
   discard(): void {
     this.discarded = true;
-    this.items = [];
+    this.items.length = 0;
     this.head = 0;
     this.bytes = 0;
     this.releaseScratch();
@@ -359,7 +360,8 @@ export class FrameWriter {
         }
       }
       // What is left is bounded by the connection's output limit: drop what was handed over.
-      this.items = this.head === this.items.length ? [] : this.items.slice(this.head);
+      if (this.head === this.items.length) this.items.length = 0;
+      else this.items = this.items.slice(this.head);
       this.head = 0;
     } finally {
       this.flushing = false;

@@ -7,7 +7,23 @@ export const TWO_32 = 0x100000000;
 
 /** An unsigned 64-bit big-endian integer as a number (exact below 2^53). */
 export function readU64(b: Buffer, o: number): number {
-  return b.readUInt32BE(o) * TWO_32 + b.readUInt32BE(o + 4);
+  return u64(b.readUInt32BE(o), b.readUInt32BE(o + 4));
+}
+
+/**
+ * hi · 2^32 + lo, kept as V8 keeps a small integer (a Smi) when hi is 0. The product is a heap
+ * number even when it is whole and small, and a heap number stored in an object's field turns
+ * that field to a double in every object of the shape: the code compiled for a small integer
+ * there is thrown away and compiled again (a stream's first replay read entries from the store
+ * and did this to the publish path's, mid-run).
+ */
+export function u64(hi: number, lo: number): number {
+  return hi === 0 ? lo : hi * TWO_32 + lo;
+}
+
+/** A float64 read from octets, as a small integer when it is one (see u64): counts, sizes, offsets. */
+export function wholeAsSmi(n: number): number {
+  return n === (n | 0) ? n | 0 : n;
 }
 
 /**

@@ -5,7 +5,7 @@
  * the body in one buffer.
  */
 
-import { copyBytes, readU32, shortstrLength, TWO_32, writeShortstr, writeU32 } from '../frame/wire.js';
+import { copyBytes, readU32, shortstrLength, TWO_32, u64, wholeAsSmi, writeShortstr, writeU32 } from '../frame/wire.js';
 import type { PersistedMessage, QueueEntry, StoredEntry } from './message-store.js';
 
 /** A message value: format byte, exchange, routing key, header, body. */
@@ -24,7 +24,7 @@ export function writeU64(buf: Uint8Array, offset: number, n: number): void {
 }
 
 export function readU64(buf: Uint8Array, offset: number): number {
-  return readU32(buf, offset) * TWO_32 + readU32(buf, offset + 4);
+  return u64(readU32(buf, offset), readU32(buf, offset + 4));
 }
 
 export function checkU53(what: string, n: number): void {
@@ -100,7 +100,7 @@ export function readEntryValue(seq: number, buf: Buffer, own = false): HeldEntry
     msgId: readU64(buf, 0),
     redelivered: (flags & 1) === 1,
     deliveryCount: readU32(buf, 9),
-    expiresAt: buf.readDoubleBE(13),
+    expiresAt: wholeAsSmi(buf.readDoubleBE(13)),
     size: readU32(buf, 21),
     inline: (flags & INLINE_FLAG) !== 0,
     inlineMsg: null,

@@ -16,6 +16,8 @@
  * per message under K itself (seq = offset); recover() rewrites such a log as chunks.
  */
 import type { Clock } from '../clock.js';
+import { wholeAsSmi } from '../frame/wire.js';
+import { objectArray } from '../object-array.js';
 import type { Message } from '../queue/message.js';
 import type { MessageStore } from '../store/message-store.js';
 import { ChunkBuilder, DecodedChunk, type StreamEntry } from './stream-chunk.js';
@@ -74,7 +76,7 @@ export class StreamLog {
   private readonly chunksKey: string;
   private readonly segmentsKey: string;
   /** Oldest first; the last one is the active segment. */
-  private segments: Segment[] = [];
+  private segments: Segment[] = objectArray<Segment>();
   /** Offset the next appended message gets. */
   private next = 0;
   /** The chunk being appended to (closed by closeChunk). */
@@ -326,7 +328,7 @@ export class StreamLog {
    * in one commit, so the summaries describe exactly the chunks in the store.
    */
   recover(): void {
-    this.segments = [];
+    this.segments.length = 0;
     this.cached = undefined;
     for (const { body } of this.records(this.segmentsKey, 0)) this.segments.push(decodeSegment(body));
     this.total = { count: 0, bytes: 0 };
@@ -414,7 +416,7 @@ export class StreamLog {
     this.store.deleteQueue(this.dataKey);
     this.store.deleteQueue(this.chunksKey);
     this.store.deleteQueue(this.segmentsKey);
-    this.segments = [];
+    this.segments.length = 0;
     this.total = { count: 0, bytes: 0 };
   }
 }
@@ -430,7 +432,7 @@ function encodeChunkSummary(count: number, bytes: number, ts: number): Buffer {
 }
 
 function decodeChunkSummary(b: Buffer): { count: number; bytes: number; ts: number } {
-  return { count: b.readDoubleBE(0), bytes: b.readDoubleBE(8), ts: b.readDoubleBE(16) };
+  return { count: wholeAsSmi(b.readDoubleBE(0)), bytes: wholeAsSmi(b.readDoubleBE(8)), ts: b.readDoubleBE(16) };
 }
 
 function encodeSegment(s: Segment): Buffer {
@@ -440,6 +442,6 @@ function encodeSegment(s: Segment): Buffer {
 }
 
 function decodeSegment(b: Buffer): Segment {
-  const v = (i: number) => b.readDoubleBE(i * 8);
+  const v = (i: number) => wholeAsSmi(b.readDoubleBE(i * 8));
   return { first: v(0), last: v(1), count: v(2), bytes: v(3), firstTs: v(4), lastTs: v(5), lastChunk: v(6) };
 }

@@ -5,6 +5,7 @@
 
 import fs from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { wholeAsSmi } from '../../frame/wire.js';
 import { readU64 } from '../record-codec.js';
 import { intact, seal, sealIn, SUM_SIZE } from './checksum.js';
 import { checkDataFile, StoreDamagedError } from './file-check.js';
@@ -62,7 +63,7 @@ export const ONE_BYTE = Buffer.from([1]);
 /** A persisted counter of `meta` (SHARED_REFS_KEY, INLINE_ENTRIES_KEY; 0 when absent). */
 export function readCounter(dbs: Databases, key: Buffer): number {
   const v = dbs.meta.get(key);
-  return v && v.length === 8 ? v.readDoubleBE(0) : 0;
+  return v && v.length === 8 ? wholeAsSmi(v.readDoubleBE(0)) : 0;
 }
 
 /** The persisted shared-reference counter (0 when absent). */
@@ -207,7 +208,7 @@ export function readQueueIndex(dbs: Databases): { records: QueueIndexRecord[]; d
   for (const { key, value } of dbs.queuesDb.getRange({})) {
     const k = Buffer.from(key);
     if (!intact(k, value)) damaged.push({ db: dbs.queuesDb, key: k, value: Buffer.from(value) });
-    else records.push({ key: k, name: queueName(k), id: value.readUInt32BE(0), count: value.readDoubleBE(4), bytes: value.readDoubleBE(12), sweeping: isSweepKey(k) });
+    else records.push({ key: k, name: queueName(k), id: value.readUInt32BE(0), count: wholeAsSmi(value.readDoubleBE(4)), bytes: wholeAsSmi(value.readDoubleBE(12)), sweeping: isSweepKey(k) });
   }
   return { records, damaged };
 }
