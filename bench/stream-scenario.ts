@@ -79,16 +79,75 @@ async function fillStream(t: Target, o: BenchOptions, engine: Engine, problems: 
 }
 
 /**
- * A tenth of a fill, unmeasured, and the stream deleted, before the first round: round 1 then
- * measures a warm broker, as the window scenarios' warm-up has them do (a Warren started for the
- * scenario compiles its publish path during its first fill: 7.0–7.8 µs a message in round 1
- * against 4.2–6.6 in rounds 2 and 3 of the thirteenth session's runs).
+ * Before the first round, unmeasured: the fill (a tenth of one for lg-stream), then for
+ * stream-replay the consumers' replay of it, as a round does them, and the stream deleted. Round 1
+ * then measures a warm broker, as the window scenarios' warm-up has them do:
+ * - a Warren started for the scenario compiles its publish path during its first fill, and a
+ *   tenth of a fill is too few commits for V8 to compile the store's commit path (430–460 ms of
+ *   compiler threads in the next fill in the eighteenth session's traces: 1.4 µs a message);
+ * - its first replay changes the shapes of objects the publish path uses, so the fill after it
+ *   compiles parts of that path again (170–190 ms in the same traces).
  */
-async function warmUp(t: Target, o: BenchOptions, engine: Engine): Promise<void> {
+async function warmUp(t: Target, o: BenchOptions, engine: Engine, replay: boolean): Promise<void> {
   const problems: string[] = [];
-  await fillStream(t, o, engine, problems, Math.max(1000, Math.round(o.fill / 10)));
+  const count = replay ? o.fill : Math.max(1000, Math.round(o.fill / 10));
+  await fillStream(t, o, engine, problems, count);
+  if (replay && problems.length === 0) await replayStream(t, count, problems);
   await t.ch.deleteQueue(QUEUE);
   if (problems.length > 0) throw new Error(`stream warm-up: ${problems.join('; ')}`);
+}
+
+/** What a replay of `count` messages by every consumer measured. */
+interface Replay {
+  rate: number;
+  us: number;
+  brokerCpu: number;
+  clientCpu: number;
+  clientCpuMax: number;
+  otherCpu: number;
+  anon: number;
+}
+
+/**
+ * The consumers (CONSUMER_PROCESSES × CONSUMERS_PER_PROCESS) replay the stream's `count`
+ * messages from first: the rate over all of them, and the broker's CPU per delivery.
+ */
+async function replayStream(t: Target, count: number, problems: string[]): Promise<Replay> {
+  const expect = count * CONSUMERS_PER_PROCESS;
+  const consumers = Array.from({ length: CONSUMER_PROCESSES }, () => worker({
+    role: 'consume', url: t.url, queues: Array<string>(CONSUMERS_PER_PROCESS).fill(QUEUE), noAck: false, ackEvery: 100,
+    prefetch: 1000, expect, latency: false, progress: false, brokerPid: t.pid, arguments: { 'x-stream-offset': 'first' },
+  }));
+  const b0 = processCpuMs(t.pid);
+  const s0 = systemBusyMs();
+  const t0 = performance.now();
+  try {
+    await allReady(consumers);
+    await Promise.all(consumers.map((c) => c.until(() => c.marks.length >= 3, 600000, `${expect} deliveries`)));
+  } catch (err) {
+    problems.push((err as Error).message);
+  }
+  const elapsed = performance.now() - t0;
+  const us = ((processCpuMs(t.pid) - b0) * 1000) / (expect * CONSUMER_PROCESSES);
+  const brokerCpu = ((processCpuMs(t.pid) - b0) * 100) / elapsed;
+  const systemCpu = ((systemBusyMs() - s0) * 100) / elapsed;
+  const anon = processAnonKiB(t.pid);
+  await stopAll(consumers);
+  for (const w of consumers) {
+    if (w.error) problems.push(w.error);
+    for (const e of w.result?.errors ?? []) problems.push(`${w.name}: ${e}`);
+  }
+  // Each consumer process marks at subscription, at 5 % and at all of its deliveries.
+  const rate = consumers.reduce((sum, c) => {
+    const [, b, e] = c.marks;
+    return sum + (b && e && e.t > b.t ? ((e.count - b.count) * 1000) / (e.t - b.t) : NaN);
+  }, 0);
+  const clientCpus = consumers.map((c) => {
+    const [a, , e] = c.marks;
+    return a && e && e.t > a.t ? ((e.cpuMs - a.cpuMs) * 100) / (e.t - a.t) : NaN;
+  });
+  const clientCpu = clientCpus.reduce((a, b) => a + b, 0);
+  return { rate, us, brokerCpu, clientCpu, clientCpuMax: Math.max(...clientCpus), otherCpu: Math.max(0, systemCpu - brokerCpu - clientCpu), anon };
 }
 
 const fillMetrics = (prefix: string): Scenario['metrics'] => [
@@ -115,7 +174,7 @@ export const lgStream: Scenario = {
     ...fillMetrics('lg stream: '),
   ],
   runsOnRef: true,
-  setupTarget: (t, o) => warmUp(t, o, 'loadgen'),
+  setupTarget: (t, o) => warmUp(t, o, 'loadgen', false),
   async round(t: Target, o: BenchOptions): Promise<RoundOutcome> {
     const problems: string[] = [];
     const b0 = processCpuMs(t.pid);
@@ -149,59 +208,26 @@ export const streamReplay: Scenario = {
     { key: 'rssFillMiB', label: 'broker RSS growth over the fill (with LMDB\'s file pages)', unit: 'MiB', better: 'lower' },
   ],
   runsOnRef: true,
-  setupTarget: (t, o) => warmUp(t, o, 'amqplib'),
+  setupTarget: (t, o) => warmUp(t, o, 'amqplib', true),
   async round(t: Target, o: BenchOptions): Promise<RoundOutcome> {
     const problems: string[] = [];
     const fill = await fillStream(t, o, 'amqplib', problems);
-    const expect = o.fill * CONSUMERS_PER_PROCESS;
-    const consumers = Array.from({ length: CONSUMER_PROCESSES }, () => worker({
-      role: 'consume', url: t.url, queues: Array<string>(CONSUMERS_PER_PROCESS).fill(QUEUE), noAck: false, ackEvery: 100,
-      prefetch: 1000, expect, latency: false, progress: false, brokerPid: t.pid, arguments: { 'x-stream-offset': 'first' },
-    }));
-    const b0 = processCpuMs(t.pid);
-    const s0 = systemBusyMs();
-    const t0 = performance.now();
-    try {
-      await allReady(consumers);
-      await Promise.all(consumers.map((c) => c.until(() => c.marks.length >= 3, 600000, `${expect} deliveries`)));
-    } catch (err) {
-      problems.push((err as Error).message);
-    }
-    const elapsed = performance.now() - t0;
-    const replayUs = ((processCpuMs(t.pid) - b0) * 1000) / (expect * CONSUMER_PROCESSES);
-    const brokerCpu = ((processCpuMs(t.pid) - b0) * 100) / elapsed;
-    const systemCpu = ((systemBusyMs() - s0) * 100) / elapsed;
-    const anon2 = processAnonKiB(t.pid);
-    await stopAll(consumers);
-    for (const w of consumers) {
-      if (w.error) problems.push(w.error);
-      for (const e of w.result?.errors ?? []) problems.push(`${w.name}: ${e}`);
-    }
+    const replay = await replayStream(t, o.fill, problems);
     await t.ch.deleteQueue(QUEUE);
-    // Each consumer process marks at subscription, at 5 % and at all of its deliveries.
-    const replay = consumers.reduce((sum, c) => {
-      const [, b, e] = c.marks;
-      return sum + (b && e && e.t > b.t ? ((e.count - b.count) * 1000) / (e.t - b.t) : NaN);
-    }, 0);
-    const clientCpus = consumers.map((c) => {
-      const [a, , e] = c.marks;
-      return a && e && e.t > a.t ? ((e.cpuMs - a.cpuMs) * 100) / (e.t - a.t) : NaN;
-    });
-    const clientCpu = clientCpus.reduce((a, b) => a + b, 0);
     return {
       metrics: {
         publish: fill.publishRate,
-        replay,
+        replay: replay.rate,
         ...fillFigures(fill),
-        anonReplayMiB: (anon2 - fill.anon0) / 1024,
+        anonReplayMiB: (replay.anon - fill.anon0) / 1024,
         rssFillMiB: fill.rssGrowthKiB / 1024,
       },
       // Each over its own phase (the round's broker CPU is the replay's).
-      brokerUsPerMsg: { publish: fill.publishUs, replay: replayUs },
-      brokerCpu,
-      clientCpu,
-      clientCpuMax: Math.max(...clientCpus),
-      otherCpu: Math.max(0, systemCpu - brokerCpu - clientCpu),
+      brokerUsPerMsg: { publish: fill.publishUs, replay: replay.us },
+      brokerCpu: replay.brokerCpu,
+      clientCpu: replay.clientCpu,
+      clientCpuMax: replay.clientCpuMax,
+      otherCpu: replay.otherCpu,
       problems,
     };
   },
