@@ -812,6 +812,8 @@ export class Broker implements BrokerContext, PrometheusSource {
       for (const conn of this.connections) conn.destroy();
       await serverClosed;
       await managementClosed;
+      // Nothing is left to arm a timer: those of queues and delayed messages stop, before the store they write to closes.
+      for (const vhost of this.vhosts.values()) vhost.stopTimers();
       await this.store.close();
       if (this.cleanShutdownMarker) writeFileSync(this.cleanShutdownMarker, new Date().toISOString());
     })();

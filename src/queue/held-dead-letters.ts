@@ -203,6 +203,12 @@ export class HeldDeadLetters {
     }, this.deps.retryMs);
   }
 
+  /** The broker is closing: the retry timer stops (the held ones are retried after a restart). */
+  stopTimer(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+  }
+
   /**
    * The queue is deleted, or dead-letters at least once no longer (rabbit_fifo_dlx:switch_from
    * deletes what it held): every held dead-letter is dropped. Returns how many there were.

@@ -1071,6 +1071,20 @@ export class Queue {
     }
   }
 
+  /**
+   * The broker is closing (Broker.close, just before its store closes): the queue's timers stop
+   * (message TTL, x-expires, the held dead-letters' retry), so none fires on a closed store.
+   * What they were waiting for is recovered and armed again at the next start.
+   */
+  stopTimers(): void {
+    this.expiryTimer?.cancel();
+    this.expiryTimer = undefined;
+    this.expiryDue = 0;
+    this.unusedTimer?.cancel();
+    this.unusedTimer = undefined;
+    this.held?.stopTimer();
+  }
+
   // ---- x-expires ----------------------------------------------------------------------------
 
   /** Marks the queue as used now; with x-expires, an unused queue deletes itself in time. */

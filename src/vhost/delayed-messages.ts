@@ -56,6 +56,15 @@ export class DelayedMessages {
     timers.set(record.seq, { timer, record: persisted ? record : undefined });
   }
 
+  /**
+   * The broker is closing: every timer stops. The persisted messages stay in the store, armed
+   * again by the next start (recover); transient ones on a non-durable exchange go with it.
+   */
+  stop(): void {
+    for (const timers of this.pending.values()) for (const { timer } of timers.values()) timer.cancel();
+    this.pending.clear();
+  }
+
   /** The exchange is gone: its held messages are dropped, and deleted from the store. */
   drop(exchange: Exchange): void {
     const timers = this.pending.get(exchange);

@@ -602,6 +602,12 @@ export class VHost {
     this.delayed.recover(exchange, msg, ccRoutingKeys, record);
   }
 
+  /** The broker is closing: the timers of its delayed messages and of its queues stop (Queue.stopTimers). */
+  stopTimers(): void {
+    this.delayed.stop();
+    for (const q of this.queues.values()) q.stopTimers();
+  }
+
   // ---- dead-lettering ----------------------------------------------------------------------
 
   /**
