@@ -48,25 +48,18 @@ function overview(ctx: RequestContext): Reply {
   const { broker, user } = ctx;
   const monitor = isMonitor(user);
   const vhosts = monitor ? new Set(broker.vhosts.keys()) : ctx.visibleVhosts();
+  const visible = [...vhosts].map((name) => broker.vhosts.get(name)!);
   let queues = 0;
   let exchanges = 0;
   let consumers = 0;
-  let ready = 0;
-  let unacked = 0;
-  let messages = 0;
-  let totals = false;
-  for (const name of vhosts) {
-    const vhost = broker.vhosts.get(name)!;
+  for (const vhost of visible) {
     exchanges += vhost.exchanges.size;
-    totals ||= vhost.hadQueues;
-    for (const q of vhost.queues.values()) {
-      queues++;
-      consumers += q.consumerCount;
-      ready += q.messageCount;
-      unacked += q.unackedCount;
-      messages += q.totalCount;
-    }
+    queues += vhost.queues.size;
+    if (monitor) for (const q of vhost.queues.values()) consumers += q.consumerCount;
   }
+  // RabbitMQ sums its statistics of the vhosts' queues: nothing before any queue has been
+  // there (a new node), zeros once the last one is gone.
+  const totals = visible.some((v) => v.hadQueues) ? broker.metrics.queueTotals(visible) : undefined;
   let connections = 0;
   let channels = 0;
   for (const conn of broker.connections) {
@@ -92,12 +85,10 @@ function overview(ctx: RequestContext): Reply {
     enable_queue_totals: false,
     message_stats: asMap({ ...(ctx.stats.overview?.(vhosts) ?? {}) }),
     churn_rates: asMap(churnWithDetails(ctx)),
-    // RabbitMQ sums its statistics of the vhosts' queues: nothing before any queue has been
-    // there (a new node), zeros once the last one is gone.
-    queue_totals: asMap(!totals ? {} : {
-      messages, messages_details: noRate(),
-      messages_ready: ready, messages_ready_details: noRate(),
-      messages_unacknowledged: unacked, messages_unacknowledged_details: noRate(),
+    queue_totals: asMap(totals === undefined ? {} : {
+      messages: totals.messages, messages_details: noRate(),
+      messages_ready: totals.messages_ready, messages_ready_details: noRate(),
+      messages_unacknowledged: totals.messages_unacknowledged, messages_unacknowledged_details: noRate(),
     }),
     object_totals: asMap(monitor ? { channels, connections, consumers, exchanges, queues } : { channels, connections, exchanges, queues }),
     statistics_db_event_queue: 0,

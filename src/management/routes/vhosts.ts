@@ -15,7 +15,7 @@ import type { MessageStatsSource } from '../stats.js';
 
 /** A vhost as rabbit_vhost:info plus the management database's counts shows it. */
 export function formatVhost(broker: Broker, vhost: VHost, stats: MessageStatsSource): JsonObject {
-  const totals = broker.metrics.queueTotals(vhost);
+  const totals = broker.metrics.queueTotals([vhost]);
   let recv = 0;
   let send = 0;
   for (const conn of broker.connections) {
