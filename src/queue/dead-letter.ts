@@ -150,16 +150,25 @@ export function latestDeath(message: Message): { reason: DeadLetterReason; routi
 }
 
 /**
- * rabbit_dead_letter's cycle rule: a message dead-lettered for reason that would come back to a
- * queue it already died in is dropped for that queue unless a rejection happened somewhere in
- * the cycle (a rejection now: detect_cycles(rejected, …) lets every queue have it).
+ * rabbit_dead_letter's cycle rule (detect_cycles): a message dead-lettered for reason that would
+ * come back to a queue it already died in is dropped for that queue unless a rejection happened
+ * somewhere in the cycle (a rejection now: detect_cycles(rejected, …) lets every queue have it).
+ * Returns the cycle as RabbitMQ logs it (the target queue, then every queue of its x-death, newest
+ * first), or undefined when the target may have it.
  */
-export function isDeadLetterCycle(message: Message, targetQueue: string, reason: DeadLetterReason): boolean {
-  if (reason === 'rejected') return false;
+export function deadLetterCycle(message: Message, targetQueue: string, reason: DeadLetterReason): string[] | undefined {
+  if (reason === 'rejected') return undefined;
   const deaths = message.properties.headers?.['x-death'];
-  if (!deaths || deaths.type !== 'A') return false;
+  if (!deaths || deaths.type !== 'A') return undefined;
   const list = deaths.value;
   const idx = list.findIndex((d) => d.type === 'F' && fieldString(d.value['queue']) === targetQueue);
-  if (idx < 0) return false;
-  return list.slice(0, idx + 1).every((d) => d.type === 'F' && fieldString(d.value['reason']) !== 'rejected');
+  if (idx < 0) return undefined;
+  if (!list.slice(0, idx + 1).every((d) => d.type === 'F' && fieldString(d.value['reason']) !== 'rejected')) return undefined;
+  const queues = [targetQueue];
+  for (const d of list) {
+    // A longstr "queue" only ({longstr, QName} <- OldQueues).
+    const q = d.type === 'F' ? fieldString(d.value['queue']) : undefined;
+    if (q !== undefined) queues.push(q);
+  }
+  return queues;
 }

@@ -3,12 +3,15 @@ import { randomBytes } from 'node:crypto';
 import {
   accessRefused, ChannelError, commandInvalid, notFound, preconditionFailed, resourceLocked, resourceName,
 } from '../errors.js';
+import { latin1ToText } from '../erlang/format.js';
+import { formatParts } from '../erlang/pretty.js';
+import { binary, list, type ErlTerm } from '../erlang/term.js';
 import type { ExchangeTypeLookup, RoutingInput } from '../exchange/exchange-type.js';
 import { encodeTable, F, fieldString, fieldTypeName, type FieldTable } from '../frame/field-table.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../clock.js';
 import { VHostCounters, type ChurnCounters } from '../metrics/counters.js';
-import { deadLetterMessage, isDeadLetterCycle, latestDeath } from '../queue/dead-letter.js';
+import { deadLetterCycle, deadLetterMessage, latestDeath } from '../queue/dead-letter.js';
 import type { OutDeadLetter } from '../queue/held-dead-letters.js';
 import { hasNoArguments, NO_ARGUMENT_SETTINGS, parseQueueArguments, type QueueSettings } from '../queue/queue-arguments.js';
 import { EnqueueResult, Queue, type DeadLetterReason, type QueueDeps, type QueueOptions } from '../queue/queue.js';
@@ -647,9 +650,17 @@ export class VHost {
       const { message, routingKeys } = deadLetterMessage(
         entry.msg, reason, queue.name, dlxName, queue.settings.deadLetterRoutingKey, now, this.deps.nextMessageId(),
       );
-      // Cycles are cut unless a rejection happened in them (isDeadLetterCycle). RabbitMQ 3.10
+      // Cycles are cut unless a rejection happened in them (deadLetterCycle). RabbitMQ 3.10
       // drops what a queue dead-letters into a stream (rabbit_stream_queue:deliver, stateless).
-      const admit = (q: Queue) => !(q instanceof StreamQueue) && !isDeadLetterCycle(message, q.name, reason);
+      const admit = (q: Queue) => {
+        if (q instanceof StreamQueue) return false;
+        const cycle = deadLetterCycle(message, q.name, reason);
+        if (cycle === undefined) return true;
+        // rabbit_dead_letter:log_cycle_once, in the source queue's process: once per cycle.
+        this.warnOnce(queue, `cycle\u0000${cycle.join('\u0000')}`, () =>
+          latin1ToText(formatParts(['Message dropped. Dead-letter queues cycle detected: ', { p: queueList(cycle) }, '\nThis cycle will NOT be reported again.'])));
+        return false;
+      };
       // message.routingKey is routingKeys[0]; the rest are its CC keys.
       this.publish(dlx, message, routingKeys.slice(1), admit);
     }
@@ -685,7 +696,19 @@ export class VHost {
     const queues = new Set<Queue>();
     this.route(dlx, routingInput(message, keys.length > 1 ? keys.slice(1) : undefined), queues);
     for (const q of queues) {
-      if (out.settled?.has(q.name) || isDeadLetterCycle(message, q.name, out.reason)) queues.delete(q);
+      if (out.settled?.has(q.name)) {
+        queues.delete(q);
+        continue;
+      }
+      const cycle = deadLetterCycle(message, q.name, out.reason);
+      if (cycle === undefined) continue;
+      queues.delete(q);
+      // rabbit_fifo_dlx_worker:log_cycle_once: once per source queue and cycle.
+      this.warnOnce(queue, `cycle\u0000${cycle.join('\u0000')}`, () => latin1ToText(formatParts([
+        // ~s of the resources' names: their UTF-8 octets, as the ~p terms print theirs.
+        Buffer.from(`Dead-letter queues cycle detected for source quorum ${this.rs('queue', queue.name)} with dead-letter exchange ${this.rs('exchange', dlx.name)} and routing keys `, 'utf8').toString('latin1'),
+        { p: queueList(keys) }, ': ', { p: queueList(cycle) }, ' This message will not be logged again.',
+      ])));
     }
     if (queues.size === 0) {
       const done = out.settled !== undefined;
@@ -864,4 +887,9 @@ function samePolicies(a: PolicyMatch, b: PolicyMatch): boolean {
 
 function queueTypeOf(args: FieldTable): string {
   return fieldString(args['x-queue-type']) ?? 'classic';
+}
+
+/** Names as the Erlang list of binaries RabbitMQ's log lines print with ~p. */
+function queueList(names: readonly string[]): ErlTerm {
+  return list(names.map((n) => binary(n)));
 }
