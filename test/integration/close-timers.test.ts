@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import { FakeClock } from '../../src/clock.js';
 import { channel, confirmChannel, connect } from '../support/amqp.js';
-import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
+import { useTmpDir } from '../support/tmp-dir.js';
 
 /**
  * A closed broker leaves no timer behind (a test process starts and closes many): message TTL,
@@ -11,21 +11,17 @@ import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
  * timer callback). What they were waiting for happens after the next start instead.
  */
 describe('Broker.close stops the timers of queues and delayed messages', () => {
-  let dataDir: string;
   let broker: RunningBroker | undefined;
-
-  beforeEach(() => {
-    dataDir = makeTmpDir('warren-close-timers-');
-  });
+  // Closed before the directory goes (hooks run in the order they are declared).
   afterEach(async () => {
     await broker?.close();
-    removeDir(dataDir);
   });
+  const dir = useTmpDir('warren-close-timers-');
 
   it('fires nothing after close, and the next start does what was due', async () => {
     const start = Date.UTC(2026, 10, 30);
     const clock = new FakeClock(start);
-    broker = await startBroker({ port: 0, logLevel: 'silent', dataDir, clock, heartbeat: 0, deadLetterRetryMs: 1000 });
+    broker = await startBroker({ port: 0, logLevel: 'silent', dataDir: dir.path, clock, heartbeat: 0, deadLetterRetryMs: 1000 });
     const conn = await connect(broker.url);
     const ch = await confirmChannel(conn);
     await ch.assertQueue('ttl', { durable: true, arguments: { 'x-message-ttl': 1000 } });
@@ -55,7 +51,7 @@ describe('Broker.close stops the timers of queues and delayed messages', () => {
     await clock.advance(5000);
 
     const clock2 = new FakeClock(start + 5000);
-    broker = await startBroker({ port: 0, logLevel: 'silent', dataDir, clock: clock2, heartbeat: 0, deadLetterRetryMs: 1000 });
+    broker = await startBroker({ port: 0, logLevel: 'silent', dataDir: dir.path, clock: clock2, heartbeat: 0, deadLetterRetryMs: 1000 });
     const conn2 = await connect(broker.url);
     const ch2 = await channel(conn2);
     await clock2.advance(1);
