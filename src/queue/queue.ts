@@ -1072,9 +1072,9 @@ export class Queue {
   }
 
   /**
-   * The broker is closing (Broker.close, just before its store closes): the queue's timers stop
-   * (message TTL, x-expires, the held dead-letters' retry), so none fires on a closed store.
-   * What they were waiting for is recovered and armed again at the next start.
+   * The queue's timers stop (message TTL, x-expires, the held dead-letters' retry): when it is
+   * deleted, and when the broker closes (Broker.close, just before its store closes, so that none
+   * fires on a closed store; what they waited for is recovered and armed at the next start).
    */
   stopTimers(): void {
     this.expiryTimer?.cancel();
@@ -1139,8 +1139,7 @@ export class Queue {
     this.returning.length = 0;
     this.returnsLeft = 0;
     this.returnsBytes = 0;
-    this.expiryTimer?.cancel();
-    this.unusedTimer?.cancel();
+    this.stopTimers();
     this.ready.clear();
     this.keyed?.destroy();
     this.held?.drop();

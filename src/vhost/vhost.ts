@@ -733,8 +733,9 @@ export class VHost {
   }
 
   /**
-   * What each at-least-once source queue was warned about (rabbit_fifo_dlx_worker's `logged`):
-   * a warning is logged once per queue and missing exchange, or exchange and routing key.
+   * What each source queue was warned about (rabbit_fifo_dlx_worker's `logged`, and
+   * rabbit_dead_letter's process dictionary for cycles): a warning is logged once per queue and
+   * missing exchange, exchange and routing key, or dead-letter cycle.
    */
   private readonly deadLetterWarnings = new WeakMap<Queue, Set<string>>();
 

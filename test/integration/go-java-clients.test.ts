@@ -88,26 +88,21 @@ describe('Go (amqp091-go) and Java (RabbitMQ Java client) see Warren as RabbitMQ
     const node = `ref${new URL(reference).port}@localhost`;
     await run('su', ['rabbitmq', '-s', '/bin/sh', '-c', `rabbitmqctl -q -n ${node} set_vm_memory_high_watermark ${on ? '0.000001' : '0.4'}`]);
   };
-  const onAlarm = async (line: string) => alarm(line === 'ready');
+  /** The program's 'blocked' run: the alarm goes on at its "ready", and off again whatever happens. */
+  const blockedUnderAlarm = async (p: Program, client: 'goBlocked' | 'javaBlocked'): Promise<void> => {
+    try {
+      check(client, await drive(p, [url(), 'blocked'], async (line) => alarm(line === 'ready')));
+    } finally {
+      await alarm(false);
+    }
+  };
 
   it('Go: connection.blocked and connection.unblocked while the memory alarm is on', async function () {
-    await withGo(this, async (go) => {
-      try {
-        check('goBlocked', await drive(go, [url(), 'blocked'], onAlarm));
-      } finally {
-        await alarm(false);
-      }
-    });
+    await withGo(this, (go) => blockedUnderAlarm(go, 'goBlocked'));
   });
 
   it('Java: connection.blocked and connection.unblocked while the memory alarm is on', async function () {
-    await withJava(this, async (java) => {
-      try {
-        check('javaBlocked', await drive(java, [url(), 'blocked'], onAlarm));
-      } finally {
-        await alarm(false);
-      }
-    });
+    await withJava(this, (java) => blockedUnderAlarm(java, 'javaBlocked'));
   });
 });
 
