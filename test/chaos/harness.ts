@@ -12,8 +12,9 @@ import { Consumer, drain, drainDeadLetters, Publisher, type WorkerEvents, type W
  * One node, Jepsen-style: a workload of confirming publishers and acking consumers (and a quorum
  * queue whose every message is rejected and dead-lettered at least once into a queue of two
  * that refuses the rest, so that dead-letters are held, forwarded again every second and
- * recovered after crashes) runs while a fault schedule SIGKILLs and restarts the broker, freezes it past the heartbeat timeout, steps
- * its wall clock by an hour (libfaketime) and fills its disk (a tmpfs of its own). Clients
+ * recovered after crashes) runs while a fault schedule SIGKILLs and restarts the broker,
+ * freezes it past the heartbeat timeout, steps its wall clock by an hour (libfaketime) and
+ * fills its disk (a tmpfs of its own). Clients
  * reconnect after every fault. At the end the broker is crashed once more, restarted, and every
  * queue is drained, the dead-letter queue until nothing more is forwarded; checker.ts then
  * judges the whole history.

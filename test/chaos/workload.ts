@@ -7,8 +7,9 @@ import { messageBody, parseBody, type Delivery, type History } from './checker.j
  * each on its own connection, reconnecting after every fault. Publishers send persistent
  * messages to classic queues and transient ones to quorum queues (which keep every message:
  * a confirm means it is on disk either way). With `deadLetters`, one quorum queue dead-letters
- * at least once: a rejecting Consumer nacks everything it gets from it, into a bounded quorum queue whose
- * consumers record the deliveries, so that what is dead-lettered is sometimes refused and held.
+ * at least once: a rejecting Consumer nacks everything it gets from it, into a bounded quorum
+ * queue whose consumers record the deliveries, so that what is dead-lettered is sometimes
+ * refused and held.
  */
 
 export interface WorkloadOptions {
