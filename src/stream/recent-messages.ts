@@ -13,7 +13,7 @@ const OVERHEAD = 160;
 
 /** What a held message counts against the byte bound. */
 function bytesOf(m: Message): number {
-  return m.body.length + m.header.length + OVERHEAD;
+  return m.bodySize + m.header.length + OVERHEAD;
 }
 
 export class RecentMessages {

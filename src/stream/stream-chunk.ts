@@ -10,6 +10,7 @@
  */
 
 import { copyBytes, shortstrLength, writeShortstr } from '../frame/wire.js';
+import { Message } from '../queue/message.js';
 import { offsetHeaderInto, offsetHeaderSize } from './stream-header.js';
 
 /** A message as a stream holds it. */
@@ -22,12 +23,12 @@ export interface StreamMessage {
 }
 
 /** A message read from a chunk. */
-export interface StreamEntry extends StreamMessage {
+export interface StreamEntry {
   offset: number;
-  /** The store id of its chunk's record (shared by the chunk's messages). */
-  id: number;
   /** The last offset of its chunk. */
   chunkEnd: number;
+  /** The message as delivered; its id is the store id of its chunk's record (shared by the chunk's messages). */
+  msg: Message;
 }
 
 const VERSION = 1;
@@ -117,16 +118,28 @@ export class ChunkBuilder {
   }
 }
 
+/** A string decoded from a record, and where its bytes are. */
+interface Decoded {
+  text: string;
+  at: number;
+  len: number;
+}
+
+const NOTHING_DECODED: Decoded = { text: '', at: 0, len: -1 };
+
 /**
- * A chunk record read back: its messages by offset, decoded on demand as views of the record
- * (the header and body of a message are subarrays: nothing is copied). The start of every message
- * is found in one pass when the chunk is opened.
+ * A chunk record read back: its messages by offset, decoded on demand into the record's memory
+ * (a message's header is a view of it, its body a range of it: nothing is copied). The start of
+ * every message is found in one pass when the chunk is opened.
  */
 export class DecodedChunk {
   readonly count: number;
   /** Offset of the chunk's first message. */
   readonly first: number;
   private readonly starts: Uint32Array;
+  /** The exchange and routing key decoded last, with where their bytes are (message()). */
+  private exchange: Decoded = NOTHING_DECODED;
+  private routingKey: Decoded = NOTHING_DECODED;
 
   constructor(
     /** Offset of the chunk's last message (the key of its record). */
@@ -152,22 +165,40 @@ export class DecodedChunk {
     this.starts = starts;
   }
 
-  /** The message at offset (first ≤ offset ≤ last). */
+  /**
+   * The message at offset (first ≤ offset ≤ last), as delivered. Readers keep recent messages for
+   * each other (RecentMessages), long enough for the young generation to promote them, so a
+   * message holds as little of its own as it can: its body is a range of the record, and its
+   * exchange and routing key are the previous message's strings when they have the same bytes
+   * (most chunks have one routing key).
+   */
   message(offset: number): StreamEntry {
     const buf = this.buf;
     let p = this.starts[offset - this.first]!;
     const exLen = buf[p++]!;
-    const exchange = exLen === 0 ? '' : buf.toString('utf8', p, p + exLen);
+    const exchange = exLen === 0 ? '' : (this.exchange = this.decoded(this.exchange, p, exLen)).text;
     p += exLen;
     const rkLen = buf[p++]!;
-    const routingKey = buf.toString('utf8', p, p + rkLen);
+    const routingKey = (this.routingKey = this.decoded(this.routingKey, p, rkLen)).text;
     p += rkLen;
     const headerLen = buf.readUInt32BE(p);
     p += 4;
     const header = buf.subarray(p, p + headerLen);
     p += headerLen;
     const bodyLen = buf.readUInt32BE(p);
-    p += 4;
-    return { offset, id: this.id, chunkEnd: this.last, exchange, routingKey, header, body: buf.subarray(p, p + bodyLen) };
+    const msg = new Message(this.id, exchange, routingKey, header, buf, undefined, p + 4, bodyLen);
+    return { offset, chunkEnd: this.last, msg };
   }
+
+  /** The string of the len bytes at p: last's own string when its bytes are the same. */
+  private decoded(last: Decoded, p: number, len: number): Decoded {
+    const buf = this.buf;
+    if (last.len === len) {
+      let i = 0;
+      while (i < len && buf[last.at + i] === buf[p + i]) i++;
+      if (i === len) return last;
+    }
+    return { text: buf.toString('utf8', p, p + len), at: p, len };
+  }
+
 }

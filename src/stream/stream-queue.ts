@@ -292,13 +292,8 @@ export class StreamQueue extends Queue {
     // The rest of the last chunk too: a reader delivers chunks whole.
     const last = batch.at(-1)!;
     if (last.offset < last.chunkEnd) for (const m of this.log.read(last.offset + 1, last.chunkEnd - last.offset)) batch.push(m);
-    let first: Message | undefined;
-    for (const m of batch) {
-      const msg = new Message(m.id, m.exchange, m.routingKey, m.header, m.body);
-      first ??= msg;
-      this.recent.set(m.offset, msg, m.chunkEnd);
-    }
-    return { msg: first!, chunkEnd: batch[0]!.chunkEnd };
+    for (const m of batch) this.recent.set(m.offset, m.msg, m.chunkEnd);
+    return { msg: batch[0]!.msg, chunkEnd: batch[0]!.chunkEnd };
   }
 
   override take(): QueuedMessage | undefined {

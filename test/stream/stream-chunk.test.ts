@@ -4,11 +4,14 @@ import { encodeContentHeaderPayload } from '../../src/frame/generated/properties
 import { ChunkBuilder, DecodedChunk, type StreamMessage } from '../../src/stream/stream-chunk.js';
 import { withOffsetHeader } from '../../src/stream/stream-header.js';
 
+/** A content header as a stream delivers it (a message read back decodes its properties). */
+const HEADER = encodeContentHeaderPayload(60, 0, {});
+
 describe('stream chunk records', () => {
   const messages: StreamMessage[] = [
-    { exchange: '', routingKey: 'q', header: Buffer.from([0, 60, 0, 0]), body: Buffer.alloc(0) },
-    { exchange: 'ex.ü', routingKey: 'a.b.ç', header: Buffer.from('header'), body: Buffer.from('body one') },
-    { exchange: 'x'.repeat(255), routingKey: 'k'.repeat(255), header: Buffer.alloc(0), body: Buffer.alloc(70_000, 7) },
+    { exchange: '', routingKey: 'q', header: encodeContentHeaderPayload(60, 0, {}), body: Buffer.alloc(0) },
+    { exchange: 'ex.ü', routingKey: 'a.b.ç', header: encodeContentHeaderPayload(60, 8, { type: 'header' }), body: Buffer.from('body one') },
+    { exchange: 'x'.repeat(255), routingKey: 'k'.repeat(255), header: encodeContentHeaderPayload(60, 70_000, { deliveryMode: 2 }), body: Buffer.alloc(70_000, 7) },
   ];
   /** The messages as one record, from a builder that starts small (it grows as they are added). */
   function encode(): Buffer {
@@ -23,13 +26,15 @@ describe('stream chunk records', () => {
     expect(chunk.count).to.equal(3);
     expect(chunk.first).to.equal(1000);
     for (let i = 0; i < 3; i++) {
-      const m = chunk.message(1000 + i);
-      expect(m).to.include({ offset: 1000 + i, id: 7, chunkEnd: 1002 });
-      expect(m.exchange).to.equal(messages[i]!.exchange);
-      expect(m.routingKey).to.equal(messages[i]!.routingKey);
-      expect(m.header.equals(messages[i]!.header)).to.equal(true);
-      expect(m.body.equals(messages[i]!.body)).to.equal(true);
-      expect(m.body.buffer).to.equal(record.buffer);
+      const { offset, chunkEnd, msg } = chunk.message(1000 + i);
+      expect([offset, chunkEnd, msg.id]).to.deep.equal([1000 + i, 1002, 7]);
+      expect(msg.exchange).to.equal(messages[i]!.exchange);
+      expect(msg.routingKey).to.equal(messages[i]!.routingKey);
+      expect(msg.header.equals(messages[i]!.header)).to.equal(true);
+      expect(msg.body.equals(messages[i]!.body)).to.equal(true);
+      // The body is a range of the record itself: no Buffer of its own.
+      expect(msg.bodyMemory).to.equal(record);
+      expect(msg.header.buffer).to.equal(record.buffer);
     }
   });
 
@@ -44,16 +49,29 @@ describe('stream chunk records', () => {
     }
     // Later records did not write over earlier ones.
     expect(records[0]!.equals(encode())).to.equal(true);
-    expect(new DecodedChunk(1, 1, records[1]!).message(1).routingKey).to.equal(messages[2]!.routingKey);
-    expect(new DecodedChunk(2, 1, records[2]!).message(0).routingKey).to.equal(messages[2]!.routingKey);
+    expect(new DecodedChunk(1, 1, records[1]!).message(1).msg.routingKey).to.equal(messages[2]!.routingKey);
+    expect(new DecodedChunk(2, 1, records[2]!).message(0).msg.routingKey).to.equal(messages[2]!.routingKey);
     expect(b.reset().size).to.equal(5);
     // Memory grown past four times the initial capacity is let go at the next record.
     const small = new ChunkBuilder(64);
-    small.add('', 'q', Buffer.alloc(0), Buffer.alloc(1000));
+    small.add('', 'q', HEADER, Buffer.alloc(1000));
     const grown = small.finish();
-    small.reset().add('', 'q', Buffer.alloc(0), Buffer.from('x'));
-    expect(new DecodedChunk(0, 1, grown).message(0).body.length).to.equal(1000);
-    expect(new DecodedChunk(0, 1, small.finish()).message(0).body.toString()).to.equal('x');
+    small.reset().add('', 'q', HEADER, Buffer.from('x'));
+    expect(new DecodedChunk(0, 1, grown).message(0).msg.body.length).to.equal(1000);
+    expect(new DecodedChunk(0, 1, small.finish()).message(0).msg.body.toString()).to.equal('x');
+  });
+
+  it('decodes each exchange and routing key right when it reuses the previous message\'s string', () => {
+    // message() reuses the last decoded string when the bytes are the same: keys of the same
+    // length with other bytes, other lengths, an empty exchange between, and reads out of order.
+    const keys = [['ex', 'orders'], ['ex', 'orders'], ['', 'orderz'], ['ex', 'orders'], ['ey', 'order'], ['ex', ''], ['ex', 'orders']];
+    const b = new ChunkBuilder();
+    for (const [ex, rk] of keys) b.add(ex!, rk!, HEADER, Buffer.from(rk!));
+    const chunk = new DecodedChunk(keys.length - 1, 1, b.finish());
+    for (const order of [[0, 1, 2, 3, 4, 5, 6], [6, 2, 1, 5, 0, 4, 3]]) {
+      const read = order.map((o) => chunk.message(o).msg);
+      expect(read.map((m) => [m.exchange, m.routingKey])).to.deep.equal(order.map((o) => keys[o]));
+    }
   });
 
   it('refuses a record of another format or with bytes left over', () => {
@@ -75,10 +93,10 @@ describe('stream chunk records', () => {
     b.add('', 'q', withHeaders, slab, 2, 5);
     const chunk = new DecodedChunk(42, 1, b.finish());
     expect(chunk.count).to.equal(2);
-    const first = chunk.message(41);
+    const first = chunk.message(41).msg;
     expect(first.header.equals(withOffsetHeader(published, 41)!)).to.equal(true);
     expect([first.exchange, first.routingKey, first.body.toString()]).to.deep.equal(['ex', 'rk', 'hello']);
-    const second = chunk.message(42);
+    const second = chunk.message(42).msg;
     expect(second.header.equals(withHeaders)).to.equal(true);
     expect(second.body.toString()).to.equal('hello');
   });

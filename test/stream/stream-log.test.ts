@@ -9,12 +9,15 @@ import { FakeClock } from '../../src/clock.js';
 import { openLmdbStore, type LmdbStore } from '../../src/store/lmdb/index.js';
 import { openMemoryStore } from '../../src/store/memory-store.js';
 import type { MessageStore } from '../../src/store/message-store.js';
+import { encodeContentHeaderPayload } from '../../src/frame/generated/properties.js';
 import { StreamLog, type StreamRetention } from '../../src/stream/stream-log.js';
 import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 const N = Number(process.env.STREAM_MESSAGES ?? 20_000);
 const KEY = '/\u0000s';
 const DATA_KEY = `${KEY}\u0000log`;
+/** A content header as a stream delivers it (a message read back decodes its properties). */
+const HEADER = encodeContentHeaderPayload(60, 0, {});
 const NO_RETENTION: StreamRetention = { maxBytes: undefined, maxAgeMs: undefined, maxSegmentSize: 500_000_000 };
 
 /** Counts what the store hands out, to prove a read starts where it is asked to. */
@@ -35,7 +38,7 @@ function counting(store: MessageStore): { store: MessageStore; reads: { entries:
 
 function fill(log: StreamLog, from: number, count: number, perChunk: number): void {
   for (let i = from; i < from + count; i++) {
-    log.append('', 's', Buffer.alloc(0), Buffer.from(`m${i}`));
+    log.append('', 's', HEADER, Buffer.from(`m${i}`));
     if ((i + 1) % perChunk === 0) log.closeChunk();
   }
   log.closeChunk();
@@ -77,7 +80,7 @@ describe('StreamLog over LMDB', function () {
     const mid = Math.floor(N / 2) + 7;
     const got = reader.read(mid, 5);
     expect(got.map((r) => r.offset)).to.deep.equal([mid, mid + 1, mid + 2, mid + 3, mid + 4]);
-    expect(got.map((r) => r.body.toString())).to.deep.equal([0, 1, 2, 3, 4].map((k) => `m${mid + k}`));
+    expect(got.map((r) => r.msg.body.toString())).to.deep.equal([0, 1, 2, 3, 4].map((k) => `m${mid + k}`));
     // The chunk holding mid (one entry, one record) and nothing before it.
     expect(c.reads).to.deep.equal({ entries: 1, messages: 1 });
     // The rest of that chunk comes from the chunk already read.
@@ -96,7 +99,7 @@ describe('StreamLog over LMDB', function () {
     expect(recovered.nextOffset).to.equal(N);
     again.reads.entries = 0;
     again.reads.messages = 0;
-    expect(recovered.read(N - 1, 10).map((r) => r.body.toString())).to.deep.equal([`m${N - 1}`]);
+    expect(recovered.read(N - 1, 10).map((r) => r.msg.body.toString())).to.deep.equal([`m${N - 1}`]);
     expect(again.reads).to.deep.equal({ entries: 1, messages: 1 });
   });
 
@@ -137,7 +140,7 @@ describe('StreamLog over LMDB', function () {
     const clock = new FakeClock();
     const retention = { maxBytes: 1, maxAgeMs: undefined, maxSegmentSize: 6_000 };
     const log = new StreamLog(lmdb.messages, KEY, clock, retention, 1000);
-    const one = (): number => log.append('', '', Buffer.alloc(0), Buffer.from('x'));
+    const one = (): number => log.append('', '', HEADER, Buffer.from('x'));
     // 6,000 chunks of one message in the first segment.
     for (let i = 0; i < 6_000; i++) {
       one();
@@ -168,7 +171,7 @@ describe('StreamLog over LMDB', function () {
     fill(log, 0, 1000, 50);
     c.reads.entries = 0;
     expect(log.read(500, 3).map((r) => r.offset)).to.deep.equal([500, 501, 502]);
-    expect(log.read(548, 4).map((r) => r.body.toString())).to.deep.equal(['m548', 'm549', 'm550', 'm551']);
+    expect(log.read(548, 4).map((r) => r.msg.body.toString())).to.deep.equal(['m548', 'm549', 'm550', 'm551']);
     // The chunks of 500-549 and 550-599.
     expect(c.reads.entries).to.equal(2);
   });
@@ -179,7 +182,7 @@ describe('StreamLog over LMDB', function () {
     await lmdb.messages.sync();
     // 8,192 messages at most per chunk record.
     expect(lmdb.messages.countEntries(DATA_KEY).messages).to.equal(3);
-    expect(log.read(8191, 2).map((r) => r.body.toString())).to.deep.equal(['m8191', 'm8192']);
+    expect(log.read(8191, 2).map((r) => r.msg.body.toString())).to.deep.equal(['m8191', 'm8192']);
     expect(log.read(19_999, 5).map((r) => r.offset)).to.deep.equal([19_999]);
   });
 
@@ -188,7 +191,7 @@ describe('StreamLog over LMDB', function () {
     const store = lmdb.messages;
     const put = (key: string, seq: number, exchange: string, routingKey: string, body: Buffer): void => {
       const id = store.nextMessageId();
-      store.enqueue(key, { seq, msgId: id, redelivered: false, deliveryCount: 0, expiresAt: 0 }, { id, exchange, routingKey, header: Buffer.from(`h${seq}`), body });
+      store.enqueue(key, { seq, msgId: id, redelivered: false, deliveryCount: 0, expiresAt: 0 }, { id, exchange, routingKey, header: encodeContentHeaderPayload(60, body.length, { messageId: `h${seq}` }), body });
     };
     const doubles = (...v: number[]): Buffer => {
       const b = Buffer.alloc(8 * v.length);
@@ -215,8 +218,8 @@ describe('StreamLog over LMDB', function () {
     expect(log.count).to.equal(13);
     const all = log.read(0, 100);
     expect(all.map((r) => r.offset)).to.deep.equal([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12]);
-    expect(all.map((r) => r.body.toString())).to.deep.equal(all.map((r) => `m${r.offset}`));
-    expect(all.map((r) => `${r.exchange}/${r.routingKey}/${r.header.toString()}`)).to.deep.equal(all.map((r) => `ex/k${r.offset}/h${r.offset}`));
+    expect(all.map((r) => r.msg.body.toString())).to.deep.equal(all.map((r) => `m${r.offset}`));
+    expect(all.map((r) => `${r.msg.exchange}/${r.msg.routingKey}/${r.msg.properties.messageId}`)).to.deep.equal(all.map((r) => `ex/k${r.offset}/h${r.offset}`));
     // Chunks as the summaries said (the gap at 10 splits the last one), the tail as one more.
     expect(store.readEntries(DATA_KEY, 0, 100).map((e) => e.seq)).to.deep.equal([3, 7, 9, 12]);
     expect(log.offsetAt(t0 + 1000)).to.equal(4);
@@ -228,7 +231,7 @@ describe('StreamLog over LMDB', function () {
     const again = new StreamLog(lmdb.messages, KEY, clock, NO_RETENTION);
     again.recover();
     expect(again.nextOffset).to.equal(13);
-    expect(again.read(5, 3).map((r) => r.body.toString())).to.deep.equal(['m5', 'm6', 'm7']);
-    expect(again.append('', '', Buffer.alloc(0), Buffer.from('new'))).to.equal(13);
+    expect(again.read(5, 3).map((r) => r.msg.body.toString())).to.deep.equal(['m5', 'm6', 'm7']);
+    expect(again.append('', '', HEADER, Buffer.from('new'))).to.equal(13);
   });
 });
