@@ -80,19 +80,27 @@ async function fillStream(t: Target, o: BenchOptions, engine: Engine, problems: 
 
 /**
  * Before the first round, unmeasured: the fill (a tenth of one for lg-stream), then for
- * stream-replay the consumers' replay of it, as a round does them, and the stream deleted. Round 1
- * then measures a warm broker, as the window scenarios' warm-up has them do:
+ * stream-replay the consumers' replay of it and the stream deleted, as a round does them, and one
+ * more fill and deletion. Round 1 then measures a warm broker, as the window scenarios' warm-up
+ * has them do:
  * - a Warren started for the scenario compiles its publish path during its first fill, and a
  *   tenth of a fill is too few commits for V8 to compile the store's commit path (430–460 ms of
  *   compiler threads in the next fill in the eighteenth session's traces: 1.4 µs a message);
  * - its first replay changes the shapes of objects the publish path uses, so the fill after it
- *   compiles parts of that path again (170–190 ms in the same traces).
+ *   compiles parts of that path again (170–190 ms in the same traces);
+ * - its first queue deletion makes fields V8 compiled as constants mutable (Queue.deleted, the
+ *   store's queue key), which throws the commit path's compiled code away once per process: the
+ *   fill after it compiles that again (V8's worker threads 0.9 µs a message more in round 1 than
+ *   in later rounds, in the nineteenth session's per-thread split), so the warm-up fills once more.
  */
 async function warmUp(t: Target, o: BenchOptions, engine: Engine, replay: boolean): Promise<void> {
   const problems: string[] = [];
   const count = replay ? o.fill : Math.max(1000, Math.round(o.fill / 10));
   await fillStream(t, o, engine, problems, count);
-  if (replay && problems.length === 0) await replayStream(t, count, problems);
+  if (replay && problems.length === 0) {
+    await replayStream(t, count, problems);
+    if (problems.length === 0) await fillStream(t, o, engine, problems, count);
+  }
   await t.ch.deleteQueue(QUEUE);
   if (problems.length > 0) throw new Error(`stream warm-up: ${problems.join('; ')}`);
 }
