@@ -518,7 +518,7 @@ async function brokerIdle(pid: number, maxMs: number): Promise<void> {
   }
 }
 
-/** bench/dedup-memory.ts in a Node of its own (it needs --expose-gc): heap bytes per cache entry. */
+/** bench/dedup-memory.ts in a Node of its own (it needs --expose-gc): memory per cache entry (heap and typed arrays). */
 function dedupMemory(entries: number): { bytesPerEntry: number; stringKeyBytesPerEntry: number } {
   const script = fileURLToPath(new URL('./dedup-memory.ts', import.meta.url));
   const out = execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', script, String(entries)], { encoding: 'utf8' });
@@ -531,8 +531,8 @@ function dedupMemory(entries: number): { bytesPerEntry: number; stringKeyBytesPe
  * fanout exchange. Same publisher, same messages (16 B, a unique integer x-deduplication-header
  * each), one bound queue capped by x-max-length so the queue costs the same in both; two
  * windows of each, alternating, each after the broker went idle; the rate is the publisher's (open loop: TCP holds it to what the broker takes). The cache's memory per
- * entry comes from a dedicated measurement (bench/dedup-memory.ts: the same DedupCache, heap
- * between full collections), as the broker's RSS moves with its garbage. Warren only: RabbitMQ
+ * entry comes from a dedicated measurement (bench/dedup-memory.ts: the same DedupCache, heap and
+ * typed arrays between full collections), as the broker's RSS moves with its garbage. Warren only: RabbitMQ
  * 3.10 has no such exchange without the community plugin.
  */
 const dedup: Scenario = {
@@ -545,8 +545,8 @@ const dedup: Scenario = {
     { key: 'dedupUs', label: 'broker CPU per message via dedup', unit: 'µs', better: 'lower' },
     { key: 'fanoutUs', label: 'broker CPU per message via fanout', unit: 'µs', better: 'lower' },
     { key: 'cpuCost', label: 'dedup CPU cost (µs per message, dedup / fanout)', unit: '×', better: 'lower', targetAbsolute: 1.5 },
-    { key: 'bytesPerEntry', label: 'cache heap per entry (integer header)', unit: 'B', better: 'lower' },
-    { key: 'stringBytesPerEntry', label: 'cache heap per entry (36-char string header)', unit: 'B', better: 'lower' },
+    { key: 'bytesPerEntry', label: 'cache memory per entry (integer header)', unit: 'B', better: 'lower' },
+    { key: 'stringBytesPerEntry', label: 'cache memory per entry (36-char string header)', unit: 'B', better: 'lower' },
   ],
   runsOnRef: false,
   async round(t, o) {

@@ -1,0 +1,82 @@
+import { expect } from 'chai';
+import type { FieldKey } from '../../src/frame/field-value-key.js';
+import { keyHash, KeySlots } from '../../src/exchange/key-slots.js';
+
+/** A small deterministic generator (mulberry32), so a failure replays. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Keys of both kinds as fieldValueKey makes them, with integers beyond 32 bits and negatives. */
+function keyOf(n: number): FieldKey {
+  switch (n % 4) {
+    case 0: return n;
+    case 1: return -n * 7919;
+    case 2: return Number.MAX_SAFE_INTEGER - n;
+    default: return `s${n}`;
+  }
+}
+
+function expectSame(table: KeySlots, model: Map<FieldKey, number>, keys: FieldKey[]): void {
+  expect(table.size).to.equal(model.size);
+  for (const k of keys) expect(table.get(k), String(k)).to.equal(model.get(k) ?? -1);
+}
+
+describe('KeySlots (the deduplication cache\'s hash table)', () => {
+  it('agrees with a Map over random sets, deletes and gets, through growth and probe runs that wrap', () => {
+    const next = random(7);
+    const keys = Array.from({ length: 3000 }, (_, i) => keyOf(i));
+    const table = new KeySlots();
+    const model = new Map<FieldKey, number>();
+    for (let step = 0; step < 200_000; step++) {
+      const k = keys[Math.floor(next() * keys.length)]!;
+      const op = next();
+      if (op < 0.5) {
+        const v = Math.floor(next() * 2 ** 31);
+        table.set(k, v);
+        model.set(k, v);
+      } else if (op < 0.9) {
+        expect(table.delete(k)).to.equal(model.delete(k));
+      } else {
+        expect(table.get(k)).to.equal(model.get(k) ?? -1);
+      }
+      if (step % 20_000 === 0) expectSame(table, model, keys);
+    }
+    expectSame(table, model, keys);
+  });
+
+  it('keeps a full cache\'s evict-one-insert-one going in the same memory, every key found', () => {
+    // A deduplication cache of 5,000 keys: each new key evicts the oldest.
+    const size = 5000;
+    const table = new KeySlots();
+    for (let k = 0; k < size; k++) table.set(k, k % size);
+    const capacity = table.capacity;
+    expect(capacity).to.equal(16_384);
+    for (let k = size; k < 50 * size; k++) {
+      expect(table.get(k)).to.equal(-1);
+      expect(table.delete(k - size)).to.equal(true);
+      table.set(k, k % size);
+    }
+    expect(table.capacity).to.equal(capacity);
+    expect(table.size).to.equal(size);
+    for (let k = 49 * size; k < 50 * size; k++) expect(table.get(k)).to.equal(k % size);
+    expect(table.get(49 * size - 1)).to.equal(-1);
+  });
+
+  it('tells keys apart that only their kind or their high bits tell apart', () => {
+    const table = new KeySlots();
+    const keys: FieldKey[] = [1, '1', 's1', 2 ** 32 + 1, -(2 ** 32) + 1, 2 ** 53 - 1, -(2 ** 53) + 1, 0, -0.5 * 0, ''];
+    keys.forEach((k, i) => table.set(k, i));
+    expect(table.size).to.equal(keys.length - 1); // -0 is 0, as in a Map
+    keys.forEach((k, i) => expect(table.get(k), String(k)).to.equal(k === 0 ? keys.lastIndexOf(0) : i));
+    expect(keyHash(2 ** 32 + 1)).to.not.equal(keyHash(1));
+    expect(keyHash('ab')).to.not.equal(keyHash('ba'));
+  });
+});
