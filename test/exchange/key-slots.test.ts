@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { FieldKey } from '../../src/frame/field-value-key.js';
-import { keyHash, KeySlots } from '../../src/exchange/key-slots.js';
+import { keyHash, KeySlots, type KeyHash } from '../../src/exchange/key-slots.js';
 
 /** A small deterministic generator (mulberry32), so a failure replays. */
 function random(seed: number): () => number {
@@ -76,7 +76,37 @@ describe('KeySlots (the deduplication cache\'s hash table)', () => {
     keys.forEach((k, i) => table.set(k, i));
     expect(table.size).to.equal(keys.length - 1); // -0 is 0, as in a Map
     keys.forEach((k, i) => expect(table.get(k), String(k)).to.equal(k === 0 ? keys.lastIndexOf(0) : i));
-    expect(keyHash(2 ** 32 + 1)).to.not.equal(keyHash(1));
-    expect(keyHash('ab')).to.not.equal(keyHash('ba'));
+    expect(keyHash(2 ** 32 + 1, 5, 6)).to.not.equal(keyHash(1, 5, 6));
+    expect(keyHash('ab', 5, 6)).to.not.equal(keyHash('ba', 5, 6));
+  });
+
+  it('spreads integer keys chosen to collide in a hash of their halves without a seed', () => {
+    // The flood an unseeded hash of (low ^ f(high)) allows: for every high half, the low half
+    // that gives the same 32 bits as key 1. 2,000 such keys (all above 2^32) would share one
+    // probe run, and every lookup would walk it.
+    const table = new KeySlots();
+    const keys: number[] = [];
+    for (let hi = 1; hi <= 2000; hi++) keys.push(hi * 2 ** 32 + ((1 ^ Math.imul(hi, 0x85ebca6b)) >>> 0));
+    keys.forEach((k, i) => table.set(k, i));
+    expect(table.size).to.equal(keys.length);
+    expect(table.longestProbe).to.be.below(64);
+    keys.forEach((k, i) => expect(table.get(k)).to.equal(i));
+  });
+
+  it('draws new seeds when keys pile up in one run, and keeps every key', () => {
+    // A hash that the first seeds spoil (every key in one slot), as keys chosen against a known
+    // seed would: the first long probe draws new seeds and places every key again.
+    let spoiled: number | undefined;
+    const hash: KeyHash = (key, lo, hi) => {
+      spoiled ??= lo;
+      return lo === spoiled ? 7 : keyHash(key, lo, hi);
+    };
+    const table = new KeySlots(hash);
+    for (let k = 0; k < 5000; k++) table.set(`s${k}`, k);
+    expect(table.seeds).to.equal(2);
+    expect(table.longestProbe).to.be.below(64);
+    for (let k = 0; k < 5000; k++) expect(table.get(`s${k}`)).to.equal(k);
+    expect(table.delete('s0')).to.equal(true);
+    expect(table.get('s1')).to.equal(1);
   });
 });
