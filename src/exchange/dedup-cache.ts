@@ -6,20 +6,20 @@
  * key).
  *
  * Layout: a ring of slots in insertion order (the key and its expiry, 0 = never, in a
- * Float64Array) and a hash table from key to its slot (KeySlots: a third of a V8 Map's cost at a
- * million keys). Eviction takes the ring's head: O(1). (A Map alone would evict with
- * `keys().next()`, which walks over every entry deleted from its front since the table was
- * last rehashed: about 100 µs per eviction in a full 1,000,000-entry cache.) An entry deleted
- * out of order (expired, then inserted again) leaves a hole in the ring that eviction skips.
- * The ring starts small and doubles as entries come, so a large x-cache-size costs nothing
- * until used.
+ * Float64Array) and a hash table from key to its slot (FieldKeyMap: seeded against keys chosen
+ * to collide, and half a V8 Map's cost at a million keys). Eviction takes the ring's head: O(1).
+ * (A Map alone would evict with `keys().next()`, which walks over every entry deleted from its
+ * front since the table was last rehashed: about 100 µs per eviction in a full 1,000,000-entry
+ * cache.) An entry deleted out of order (expired, then inserted again) leaves a hole in the ring
+ * that eviction skips. The ring starts small and doubles as entries come, so a large
+ * x-cache-size costs nothing until used.
  *
  * Expired entries are not swept on a timer: they are deleted when looked up or when eviction
  * reaches them, so the size bound holds either way. `listener` lets the vhost mirror the cache
  * into the store (`x-cache-persistence: disk`).
  */
+import { FieldKeyMap } from '../frame/field-key-map.js';
 import type { FieldKey } from '../frame/field-value-key.js';
-import { KeySlots } from './key-slots.js';
 
 export interface DedupCacheListener {
   inserted(key: FieldKey, expiresAt: number): void;
@@ -30,7 +30,7 @@ const INITIAL_SLOTS = 1024;
 
 export class DedupCache {
   /** key → its slot in the ring. */
-  private readonly slots = new KeySlots();
+  private readonly slots = new FieldKeyMap<number>();
   /** The ring: keys (undefined: a hole) and their expiries, oldest at head. */
   private keys: Array<FieldKey | undefined>;
   private expiries: Float64Array;
@@ -60,7 +60,7 @@ export class DedupCache {
    */
   insert(key: FieldKey, now: number, ttl?: number): boolean {
     const slot = this.slots.get(key);
-    if (slot >= 0) {
+    if (slot !== undefined) {
       const at = this.expiries[slot]!;
       if (at === 0 || at > now) return false;
       this.remove(key, slot);
@@ -75,7 +75,7 @@ export class DedupCache {
   /** Whether key is present and not expired (nothing is changed). */
   has(key: FieldKey, now: number): boolean {
     const slot = this.slots.get(key);
-    if (slot < 0) return false;
+    if (slot === undefined) return false;
     const at = this.expiries[slot]!;
     return at === 0 || at > now;
   }
@@ -84,7 +84,7 @@ export class DedupCache {
   restore(key: FieldKey, expiresAt: number, now: number): boolean {
     if (expiresAt !== 0 && expiresAt <= now) return false;
     const slot = this.slots.get(key);
-    if (slot >= 0) this.remove(key, slot);
+    if (slot !== undefined) this.remove(key, slot);
     this.append(key, expiresAt);
     return true;
   }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { FieldKeyMap } from '../frame/field-key-map.js';
 import { ownField, type FieldTable } from '../frame/field-table.js';
 import { fieldKeyFromText, fieldKeyText, fieldNumber, fieldValueKey, type FieldKey } from '../frame/field-value-key.js';
 import { stateKeyFits } from '../store/metadata-codec.js';
@@ -39,6 +40,9 @@ export type KeyedOffer =
  * version header configured) without a numeric version, is not version-checked. The newest
  * versions of a durable queue are kept in the store (state space `lvq\0vhost\0queue`), written
  * with the message that set them, so a restart does not let an old version in again.
+ *
+ * The keys are header values clients choose: they are held in FieldKeyMaps (seeded hashes), not
+ * Maps, whose unseeded small-integer hashes a client could make collide.
  */
 export class KeyedMessages {
   /**
@@ -46,14 +50,14 @@ export class KeyedMessages {
    * and how many hold each: a value is held while either counts it. Kept apart so that a purge
    * forgets the ready ones at once, without reading a ready message back from the store.
    */
-  private readonly heldReady: Map<FieldKey, number> | undefined;
-  private readonly heldUnacked: Map<FieldKey, number> | undefined;
+  private readonly heldReady: FieldKeyMap<number> | undefined;
+  private readonly heldUnacked: FieldKeyMap<number> | undefined;
   /** Last value: key → the ready, never-delivered message that a new one with the key replaces. */
-  private readonly readyByKey: Map<FieldKey, QueuedMessage> | undefined;
+  private readonly readyByKey: FieldKeyMap<QueuedMessage> | undefined;
   /** Last value: the reverse of readyByKey. */
   private readonly keyOf: Map<QueuedMessage, FieldKey> | undefined;
   /** Last value with versions: key → the newest accepted version. */
-  private readonly versions: Map<FieldKey, number> | undefined;
+  private readonly versions: FieldKeyMap<number> | undefined;
 
   constructor(
     deduplication: boolean,
@@ -61,13 +65,13 @@ export class KeyedMessages {
     /** Where the newest versions persist (durable queues), and the queue's space in it. */
     private readonly persist: { store: VersionStore; space: string } | undefined,
   ) {
-    this.heldReady = deduplication ? new Map() : undefined;
-    this.heldUnacked = deduplication ? new Map() : undefined;
+    this.heldReady = deduplication ? new FieldKeyMap() : undefined;
+    this.heldUnacked = deduplication ? new FieldKeyMap() : undefined;
     if (lastValue) {
-      this.readyByKey = new Map();
+      this.readyByKey = new FieldKeyMap();
       this.keyOf = new Map();
       if (lastValue.versionHeader !== undefined) {
-        this.versions = new Map();
+        this.versions = new FieldKeyMap();
         if (persist) {
           for (const [, value] of persist.store.loadState(persist.space)) {
             this.versions.set(fieldKeyFromText(value.subarray(8).toString('utf8')), value.readDoubleBE(0));
@@ -233,12 +237,12 @@ function dedupKeyOf(msg: Message): FieldKey | undefined {
 }
 
 /** One more message holds key in counts. */
-function hold(counts: Map<FieldKey, number>, key: FieldKey): void {
+function hold(counts: FieldKeyMap<number>, key: FieldKey): void {
   counts.set(key, (counts.get(key) ?? 0) + 1);
 }
 
 /** One message fewer holds key (if any) in counts. */
-function release(counts: Map<FieldKey, number>, key: FieldKey | undefined): void {
+function release(counts: FieldKeyMap<number>, key: FieldKey | undefined): void {
   if (key === undefined) return;
   const n = counts.get(key);
   if (n === undefined) return;
@@ -247,7 +251,7 @@ function release(counts: Map<FieldKey, number>, key: FieldKey | undefined): void
 }
 
 /** A message holding key (if any) goes from one count to the other. */
-function move(key: FieldKey | undefined, from: Map<FieldKey, number>, to: Map<FieldKey, number>): void {
+function move(key: FieldKey | undefined, from: FieldKeyMap<number>, to: FieldKeyMap<number>): void {
   if (key === undefined) return;
   release(from, key);
   hold(to, key);

@@ -4,6 +4,7 @@ import { startBroker, type RunningBroker } from '../../src/broker.js';
 import { FakeClock } from '../../src/clock.js';
 import { channel, closedWith, confirmChannel, connect, connectionClosed, connectNamed } from '../support/amqp.js';
 import { useBroker } from '../support/broker.js';
+import { integersInOneV8Bucket } from '../support/colliding-keys.js';
 import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 import { RawClient } from '../../conformance/lib/raw-client.js';
 import { F } from '../../src/frame/field-table.js';
@@ -109,6 +110,15 @@ describe('x-message-deduplication exchange (rabbitmq-message-deduplication plugi
       await publish(ch, 'dx', 'other', { 'x-deduplication-header': 'deduplicate-that' });
       expect(await drain(ch, 'q')).to.deep.equal(['first', 'plain-1', 'plain-2', 'other']);
       expect(await drain(ch, 'q2')).to.deep.equal(['first', 'plain-1', 'plain-2', 'other']);
+    });
+
+    it('keeps integer values chosen to share one bucket of a V8 Map apart (each routed once, each repeat dropped)', async () => {
+      // A hash flood's keys (support/colliding-keys.ts): the cache keys them in a seeded table.
+      await setup({ 'x-cache-size': 1000 });
+      const keys = integersInOneV8Bucket(300);
+      for (const round of [1, 2]) for (const k of keys) void publish(ch, 'dx', `${k}/${round}`, { 'x-deduplication-header': k });
+      await ch.waitForConfirms();
+      expect(await drain(ch, 'q')).to.deep.equal(keys.map((k) => `${k}/1`));
     });
 
     it('keys on the value as the plugin does: 1 and "1" are different values, so are 1 and 1.5', async () => {

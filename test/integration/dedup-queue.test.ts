@@ -4,6 +4,7 @@ import { startBroker, type RunningBroker } from '../../src/broker.js';
 import { FakeClock } from '../../src/clock.js';
 import { channel, confirmChannel, connect, connectNamed, connectionClosed } from '../support/amqp.js';
 import { useBroker } from '../support/broker.js';
+import { integersInOneV8Bucket } from '../support/colliding-keys.js';
 import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
 
 /**
@@ -144,6 +145,15 @@ describe('queue-level deduplication: x-message-deduplication', () => {
     expect(ready('quorum')).to.deep.equal(['1', '2']);
     expect(ready('string-on')).to.deep.equal(['1']);
     await ch.deleteQueue('quorum');
+  });
+
+  it('keeps integer values chosen to share one bucket of a V8 Map apart (each accepted once, each repeat dropped)', async () => {
+    // A hash flood's keys (support/colliding-keys.ts): the queue keys them in a seeded table.
+    await ch.assertQueue('flood', { arguments: { 'x-message-deduplication': true } });
+    const keys = integersInOneV8Bucket(300);
+    for (const round of [1, 2]) for (const k of keys) void send(ch, 'flood', `${k}/${round}`, k);
+    await ch.waitForConfirms();
+    expect(ready('flood')).to.deep.equal(keys.map((k) => `${k}/1`));
   });
 
   it('a publisher that retries after its connection dropped before the confirm leaves one copy', async () => {
