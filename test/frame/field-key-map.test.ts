@@ -2,18 +2,7 @@ import { expect } from 'chai';
 import type { FieldKey } from '../../src/frame/field-value-key.js';
 import { FieldKeyMap, keyHash, type KeyHash } from '../../src/frame/field-key-map.js';
 import { integersInOneV8Bucket } from '../support/colliding-keys.js';
-
-/** A small deterministic generator (mulberry32), so a failure replays. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from './helpers.js';
 
 /** Keys of both kinds as fieldValueKey makes them, with integers beyond 32 bits and negatives. */
 function keyOf(n: number): FieldKey {
@@ -33,7 +22,7 @@ function expectSame(table: FieldKeyMap<number>, model: Map<FieldKey, number>, ke
 
 describe('FieldKeyMap (tables keyed by header values clients choose)', () => {
   it('agrees with a Map over random sets, deletes and gets, through growth and probe runs that wrap', () => {
-    const next = random(7);
+    const next = rng(7);
     const keys = Array.from({ length: 3000 }, (_, i) => keyOf(i));
     const table = new FieldKeyMap<number>();
     const model = new Map<FieldKey, number>();

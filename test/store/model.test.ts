@@ -14,18 +14,7 @@ import { openMemoryStore } from '../../src/store/memory-store.js';
 import type { MessageStore, PersistedMessage } from '../../src/store/message-store.js';
 import { makeEntry } from './store-contract.js';
 import { makeTmpDir, removeDir } from '../support/tmp-dir.js';
-
-/** Small deterministic PRNG (mulberry32), so a failure replays. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from '../frame/helpers.js';
 
 const QUEUES = ['q0', 'q1', 'q2', '/\u0000q3'];
 
