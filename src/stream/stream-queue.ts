@@ -6,8 +6,7 @@
  * (routing, channels, management), with the Queue operations a stream refuses unused: the
  * handlers refuse basic.get, purge, nack and reject first.
  */
-import type { Message as MessageType } from '../queue/message.js';
-import { Message } from '../queue/message.js';
+import type { Message } from '../queue/message.js';
 import type { Consumer } from '../queue/consumer.js';
 import { EnqueueResult, Queue, type QueueDeps, type QueueOptions } from '../queue/queue.js';
 import type { QueueSettings } from '../queue/queue-arguments.js';
@@ -124,7 +123,7 @@ export class StreamQueue extends Queue {
    * osiris' chunks hold what came while it wrote the last. The sync its publishers' confirms
    * wait on covers it; readers see it once its commit is done.
    */
-  override enqueue(msg: MessageType): EnqueueResult {
+  override enqueue(msg: Message): EnqueueResult {
     if (this.deleted) return EnqueueResult.Transient;
     const props = msg.properties;
     // RabbitMQ 3.10 cannot convert a decimal header to its AMQP 1.0 record: the publishing
@@ -140,7 +139,7 @@ export class StreamQueue extends Queue {
   }
 
   /** The header with x-stream-offset added, for a message with headers: decoded and encoded again. */
-  private reencodedHeader(msg: MessageType, offset: number): Buffer {
+  private reencodedHeader(msg: Message, offset: number): Buffer {
     const props = msg.properties;
     const headers: Record<string, ReturnType<typeof F.int64>> = {};
     // RabbitMQ 3.10 stores AMQP 0-9-1 messages as AMQP 1.0 records: array and table header
