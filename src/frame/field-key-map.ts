@@ -22,9 +22,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FieldKey } from './field-value-key.js';
+import { TWO_32 } from './wire.js';
 
 const INITIAL_CAPACITY = 16;
-const TWO_32 = 4294967296;
 /**
  * A probe longer than this when a key is placed draws new seeds and places every key again.
  * Half full, with keys spread at random, a run of 256 occupied slots has a chance of about
@@ -114,8 +114,9 @@ export class FieldKeyMap<V> {
     }
     this.count++;
     if (this.count * 2 > this.mask + 1) {
+      // Growing keeps the seeds: h holds.
       this.relayout(2 * (this.mask + 1));
-      this.place(key, this.hash(key, this.seedLo, this.seedHi), value);
+      this.place(key, h, value);
     } else if (this.place(key, h, value) > MAX_PROBE) {
       this.reseed();
       this.relayout(this.mask + 1);

@@ -13,15 +13,6 @@ import { copyBytes, shortstrLength, writeShortstr } from '../frame/wire.js';
 import { Message } from '../queue/message.js';
 import { offsetHeaderInto, offsetHeaderSize } from './stream-header.js';
 
-/** A message as a stream holds it. */
-export interface StreamMessage {
-  exchange: string;
-  routingKey: string;
-  /** The content-header payload as delivered (with its x-stream-offset header). */
-  header: Buffer;
-  body: Buffer;
-}
-
 /** A message read from a chunk. */
 export interface StreamEntry {
   offset: number;
@@ -200,5 +191,4 @@ export class DecodedChunk {
     }
     return { text: buf.toString('utf8', p, p + len), at: p, len };
   }
-
 }

@@ -1,8 +1,16 @@
 import { expect } from 'chai';
 import { F } from '../../src/frame/field-table.js';
 import { encodeContentHeaderPayload } from '../../src/frame/generated/properties.js';
-import { ChunkBuilder, DecodedChunk, type StreamMessage } from '../../src/stream/stream-chunk.js';
+import { ChunkBuilder, DecodedChunk } from '../../src/stream/stream-chunk.js';
 import { withOffsetHeader } from '../../src/stream/stream-header.js';
+
+/** A message as ChunkBuilder.add takes it. */
+interface StreamMessage {
+  exchange: string;
+  routingKey: string;
+  header: Buffer;
+  body: Buffer;
+}
 
 /** A content header as a stream delivers it (a message read back decodes its properties). */
 const HEADER = encodeContentHeaderPayload(60, 0, {});
