@@ -10,7 +10,7 @@ import amqp from 'amqplib';
 import type { Channel, ChannelModel } from 'amqplib';
 import { processCpuMs, systemBusyMs } from './lib/proc.js';
 import type { ConsumeSpec, PublishSpec, Sample, WorkerSpec } from './lib/protocol.js';
-import { allReady, stopAll, WorkerHandle } from './lib/workers.js';
+import { allReady, stopAll, WorkerHandle, workerProblems } from './lib/workers.js';
 import { lgStream, streamReplay } from './stream-scenario.js';
 
 export interface BenchOptions {
@@ -145,15 +145,6 @@ export function cpuOf(marks: Sample[]): number {
 export function clientCpu(workers: WorkerHandle[]): { total: number; max: number } {
   const each = workers.map((w) => cpuOf(w.marks)).filter(Number.isFinite);
   return { total: each.reduce((a, b) => a + b, 0), max: each.length ? Math.max(...each) : NaN };
-}
-
-export function workerProblems(workers: WorkerHandle[]): string[] {
-  const out: string[] = [];
-  for (const w of workers) {
-    if (w.error) out.push(w.error);
-    for (const e of w.result?.errors ?? []) out.push(`${w.name}: ${e}`);
-  }
-  return out;
 }
 
 export async function resetQueue(t: Target, name: string, durable: boolean): Promise<void> {

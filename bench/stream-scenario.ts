@@ -13,7 +13,7 @@
 import { performance } from 'node:perf_hooks';
 import { processAnonKiB, processCpuMs, processRssKiB, systemBusyMs } from './lib/proc.js';
 import type { ConsumeSpec, Engine, PublishSpec } from './lib/protocol.js';
-import { allReady, stopAll, WorkerHandle } from './lib/workers.js';
+import { allReady, stopAll, WorkerHandle, workerProblems } from './lib/workers.js';
 import type { BenchOptions, RoundOutcome, Scenario, Target } from './scenarios.js';
 
 const QUEUE = 'bench-stream';
@@ -68,8 +68,7 @@ async function fillStream(t: Target, o: BenchOptions, engine: Engine, problems: 
   }
   clearInterval(sampler);
   await stopAll([filler]);
-  if (filler.error) problems.push(filler.error);
-  for (const e of filler.result?.errors ?? []) problems.push(`${filler.name}: ${e}`);
+  problems.push(...workerProblems([filler]));
   if (filler.result && filler.result.total > 0 && filler.result.confirmed !== undefined && filler.result.confirmed !== filler.result.total) {
     problems.push(`${filler.name}: ${filler.result.confirmed} of ${filler.result.total} publishes confirmed`);
   }
@@ -136,15 +135,13 @@ async function replayStream(t: Target, count: number, problems: string[]): Promi
     problems.push((err as Error).message);
   }
   const elapsed = performance.now() - t0;
-  const us = ((processCpuMs(t.pid) - b0) * 1000) / (expect * CONSUMER_PROCESSES);
-  const brokerCpu = ((processCpuMs(t.pid) - b0) * 100) / elapsed;
+  const brokerMs = processCpuMs(t.pid) - b0;
+  const us = (brokerMs * 1000) / (expect * CONSUMER_PROCESSES);
+  const brokerCpu = (brokerMs * 100) / elapsed;
   const systemCpu = ((systemBusyMs() - s0) * 100) / elapsed;
   const anon = processAnonKiB(t.pid);
   await stopAll(consumers);
-  for (const w of consumers) {
-    if (w.error) problems.push(w.error);
-    for (const e of w.result?.errors ?? []) problems.push(`${w.name}: ${e}`);
-  }
+  problems.push(...workerProblems(consumers));
   // Each consumer process marks at subscription, at 5 % and at all of its deliveries.
   const rate = consumers.reduce((sum, c) => {
     const [, b, e] = c.marks;

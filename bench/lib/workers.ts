@@ -97,3 +97,13 @@ export async function stopAll(workers: WorkerHandle[], timeoutMs = 15000): Promi
   await Promise.allSettled(workers.map((w) => w.until(() => w.exited, 5000, 'exit')));
   for (const w of workers) w.kill();
 }
+
+/** What the workers reported going wrong: a worker's own failure, then each error it counted. */
+export function workerProblems(workers: WorkerHandle[]): string[] {
+  const out: string[] = [];
+  for (const w of workers) {
+    if (w.error) out.push(w.error);
+    for (const e of w.result?.errors ?? []) out.push(`${w.name}: ${e}`);
+  }
+  return out;
+}
